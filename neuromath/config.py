@@ -1,0 +1,215 @@
+"""Typed run configuration: nested frozen dataclasses, YAML files and dotted ``--set`` overrides.
+
+A YAML config is the ``Config`` dataclass written out. Unknown keys and wrong types are errors
+(``ConfigError``) that name the key; every run writes its resolved config next to its checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from neuromath.errors import ConfigError
+from neuromath.fileio import write_text_atomic
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    task: str = "word_problems"
+    train: str | None = None  # a data file; None -> generate `generate_train` problems
+    valid: str | None = None  # None -> generate, or carve `valid_fraction` out of `train`
+    test: str | None = None
+    format: str | None = None  # None -> detect from each file
+    lenient: bool = False  # skip (and report) malformed rows instead of stopping
+    generate_train: int = 4000
+    generate_valid: int = 300
+    generate_test: int = 500
+    generate_seed: int = 1234
+    valid_fraction: float = 0.1
+    max_source_len: int = 200
+    max_target_len: int = 64
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str = "transformer"
+    d_model: int = 128
+    n_heads: int = 4
+    n_encoder_layers: int = 2
+    n_decoder_layers: int = 2
+    d_ff: int = 256
+    dropout: float = 0.1
+    norm_first: bool = True  # pre-LayerNorm (True) or post-LayerNorm (False)
+    attention: str = "standard"
+    positions: str = "sinusoidal"
+    share_embeddings: bool = True  # tie the target embedding and the output projection
+    max_len: int = 512
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    schedule: str = "warmup"  # warmup: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) * lr_scale; constant: lr
+    lr: float = 1e-3  # the rate of the constant schedule
+    lr_scale: float = 1.0  # multiplies the warm-up schedule
+    warmup_steps: int = 400
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-9
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    label_smoothing: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seed: int = 0
+    batch_size: int = 64
+    max_epochs: int = 30
+    patience: int = 5  # epochs without a better validation value accuracy before stopping; 0 disables
+    min_epochs: int = 1
+    accelerator: str = "cpu"
+    devices: int = 1
+    precision: str = "32-true"
+    num_threads: int = 0  # torch CPU threads; 0 -> leave torch's default
+    progress: bool = True
+    max_time_minutes: float = 0.0  # 0 -> no wall-clock limit
+
+
+@dataclass(frozen=True)
+class DecodeConfig:
+    max_len: int = 64
+    batch_size: int = 256
+
+
+@dataclass(frozen=True)
+class Config:
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+
+
+def _check_value(value: Any, annotation: Any, key: str) -> Any:
+    """Return ``value`` converted to ``annotation`` or raise a ConfigError naming ``key``."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(annotation)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _check_value(value, option, key)
+            except ConfigError as error:
+                errors.append(str(error))
+        raise ConfigError(errors[0] if errors else f"{key}: bad value {value!r}")
+    if origin is tuple:
+        item_types = typing.get_args(annotation)
+        if not isinstance(value, (list, tuple)) or len(value) != len(item_types):
+            raise ConfigError(f"{key}: expected a list of {len(item_types)} values, got {value!r}")
+        return tuple(_check_value(v, t, f"{key}[{i}]") for i, (v, t) in enumerate(zip(value, item_types)))
+    if dataclasses.is_dataclass(annotation):
+        return _build(annotation, value, key)
+    if annotation is bool:
+        if isinstance(value, bool):
+            return value
+    elif annotation is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif annotation is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif annotation is str:
+        if isinstance(value, str):
+            return value
+    else:  # pragma: no cover - a field type this loader does not know is a programming error
+        raise TypeError(f"unsupported config type {annotation!r} for {key}")
+    raise ConfigError(f"{key}: expected {annotation.__name__}, got {value!r} ({type(value).__name__})")
+
+
+def _build(cls: type, values: Any, prefix: str) -> Any:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {values!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        where = f" in {prefix}" if prefix else ""
+        raise ConfigError(f"unknown key{'s' if len(unknown) > 1 else ''}{where}: {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    kwargs = {name: _check_value(v, hints[name], f"{prefix}.{name}" if prefix else name) for name, v in values.items()}
+    return cls(**kwargs)
+
+
+def config_from_dict(values: dict) -> Config:
+    return _build(Config, values, "")
+
+
+def config_to_dict(config: Any) -> dict:
+    def plain(value: Any) -> Any:
+        if dataclasses.is_dataclass(value):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, tuple):
+            return [plain(v) for v in value]
+        return value
+
+    return plain(config)
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] = ()) -> Config:
+    """Read a YAML config (or the defaults when ``path`` is None) and apply ``key=value`` overrides."""
+    values: dict = {}
+    if path is not None:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot read config: {error.strerror}") from None
+        try:
+            values = yaml.safe_load(text) or {}
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path}: not valid YAML: {error}") from None
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: a config file must hold a mapping")
+    for override in overrides:
+        values = apply_override(values, override)
+    try:
+        return config_from_dict(values)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}" if path is not None else str(error)) from None
+
+
+def apply_override(values: dict, override: str) -> dict:
+    """Return a copy of ``values`` with one ``dotted.key=value`` set (the value is read as YAML)."""
+    if "=" not in override:
+        raise ConfigError(f"override {override!r} is not of the form key=value")
+    key, raw = override.split("=", 1)
+    parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"override {override!r}: empty key")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError:
+        value = raw
+    result = dict(values)
+    node = result
+    for part in parts[:-1]:
+        child = node.get(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {override!r}: {part} is not a section")
+        node[part] = dict(child)
+        node = node[part]
+    node[parts[-1]] = value
+    return result
+
+
+def save_config(config: Config, path: str | Path) -> None:
+    """Write ``config`` as YAML atomically (temporary file, then rename)."""
+    write_text_atomic(path, yaml.safe_dump(config_to_dict(config), sort_keys=False))

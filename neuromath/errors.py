@@ -1,0 +1,30 @@
+"""Errors raised by neuromath: one base class and a few subclasses a user can catch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class NeuromathError(Exception):
+    """Base class of every error neuromath raises on purpose."""
+
+
+class ConfigError(NeuromathError):
+    """A config file or override is wrong: unknown key, wrong type, bad value."""
+
+
+class ExpressionError(NeuromathError):
+    """An expression cannot be parsed, converted or evaluated (bad token, division by zero, ...)."""
+
+
+class DataFormatError(NeuromathError):
+    """A data file is malformed. The message names the file, the line (or row) and the reason."""
+
+    def __init__(self, path: str | Path | None, line: int | None, reason: str):
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.reason = reason
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {reason}")
