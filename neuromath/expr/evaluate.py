@@ -1,0 +1,134 @@
+"""Exact evaluation of expression trees with fractions, and conversion to SymPy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+import sympy
+
+from neuromath.errors import ExpressionError
+from neuromath.expr.numbers import is_number, parse_number
+from neuromath.expr.tree import Node, check_arity
+
+# Powers beyond these limits raise ExpressionError instead of taking minutes and gigabytes.
+MAX_EXPONENT = 10_000
+MAX_RESULT_BITS = 100_000
+
+Bindings = Mapping[str, Fraction | int | str]
+
+
+def _binding_values(bindings: Bindings | None) -> dict[str, Fraction]:
+    values = {}
+    for name, value in (bindings or {}).items():
+        if isinstance(value, str):
+            values[name] = parse_number(value)
+        elif isinstance(value, (Fraction, int)):
+            values[name] = Fraction(value)
+        else:
+            raise ExpressionError(f"binding {name!r} = {value!r} is not a Fraction, int or number literal")
+    return values
+
+
+def _leaf_value(leaf: Node, values: dict[str, Fraction]) -> Fraction:
+    if is_number(leaf.value):
+        return parse_number(leaf.value)
+    if leaf.value in values:
+        return values[leaf.value]
+    raise ExpressionError(f"unknown identifier {leaf.value!r} (no binding given)")
+
+
+def _check_power_size(base: Fraction, exponent: Fraction) -> None:
+    if abs(base) in (0, 1):
+        return
+    base_bits = max(base.numerator.bit_length(), base.denominator.bit_length())
+    if abs(exponent) > MAX_EXPONENT or base_bits * abs(exponent) > MAX_RESULT_BITS:
+        raise ExpressionError(
+            f"power too large to compute: the exponent is limited to {MAX_EXPONENT} "
+            f"and the result to {MAX_RESULT_BITS} bits"
+        )
+
+
+def _power(base: Fraction, exponent: Fraction) -> Fraction:
+    if base == 0 and exponent < 0:
+        raise ExpressionError("division by zero: 0 raised to a negative power")
+    _check_power_size(base, exponent)
+    if exponent.denominator == 1:
+        return base**exponent.numerator
+    if base < 0:
+        raise ExpressionError(f"negative base {base} with non-integer exponent {exponent} has no real value")
+    try:
+        return Fraction(float(base) ** float(exponent))
+    except OverflowError:
+        raise ExpressionError(f"power {base} ^ {exponent} overflows a float") from None
+
+
+def _apply(operator: str, operands: list[Fraction]) -> Fraction:
+    if operator == "neg":
+        return -operands[0]
+    left, right = operands
+    if operator == "+":
+        return left + right
+    if operator == "-":
+        return left - right
+    if operator == "*":
+        return left * right
+    if operator == "/":
+        if right == 0:
+            raise ExpressionError("division by zero")
+        return left / right
+    return _power(left, right)
+
+
+def _evaluate(node: Node, values: dict[str, Fraction]) -> Fraction:
+    check_arity(node)
+    if node.is_leaf:
+        return _leaf_value(node, values)
+    return _apply(node.value, [_evaluate(child, values) for child in node.children])
+
+
+def evaluate(node: Node, bindings: Bindings | None = None) -> Fraction:
+    """The exact value of a tree; identifiers take their values from ``bindings``.
+
+    Raises ExpressionError for division by zero, unknown identifiers or operators, a negative base
+    with a non-integer exponent (computed through float otherwise) and powers too large to compute.
+    """
+    return _evaluate(node, _binding_values(bindings))
+
+
+def _sympy_power(base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
+    if base.is_Rational and exponent.is_Rational:
+        _check_power_size(Fraction(int(base.p), int(base.q)), Fraction(int(exponent.p), int(exponent.q)))
+    elif base.is_number and exponent.is_Rational and abs(exponent) > MAX_EXPONENT:
+        raise ExpressionError(f"power too large to compute: the exponent is limited to {MAX_EXPONENT}")
+    return sympy.Pow(base, exponent)
+
+
+def _to_sympy(node: Node, values: dict[str, Fraction]) -> sympy.Expr:
+    check_arity(node)
+    if node.is_leaf:
+        if is_number(node.value) or node.value in values:
+            value = _leaf_value(node, values)
+            return sympy.Rational(value.numerator, value.denominator)
+        return sympy.Symbol(node.value)
+    operands = [_to_sympy(child, values) for child in node.children]
+    if node.value == "neg":
+        return -operands[0]
+    left, right = operands
+    if node.value == "+":
+        return left + right
+    if node.value == "-":
+        return left - right
+    if node.value == "*":
+        return left * right
+    if node.value == "/":
+        return left / right
+    return _sympy_power(left, right)
+
+
+def to_sympy(node: Node, bindings: Bindings | None = None) -> sympy.Expr:
+    """A SymPy expression with exact Rationals; identifiers without a binding become Symbols.
+
+    Division by zero follows SymPy (``zoo``); powers too large to compute raise ExpressionError.
+    """
+    return _to_sympy(node, _binding_values(bindings))
