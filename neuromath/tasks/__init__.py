@@ -1,0 +1,57 @@
+"""Task families: plain-Python records, readers, generators and scorers (no torch here).
+
+Each sequence task is described by a ``SequenceTask`` registered in ``neuromath.registry.TASKS``:
+how to read and generate its examples, which tokens go in and come out, and what counts as
+correct. Training, decoding and evaluation only go through this description.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from neuromath.registry import TASKS
+
+
+@dataclass(frozen=True)
+class SequenceTask:
+    name: str
+    vocab_level: str  # "word" or "char"
+    read: Callable[..., list]  # read(path, format=None, *, lenient=False, skipped=None) -> examples
+    generate: Callable[..., list]  # generate(n, rng, **params) -> examples
+    source_tokens: Callable[[Any], list[str]]
+    target_tokens: Callable[[Any], list[str]]
+    is_correct: Callable[[Sequence[str], Any], bool]  # the task's own notion of a right answer
+    equation_matches: Callable[[Sequence[str], Any], bool]  # token-exact match of the target
+    describe: Callable[[Sequence[str], Any], dict]  # a JSON-ready record of one prediction
+    write: Callable[[list, str], None]  # write examples in the project's own format
+
+
+def _word_problem_task() -> SequenceTask:
+    from neuromath.tasks import word_problems as wp
+    from neuromath.text import word_tokens
+
+    return SequenceTask(
+        name="word_problems",
+        vocab_level="word",
+        read=wp.read_examples,
+        generate=wp.generate,
+        source_tokens=lambda example: word_tokens(example.masked_text),
+        target_tokens=lambda example: list(example.equation),
+        is_correct=wp.is_correct,
+        equation_matches=wp.equation_matches,
+        describe=wp.describe_prediction,
+        write=wp.write_jsonl,
+    )
+
+
+TASKS.add("word_problems", _word_problem_task)
+
+
+def get_task(name: str) -> SequenceTask:
+    return TASKS.get(name)()
+
+
+def generate_examples(task: SequenceTask, n: int, seed: int, **params) -> list:
+    return task.generate(n, random.Random(seed), **params)
