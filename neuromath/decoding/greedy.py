@@ -1,0 +1,28 @@
+"""Greedy decoding through the model contract (encode / decode_step), batched."""
+
+from __future__ import annotations
+
+import torch
+
+from neuromath.text import Vocabulary
+
+
+@torch.no_grad()
+def greedy_decode(model, batch: dict, max_len: int, bos_id: int = Vocabulary.bos_id, eos_id: int = Vocabulary.eos_id) -> list[list[int]]:
+    """Return, for each source in the batch, the ids of the most likely next token at every step, up to eos."""
+    memory = model.encode(batch)
+    batch_size = batch["source"].size(0)
+    prefix = torch.full((batch_size, 1), bos_id, dtype=torch.long, device=batch["source"].device)  # (B, 1)
+    finished = torch.zeros(batch_size, dtype=torch.bool, device=prefix.device)
+    cache = None
+    for _ in range(max_len):
+        log_probs, cache = model.decode_step(memory, prefix, cache)  # (B, V)
+        next_ids = log_probs.argmax(dim=-1).masked_fill(finished, eos_id)  # (B,)
+        prefix = torch.cat([prefix, next_ids[:, None]], dim=1)  # (B, t + 1)
+        finished |= next_ids.eq(eos_id)
+        if bool(finished.all()):
+            break
+    outputs = []
+    for row in prefix[:, 1:].tolist():
+        outputs.append(row[: row.index(eos_id)] if eos_id in row else row)
+    return outputs

@@ -1,0 +1,97 @@
+import pytest
+import torch
+
+from neuromath.config import ModelConfig
+from neuromath.decoding.greedy import greedy_decode
+from neuromath.models import build_model
+from neuromath.nn.attention import StandardAttention
+from neuromath.nn.positions import SinusoidalPositions
+from neuromath.registry import ATTENTION, POSITIONS
+
+
+def tiny(**changes):
+    values = dict(d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=32, dropout=0.0)
+    values.update(changes)
+    return build_model(ModelConfig(**values), source_vocab_size=11, target_vocab_size=9).eval()
+
+
+def batch(seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    source = torch.randint(4, 11, (3, 6), generator=generator)
+    source[0, 4:] = 0  # padding
+    target = torch.randint(4, 9, (3, 5), generator=generator)
+    target[:, 0] = 1
+    return {"source": source, "target_in": target}
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+@pytest.mark.parametrize("share_embeddings", [True, False])
+@pytest.mark.parametrize("attention", ATTENTION.names())
+@pytest.mark.parametrize("positions", POSITIONS.names())
+def test_forward_backward_and_incremental_decoding_agree(norm_first, share_embeddings, attention, positions):
+    model = tiny(norm_first=norm_first, share_embeddings=share_embeddings, attention=attention, positions=positions)
+    data = batch()
+    logits = model(data)
+    assert logits.shape == (3, 5, 9)
+    logits.sum().backward()
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+    # Decoding one token at a time with the cache gives the same distributions as teacher forcing.
+    full = torch.log_softmax(logits.detach(), dim=-1)
+    memory, cache = model.encode(data), None
+    for t in range(1, 6):
+        step, cache = model.decode_step(memory, data["target_in"][:, :t], cache)
+        torch.testing.assert_close(step, full[:, t - 1], atol=1e-5, rtol=1e-5)
+
+
+def test_padding_does_not_change_the_output():
+    model = tiny()
+    data = batch()
+    short = {"source": data["source"][:1, :4], "target_in": data["target_in"][:1]}
+    torch.testing.assert_close(model(data)[:1], model(short), atol=1e-5, rtol=1e-5)
+
+
+def test_decoder_is_causal():
+    model = tiny()
+    data = batch()
+    changed = {**data, "target_in": data["target_in"].clone()}
+    changed["target_in"][:, 3] = 4 if int(data["target_in"][0, 3]) != 4 else 5
+    a, b = model(data), model(changed)
+    torch.testing.assert_close(a[:, :3], b[:, :3])
+    assert not torch.allclose(a[:, 3:], b[:, 3:])
+
+
+def test_attention_matches_a_hand_computed_softmax():
+    attention = StandardAttention(d_model=4, n_heads=1).eval()
+    x = torch.randn(1, 3, 4)
+    mask = torch.tensor([True, True, False])[None, None, None, :]
+    out = attention(x, x, mask)
+    q, k, v = attention.query(x), attention.key(x), attention.value(x)
+    scores = (q @ k.transpose(1, 2)) / 2.0
+    scores[..., 2] = float("-inf")
+    expected = attention.output(torch.softmax(scores, dim=-1) @ v)
+    torch.testing.assert_close(out, expected)
+
+
+def test_sinusoidal_positions_values():
+    positions = SinusoidalPositions(d_model=4, max_len=10)
+    out = positions(torch.zeros(1, 3, 4), start=2)
+    assert out[0, 0, 0].item() == pytest.approx(torch.sin(torch.tensor(2.0)).item())
+    assert out[0, 0, 1].item() == pytest.approx(torch.cos(torch.tensor(2.0)).item())
+    assert out[0, 1, 2].item() == pytest.approx(torch.sin(torch.tensor(3 / 100)).item())
+    with pytest.raises(ValueError, match="longer than max_len"):
+        positions(torch.zeros(1, 11, 4))
+
+
+def test_greedy_decode_stops_at_eos_and_matches_step_argmax():
+    model = tiny()
+    data = batch()
+    outputs = greedy_decode(model, data, max_len=7)
+    assert len(outputs) == 3
+    memory = model.encode(data)
+    for row, output in enumerate(outputs):
+        assert 2 not in output and len(output) <= 7
+        prefix = torch.tensor([[1] + output])
+        single = {key: value[row : row + 1] for key, value in memory.items()}
+        for t in range(len(output)):
+            log_probs, _ = model.decode_step(single, prefix[:, : t + 1], None)
+            assert int(log_probs.argmax()) == output[t]
