@@ -1,0 +1,15 @@
+"""neuromath: train, evaluate and serve neural networks that solve mathematics problems."""
+
+from neuromath.errors import ConfigError, DataFormatError, ExpressionError, NeuromathError
+
+__version__ = "0.1.0"
+
+
+def load(run_dir, device: str = "cpu"):
+    """Load a trained run: ``neuromath.load("runs/demo").solve("Jerry had 135 pens. ...")``."""
+    from neuromath.api import load as load_run
+
+    return load_run(run_dir, device)
+
+
+__all__ = ["ConfigError", "DataFormatError", "ExpressionError", "NeuromathError", "load", "__version__"]

@@ -1,0 +1,194 @@
+"""The ``neuromath`` command: demo, generate, train, evaluate, solve."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from neuromath.errors import NeuromathError
+
+DEMO_PROBLEMS = ("Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?",)
+DEMO_OVERRIDES = (
+    "train.max_epochs=40",
+    "train.patience=6",
+    "train.max_time_minutes=3.5",
+    "train.num_threads=2",
+)
+
+
+def command_generate(args: argparse.Namespace) -> int:
+    from neuromath.tasks import get_task
+
+    task = get_task(args.task)
+    started = time.perf_counter()
+    examples = task.generate(args.n, random.Random(args.seed))
+    task.write(examples, args.out)
+    print(f"wrote {len(examples)} {args.task} examples to {args.out} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def command_train(args: argparse.Namespace) -> int:
+    from neuromath.config import load_config
+    from neuromath.training.run import train
+
+    config = load_config(args.config, args.set or [])
+    result = train(config, args.out, resume=args.resume)
+    summary = result.summary
+    print(
+        f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation value accuracy "
+        f"{_percent(summary['best_val_value_accuracy'])}; run saved in {args.out}"
+    )
+    return 0
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    import neuromath
+    from neuromath.evaluation.evaluate import evaluate_examples, write_predictions
+
+    solver = neuromath.load(args.run_dir)
+    skipped: list = []
+    examples = solver.task.read(args.data, args.format, lenient=args.lenient, skipped=skipped)
+    if not examples:
+        raise NeuromathError(f"{args.data}: no examples to evaluate")
+    metrics, records = evaluate_examples(solver, examples)
+    predictions = Path(args.predictions) if args.predictions else Path(args.run_dir) / "predictions.jsonl"
+    write_predictions(records, predictions)
+    metrics.update({"data": str(args.data), "skipped": len(skipped), "predictions": str(predictions)})
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        for error in skipped:
+            print(f"skipped: {error}", file=sys.stderr)
+        print(f"value accuracy    {_percent(metrics['value_accuracy'])} ({metrics['value_correct']}/{metrics['n']})")
+        print(f"equation accuracy {_percent(metrics['equation_accuracy'])} ({metrics['equation_correct']}/{metrics['n']})")
+        if skipped:
+            print(f"skipped {len(skipped)} malformed rows (listed above)")
+        print(f"predictions written to {predictions}")
+    return 0
+
+
+def command_solve(args: argparse.Namespace) -> int:
+    import neuromath
+
+    solution = neuromath.load(args.run_dir).solve(args.text)
+    if args.json:
+        print(json.dumps({
+            "text": solution.text,
+            "equation": solution.equation,
+            "answer": solution.answer,
+            "answer_text": solution.answer_text,
+            "masked_equation": list(solution.masked_equation),
+        }, ensure_ascii=False))
+    elif solution.equation:
+        print(f"equation: {solution.equation}")
+        print(f"answer: {solution.answer_text}")
+    else:
+        print(f"no well-formed equation (model output: {' '.join(solution.masked_equation) or 'empty'})")
+        return 1
+    return 0
+
+
+def command_demo(args: argparse.Namespace) -> int:
+    import neuromath
+    from neuromath.config import load_config
+    from neuromath.evaluation.evaluate import evaluate_examples
+    from neuromath.training.run import train
+
+    started = time.perf_counter()
+    overrides = [*DEMO_OVERRIDES, f"train.seed={args.seed}", f"train.progress={str(args.progress).lower()}", *(args.set or [])]
+    config = load_config(args.config, overrides)
+    out = Path(args.out)
+    if (out / "checkpoints").exists():
+        import shutil
+
+        shutil.rmtree(out)  # the demo's own folder: a fresh run every time
+    print(f"demo: generating {config.data.generate_train} training problems and training a "
+          f"{config.model.n_encoder_layers}+{config.model.n_decoder_layers}-layer Transformer on the CPU ...", flush=True)
+    result = train(config, out)
+    print(f"demo: trained {result.summary['epochs']} epochs in {time.perf_counter() - started:.0f} s "
+          f"(best validation value accuracy {_percent(result.summary['best_val_value_accuracy'])})", flush=True)
+    solver = neuromath.load(out)
+    test = result.data.test
+    metrics, _ = evaluate_examples(solver, test)
+    print(f"demo: equation accuracy {_percent(metrics['equation_accuracy'])} on the held-out problems")
+    samples = list(DEMO_PROBLEMS) + [example.text for example in random.Random(args.seed).sample(test, 2)]
+    for text in samples:
+        solution = solver.solve(text)
+        print(f"\nproblem:  {text}\nequation: {solution.equation or '(none)'}\nanswer:   {solution.answer_text or '(none)'}")
+    print(f"\ndemo: finished in {time.perf_counter() - started:.0f} s; run saved in {out} "
+          f"(try: neuromath solve {out} \"...\")")
+    print(f"demo: value accuracy {100 * metrics['value_accuracy']:.1f}% on {metrics['n']} held-out problems")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="neuromath", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="show full tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="generate word problems, train a small Transformer, evaluate, solve")
+    demo.add_argument("--out", default="runs/demo", help="run directory (replaced on every demo run)")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--config", default=None, help="start from this config instead of the defaults")
+    demo.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value")
+    demo.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    demo.set_defaults(handler=command_demo)
+
+    generate = commands.add_parser("generate", help="write generated problems")
+    generate.add_argument("task", choices=["word_problems"])
+    generate.add_argument("--n", type=int, required=True)
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--out", required=True)
+    generate.set_defaults(handler=command_generate)
+
+    train = commands.add_parser("train", help="train a model from a config")
+    train.add_argument("--config", required=True)
+    train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    train.add_argument("--out", required=True, help="run directory")
+    train.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoints/last.ckpt")
+    train.set_defaults(handler=command_train)
+
+    evaluate = commands.add_parser("evaluate", help="evaluate a run on a data file")
+    evaluate.add_argument("run_dir")
+    evaluate.add_argument("--data", required=True)
+    evaluate.add_argument("--format", default=None, help="data format (default: detected from the file)")
+    evaluate.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    evaluate.add_argument("--predictions", default=None, help="where to write predictions (default RUN_DIR/predictions.jsonl)")
+    evaluate.set_defaults(handler=command_evaluate)
+
+    solve = commands.add_parser("solve", help="solve one word problem with a trained run")
+    solve.add_argument("run_dir")
+    solve.add_argument("text")
+    solve.add_argument("--json", action="store_true")
+    solve.set_defaults(handler=command_solve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except NeuromathError as error:
+        if args.verbose:
+            raise
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        if args.verbose:
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""From task examples to padded tensor batches: datasets, the collate function, a seeded sampler."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+from neuromath.tasks import SequenceTask
+from neuromath.text import Vocabulary
+
+
+class EncodedExamples(Dataset):
+    """Examples turned into source ids and target ids (with bos/eos) once, up front."""
+
+    def __init__(self, examples: Sequence, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary):
+        self.examples = list(examples)
+        self.items = [
+            (
+                source_vocab.encode(task.source_tokens(example), add_eos=True),
+                target_vocab.encode(task.target_tokens(example), add_bos=True, add_eos=True),
+            )
+            for example in self.examples
+        ]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> tuple[list[int], list[int], int]:
+        source, target = self.items[index]
+        return source, target, index
+
+
+def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> torch.Tensor:
+    length = max(len(s) for s in sequences)
+    out = torch.full((len(sequences), length), pad_id, dtype=torch.long)  # (B, T)
+    for row, sequence in enumerate(sequences):
+        out[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+    return out
+
+
+def collate(items: list[tuple[list[int], list[int], int]]) -> dict:
+    sources, targets, indices = zip(*items)
+    target = pad(targets)  # (B, T+1): bos ... eos
+    return {
+        "source": pad(sources),  # (B, S)
+        "target_in": target[:, :-1],  # (B, T)
+        "target_out": target[:, 1:],  # (B, T)
+        "index": torch.tensor(indices, dtype=torch.long),  # (B,)
+    }
+
+
+class EpochShuffleSampler(Sampler[int]):
+    """A shuffle that depends only on (seed, epoch), so a resumed run sees the same batches."""
+
+    def __init__(self, size: int, seed: int):
+        self.size, self.seed, self.epoch = size, seed, 0
+
+    def set_epoch(self, epoch: int) -> None:  # called by Lightning at the start of every epoch
+        self.epoch = epoch
+
+    def __iter__(self):
+        generator = torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)
+        return iter(torch.randperm(self.size, generator=generator).tolist())
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def make_loader(dataset: EncodedExamples, batch_size: int, shuffle_seed: int | None = None) -> DataLoader:
+    sampler = EpochShuffleSampler(len(dataset), shuffle_seed) if shuffle_seed is not None else None
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=collate, num_workers=0)

@@ -1,0 +1,103 @@
+"""Lightning glue for sequence models: loss, validation by the task's scorer, optimiser and schedule."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+import lightning.pytorch as pl
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from neuromath.config import Config
+from neuromath.decoding.greedy import greedy_decode
+from neuromath.errors import ConfigError
+from neuromath.models import build_model
+
+
+def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:
+    """The schedule of Vaswani et al. (eq. 3): ``d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)``."""
+    step = max(step, 1)
+    return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+
+
+class SequenceModule(pl.LightningModule):
+    """Trains any model of the sequence contract; validation decodes greedily and asks ``scorer``.
+
+    ``scorer(indices, hypotheses) -> (value_correct, equation_correct)`` counts, for the validation
+    examples at ``indices``, how many decoded token-id lists are right by the task's own measure.
+    """
+
+    def __init__(self, config: Config, source_vocab_size: int, target_vocab_size: int, scorer: Callable | None = None):
+        super().__init__()
+        self.config = config
+        self.model = build_model(config.model, source_vocab_size, target_vocab_size)
+        self.scorer = scorer
+        self._counts = [0, 0, 0]  # value correct, equation correct, total
+
+    def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
+        loss = self.loss(batch)
+        self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["source"].size(0))
+        return loss
+
+    def loss(self, batch: dict) -> torch.Tensor:
+        logits = self.model(batch)  # (B, T, V)
+        return F.cross_entropy(
+            logits.flatten(0, 1).float(),
+            batch["target_out"].flatten(),
+            ignore_index=0,
+            label_smoothing=self.config.optim.label_smoothing,
+        )
+
+    def on_validation_epoch_start(self) -> None:
+        self._counts = [0, 0, 0]
+
+    def validation_step(self, batch: dict, batch_index: int) -> None:
+        size = batch["source"].size(0)
+        self.log("val_loss", self.loss(batch), prog_bar=True, batch_size=size)
+        if self.scorer is not None:
+            hypotheses = greedy_decode(self.model, batch, self.config.decode.max_len)
+            value_correct, equation_correct = self.scorer(batch["index"].tolist(), hypotheses)
+            self._counts[0] += value_correct
+            self._counts[1] += equation_correct
+            self._counts[2] += size
+
+    def on_validation_epoch_end(self) -> None:
+        if self.scorer is not None and self._counts[2]:
+            total = self._counts[2]
+            self.log("val_value_accuracy", self._counts[0] / total, prog_bar=True)
+            self.log("val_equation_accuracy", self._counts[1] / total)
+
+    def configure_optimizers(self):
+        optim = self.config.optim
+        base_lr = 1.0 if optim.schedule == "warmup" else optim.lr
+        optimizer = torch.optim.Adam(
+            self.parameters(), lr=base_lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay
+        )
+        if optim.schedule == "constant":
+            return optimizer
+        if optim.schedule != "warmup":
+            raise ConfigError(f"optim.schedule must be 'warmup' or 'constant', got {optim.schedule!r}")
+        d_model, warmup = self.config.model.d_model, optim.warmup_steps
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: optim.lr_scale * warmup_factor(step + 1, d_model, warmup)
+        )
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    # Random states travel with the checkpoint so that --resume continues exactly (dropout included).
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["random_states"] = {
+            "torch": torch.get_rng_state(),
+            "python": random.getstate(),
+            # as plain values and a tensor, so the checkpoint loads with torch.load(weights_only=True)
+            "numpy": [value.tolist() if isinstance(value, np.ndarray) else value for value in np.random.get_state()],
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        states = checkpoint.get("random_states")
+        if states:
+            torch.set_rng_state(states["torch"])
+            random.setstate(states["python"])
+            name, keys, position, has_gauss, cached_gaussian = states["numpy"]
+            np.random.set_state((name, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached_gaussian))

@@ -1,0 +1,256 @@
+"""Train a sequence model end to end: data, vocabularies, Lightning trainer, checkpoints, run directory.
+
+A run directory holds ``config.yaml`` (the resolved config), ``source_vocab.json``,
+``target_vocab.json``, ``checkpoints/`` (``best.ckpt``, ``last.ckpt``), ``metrics.csv`` (merged from ``logs/session*/``),
+``data.json`` (where the data came from and what was skipped) and ``model.pt`` (the best weights).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import random
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from neuromath.config import Config, config_to_dict, load_config, save_config
+from neuromath.errors import ConfigError, NeuromathError
+from neuromath.fileio import write_text_atomic
+from neuromath.tasks import SequenceTask, get_task
+from neuromath.text import Vocabulary
+
+# Settings that may change when a run is resumed; anything else must match the saved config.
+RESUMABLE_CHANGES = {("train", "max_epochs"), ("train", "max_time_minutes"), ("train", "progress"), ("train", "patience")}
+
+
+@dataclass
+class PreparedData:
+    train: list
+    valid: list
+    test: list
+    report: dict = field(default_factory=dict)  # where each split came from, counts, skipped rows
+
+
+def read_split(task: SequenceTask, path: str, config: Config, report: dict, split: str) -> list:
+    skipped: list = []
+    examples = task.read(path, config.data.format, lenient=config.data.lenient, skipped=skipped)
+    report[split] = {"source": path, "read": len(examples), "skipped": [str(error) for error in skipped]}
+    if skipped:
+        logging.getLogger("neuromath").warning("%s: skipped %d malformed rows (see data.json)", path, len(skipped))
+    return examples
+
+
+def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
+    """Read the files the config names, or generate held-out splits with the task's generator."""
+    data, report = config.data, {}
+    seed = data.generate_seed
+    if data.train:
+        train = read_split(task, data.train, config, report, "train")
+    else:
+        train = task.generate(data.generate_train, random.Random(seed))
+        report["train"] = {"source": f"generated (seed {seed})", "read": len(train)}
+    train_texts = {example.text for example in train}
+
+    def held_out(path: str | None, n: int, offset: int, split: str) -> list:
+        if path:
+            return read_split(task, path, config, report, split)
+        if not data.train:
+            generated = task.generate(n, random.Random(seed + offset))
+            kept = [example for example in generated if example.text not in train_texts]
+            report[split] = {"source": f"generated (seed {seed + offset})", "read": len(kept),
+                             "dropped_as_in_train": len(generated) - len(kept)}
+            return kept
+        return []
+
+    valid = held_out(data.valid, data.generate_valid, 1, "valid")
+    test = held_out(data.test, data.generate_test, 2, "test")
+    if not valid:
+        if len(train) < 2:
+            raise NeuromathError("need at least two training examples to carve out a validation set")
+        shuffled = train[:]
+        random.Random(seed).shuffle(shuffled)
+        cut = max(1, int(len(shuffled) * data.valid_fraction))
+        valid, train = shuffled[:cut], shuffled[cut:]
+        report["valid"] = {"source": f"{data.valid_fraction:.0%} of train (seed {seed})", "read": len(valid)}
+        report["train"]["after_valid_split"] = len(train)
+    if not train:
+        raise NeuromathError("the training set is empty")
+    return PreparedData(train, valid, test, report)
+
+
+def check_resume_config(saved: Config, new: Config) -> None:
+    saved_dict, new_dict = config_to_dict(saved), config_to_dict(new)
+    differences = [
+        f"{section}.{key}: {saved_dict[section][key]!r} -> {new_dict[section][key]!r}"
+        for section in saved_dict
+        for key in saved_dict[section]
+        if saved_dict[section][key] != new_dict[section][key] and (section, key) not in RESUMABLE_CHANGES
+    ]
+    if differences:
+        raise ConfigError("cannot resume with a different config: " + "; ".join(differences))
+
+
+@dataclass
+class TrainResult:
+    summary: dict  # also saved as summary.json
+    data: PreparedData  # the splits used, including the held-out test split when one was generated
+
+
+def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
+    """Train (or resume) a run in ``run_dir``."""
+    import lightning.pytorch as pl
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+    from lightning.pytorch.loggers import CSVLogger
+
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        logging.getLogger(name).setLevel(logging.WARNING)  # no banners about GPUs, TPUs and tips
+
+    from neuromath.training.data import EncodedExamples, make_loader
+    from neuromath.training.module import SequenceModule
+
+    run_dir = Path(run_dir)
+    checkpoints = run_dir / "checkpoints"
+    last = checkpoints / "last.ckpt"
+    if resume:
+        if not last.exists():
+            raise NeuromathError(f"{run_dir}: nothing to resume (no checkpoints/last.ckpt)")
+        check_resume_config(load_config(run_dir / "config.yaml"), config)
+    elif checkpoints.exists() and any(checkpoints.iterdir()):
+        raise NeuromathError(f"{run_dir} already holds a run; pass --resume to continue it or choose another --out")
+
+    task = get_task(config.data.task)
+    if config.train.num_threads:
+        torch.set_num_threads(config.train.num_threads)
+    pl.seed_everything(config.train.seed, workers=True, verbose=False)
+    data = prepare_data(config, task)
+    data.train, too_long = filter_length(task, data.train, config)
+    data.report["train"]["dropped_too_long"] = too_long
+
+    if resume:
+        source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
+        target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
+    else:
+        source_vocab = Vocabulary.build((task.source_tokens(e) for e in data.train), level=task.vocab_level)
+        target_vocab = Vocabulary.build((task.target_tokens(e) for e in data.train), level=task.vocab_level)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        source_vocab.save(run_dir / "source_vocab.json")
+        target_vocab.save(run_dir / "target_vocab.json")
+    save_config(config, run_dir / "config.yaml")
+    write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2, ensure_ascii=False))
+
+    session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
+    train_set = EncodedExamples(data.train, task, source_vocab, target_vocab)
+    valid_set = EncodedExamples(data.valid, task, source_vocab, target_vocab)
+
+    def scorer(indices: list[int], hypotheses: list[list[int]]) -> tuple[int, int]:
+        value = equation = 0
+        for index, ids in zip(indices, hypotheses):
+            example, tokens = valid_set.examples[index], target_vocab.decode(ids)
+            value += task.is_correct(tokens, example)
+            equation += task.equation_matches(tokens, example)
+        return value, equation
+
+    train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)
+    module = SequenceModule(config, len(source_vocab), len(target_vocab), scorer)
+    monitor = {"monitor": "val_value_accuracy", "mode": "max"}
+    # Two checkpoint callbacks: Lightning's save_last only writes when the best one improves.
+    best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **monitor)
+    latest = ModelCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
+    callbacks = [best, latest]
+    if config.train.patience > 0:
+        callbacks.append(EarlyStopping(patience=config.train.patience, **monitor))
+    max_time = None
+    if config.train.max_time_minutes > 0:
+        max_time = {"minutes": config.train.max_time_minutes}
+    trainer = pl.Trainer(
+        default_root_dir=run_dir,
+        accelerator=config.train.accelerator,
+        devices=config.train.devices,
+        precision=config.train.precision,
+        max_epochs=config.train.max_epochs,
+        min_epochs=config.train.min_epochs,
+        max_time=max_time,
+        gradient_clip_val=config.optim.grad_clip or None,
+        callbacks=callbacks,
+        logger=CSVLogger(run_dir / "logs", name="", version=f"session{session}"),
+        enable_progress_bar=config.train.progress,
+        enable_model_summary=False,
+        log_every_n_steps=max(1, min(10, len(train_loader))),
+        num_sanity_val_steps=0,
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", ".*does not have many workers.*")
+        warnings.filterwarnings("ignore", ".*Checkpoint directory.*exists and is not empty.*")
+        warnings.filterwarnings("ignore", ".*LeafSpec.*is deprecated.*")
+        try:
+            trainer.fit(
+                module,
+                train_dataloaders=train_loader,
+                val_dataloaders=make_loader(valid_set, config.decode.batch_size),
+                ckpt_path=str(last) if resume else None,
+            )
+        finally:
+            merge_metrics(run_dir)
+
+    best_path = best.best_model_path or str(last)
+    state = torch.load(best_path, map_location="cpu", weights_only=False)["state_dict"]
+    weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
+    save_weights(weights, run_dir / "model.pt")
+    best_score = best.best_model_score
+    summary = {
+        "run_dir": str(run_dir),
+        "best_checkpoint": best_path,
+        "best_val_value_accuracy": float(best_score) if best_score is not None else None,
+        "epochs": trainer.current_epoch,
+        "steps": trainer.global_step,
+        "train_examples": len(train_set),
+        "valid_examples": len(valid_set),
+        "source_vocab_size": len(source_vocab),
+        "target_vocab_size": len(target_vocab),
+        "parameters": sum(p.numel() for p in module.model.parameters()),
+    }
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+    return TrainResult(summary, data)
+
+
+def filter_length(task: SequenceTask, examples: list, config: Config) -> tuple[list, int]:
+    kept = [
+        e for e in examples
+        if len(task.source_tokens(e)) < config.data.max_source_len and len(task.target_tokens(e)) < config.data.max_target_len
+    ]
+    return kept, len(examples) - len(kept)
+
+
+def merge_metrics(run_dir: Path) -> None:
+    """Join the metrics of every session into RUN_DIR/metrics.csv.
+
+    A resumed session restarts from the last checkpoint, so rows an earlier session logged at
+    or after the step where the later one starts were redone and are replaced.
+    """
+    sessions = sorted((run_dir / "logs").glob("session*/metrics.csv"), key=lambda p: int(p.parent.name[7:]))
+    rows: list[dict] = []
+    for path in sessions:
+        with path.open(newline="", encoding="utf-8") as stream:
+            new_rows = list(csv.DictReader(stream))
+        if new_rows:
+            first_step = min(int(row["step"]) for row in new_rows)
+            rows = [row for row in rows if int(row["step"]) < first_step] + new_rows
+    if not rows:
+        return
+    fields = sorted({key for row in rows for key in row}, key=lambda k: (k not in ("epoch", "step"), k))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(run_dir / "metrics.csv", buffer.getvalue())
+
+
+def save_weights(weights: dict, path: Path) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    torch.save(weights, temporary)
+    temporary.replace(path)

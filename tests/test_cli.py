@@ -1,0 +1,91 @@
+"""The neuromath command: generate, train, evaluate, solve, and clear errors for bad input."""
+
+import json
+
+import pytest
+
+from neuromath.cli import main
+from neuromath.tasks.word_problems import read_jsonl
+
+TINY = [
+    "--set", "model.d_model=32", "--set", "model.n_heads=2", "--set", "model.d_ff=64",
+    "--set", "train.progress=false", "--set", "train.max_epochs=1", "--set", "train.patience=0",
+    "--set", "data.generate_train=60", "--set", "data.generate_valid=10", "--set", "data.generate_test=0",
+]
+JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "run"
+    assert main(["train", "--config", "configs/word_problems/transformer.yaml", *TINY, "--out", str(out)]) == 0
+    return out
+
+
+def test_generate_is_deterministic_for_a_seed(tmp_path, capsys):
+    for name, seed in (("a", 3), ("b", 3), ("c", 4)):
+        assert main(["generate", "word_problems", "--n", "25", "--seed", str(seed), "--out", str(tmp_path / f"{name}.jsonl")]) == 0
+    a, b, c = (read_jsonl(tmp_path / f"{name}.jsonl") for name in "abc")
+    assert len(a) == 25 and a == b and a != c
+    assert "wrote 25 word_problems examples" in capsys.readouterr().out
+
+
+def test_evaluate_json_and_predictions(run_dir, tmp_path, capsys):
+    data = tmp_path / "test.jsonl"
+    main(["generate", "word_problems", "--n", "12", "--seed", "9", "--out", str(data)])
+    capsys.readouterr()
+    assert main(["evaluate", str(run_dir), "--data", str(data), "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["n"] == 12 and 0.0 <= metrics["value_accuracy"] <= 1.0 and "equation_accuracy" in metrics
+    records = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    assert len(records) == 12
+    for key in ("input", "predicted_equation", "predicted_value", "gold_answer", "correct"):
+        assert key in records[0]
+    assert sum(r["correct"] for r in records) == metrics["value_correct"]
+
+
+def test_solve_prints_an_equation_or_says_why(run_dir, capsys):
+    code = main(["solve", str(run_dir), JERRY, "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["text"] == JERRY and set(result) >= {"equation", "answer", "masked_equation"}
+
+
+def test_train_refuses_unknown_config_key(tmp_path, capsys):
+    code = main(["train", "--config", "configs/word_problems/transformer.yaml", "--set", "model.colour=red", "--out", str(tmp_path / "r")])
+    assert code == 2
+    assert "unknown key in model: colour" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("empty.csv", b"", "empty.csv: the file is empty"),
+        ("missing.csv", b"Question,Numbers,Answer\nA number0 b,1,1\n", "Equation"),
+        ("bad_equation.csv", b"Question,Equation\n120 is what percent of 50 ?,x=((120/50)*\n", "bad_equation.csv:2"),
+        ("bytes.csv", b"Question,Equation\nwhat is 2 \xff\xfe plus 3 ?,x=2+3\n", "bytes.csv:2"),
+        ("zero.csv", b"Question,Equation\nsplit 5 apples among 0 people ?,x=5/0\n", "division by zero"),
+    ],
+)
+def test_bad_data_gives_a_clear_error_not_a_traceback(run_dir, tmp_path, capsys, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["evaluate", str(run_dir), "--data", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+def test_lenient_evaluation_skips_and_reports(run_dir, tmp_path, capsys):
+    path = tmp_path / "mixed.csv"
+    path.write_text("Question,Equation\nwhat is 2 plus 3 ?,x=2+3\nsplit 5 among 0 ?,x=5/0\n")
+    assert main(["evaluate", str(run_dir), "--data", str(path), "--lenient", "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["n"] == 1 and metrics["skipped"] == 1
+
+
+def test_solve_without_numbers_and_missing_run(run_dir, tmp_path, capsys):
+    assert main(["solve", str(run_dir), "How many pens does Jerry have left?"]) == 2
+    assert "no numbers" in capsys.readouterr().err
+    assert main(["solve", str(tmp_path / "nowhere"), JERRY]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+    assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "absent.jsonl")]) == 2
+    assert "absent.jsonl" in capsys.readouterr().err
