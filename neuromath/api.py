@@ -61,6 +61,11 @@ class Solver:
 
         batch_size = batch_size or self.config.decode.batch_size
         encoded = EncodedExamples(examples, self.task, self.source_vocab, self.target_vocab)
+        for (source, _), example in zip(encoded.items, encoded.examples):
+            if len(source) > self.config.model.max_len:
+                raise NeuromathError(
+                    f"example {example.id!r} has {len(source)} tokens; the model reads at most {self.config.model.max_len}"
+                )
         hypotheses: list[list[str]] = []
         for start in range(0, len(encoded), batch_size):
             batch = collate([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))])

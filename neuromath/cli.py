@@ -42,6 +42,10 @@ def command_train(args: argparse.Namespace) -> int:
         f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation value accuracy "
         f"{_percent(summary['best_val_value_accuracy'])}; run saved in {args.out}"
     )
+    if "test" in summary:
+        test = summary["test"]
+        print(f"test: value accuracy {_percent(test['value_accuracy'])}, equation accuracy "
+              f"{_percent(test['equation_accuracy'])} on {test['n']} problems")
     return 0
 
 
@@ -99,7 +103,6 @@ def command_solve(args: argparse.Namespace) -> int:
 def command_demo(args: argparse.Namespace) -> int:
     import neuromath
     from neuromath.config import load_config
-    from neuromath.evaluation.evaluate import evaluate_examples
     from neuromath.training.run import train
 
     started = time.perf_counter()
@@ -116,8 +119,7 @@ def command_demo(args: argparse.Namespace) -> int:
     print(f"demo: trained {result.summary['epochs']} epochs in {time.perf_counter() - started:.0f} s "
           f"(best validation value accuracy {_percent(result.summary['best_val_value_accuracy'])})", flush=True)
     solver = neuromath.load(out)
-    test = result.data.test
-    metrics, _ = evaluate_examples(solver, test)
+    test, metrics = result.data.test, result.summary["test"]
     print(f"demo: equation accuracy {_percent(metrics['equation_accuracy'])} on the held-out problems")
     samples = list(DEMO_PROBLEMS) + [example.text for example in random.Random(args.seed).sample(test, 2)]
     for text in samples:

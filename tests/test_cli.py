@@ -89,3 +89,12 @@ def test_solve_without_numbers_and_missing_run(run_dir, tmp_path, capsys):
     assert "not a run directory" in capsys.readouterr().err
     assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "absent.jsonl")]) == 2
     assert "absent.jsonl" in capsys.readouterr().err
+
+
+def test_a_problem_longer_than_the_model_reads_is_a_clear_error(run_dir, tmp_path, capsys):
+    from neuromath.tasks.word_problems import example_from_equation, write_jsonl
+
+    long_text = "Jerry had 135 pens " + "and more pens " * 200 + ". John took 19 pens ."
+    write_jsonl([example_from_equation("long", long_text, "x=135-19")], tmp_path / "long.jsonl")
+    assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "long.jsonl")]) == 2
+    assert "the model reads at most 512" in capsys.readouterr().err

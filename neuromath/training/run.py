@@ -162,6 +162,8 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
     best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **monitor)
     latest = ModelCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
     callbacks = [best, latest]
+    if config.train.progress:
+        callbacks.append(_progress_bar_class()())
     if config.train.patience > 0:
         callbacks.append(EarlyStopping(patience=config.train.patience, **monitor))
     max_time = None
@@ -214,8 +216,27 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         "target_vocab_size": len(target_vocab),
         "parameters": sum(p.numel() for p in module.model.parameters()),
     }
+    if data.test:  # the held-out split, scored once with the best weights
+        from neuromath.api import load
+        from neuromath.evaluation.evaluate import evaluate_examples
+
+        summary["test"], _ = evaluate_examples(load(run_dir), data.test)
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
+
+
+def _progress_bar_class():
+    from lightning.pytorch.callbacks import TQDMProgressBar
+
+    class ProgressBar(TQDMProgressBar):
+        """Lightning's bar without the logger's version number (meaningless here)."""
+
+        def get_metrics(self, trainer, module):
+            metrics = super().get_metrics(trainer, module)
+            metrics.pop("v_num", None)
+            return metrics
+
+    return ProgressBar
 
 
 def filter_length(task: SequenceTask, examples: list, config: Config) -> tuple[list, int]:

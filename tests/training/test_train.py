@@ -37,6 +37,7 @@ def test_tiny_transformer_learns_generated_word_problems(tmp_path):
     solver = neuromath.load(tmp_path / "run")
     hypotheses = solver.predict(test)
     accuracy = sum(task.is_correct(h, e) for h, e in zip(hypotheses, test)) / len(test)
+    assert result.summary["test"]["value_accuracy"] == accuracy and result.summary["test"]["n"] == len(test)
     # The threshold: always answering with the most frequent training equation scores the
     # baseline below; a model that reads the problem must beat it by far. 12 epochs of this
     # tiny model reach ~99% on a quiet machine, so 85% leaves room for noise but not for a bug.
