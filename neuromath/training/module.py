@@ -9,6 +9,7 @@ import lightning.pytorch as pl
 import numpy as np
 import torch
 import torch.nn.functional as F
+from lightning.pytorch.callbacks import TQDMProgressBar
 
 from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
@@ -101,3 +102,12 @@ class SequenceModule(pl.LightningModule):
             random.setstate(states["python"])
             name, keys, position, has_gauss, cached_gaussian = states["numpy"]
             np.random.set_state((name, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached_gaussian))
+
+
+class ProgressBar(TQDMProgressBar):
+    """Lightning's progress bar without the logger's version number, which means nothing here."""
+
+    def get_metrics(self, trainer, module) -> dict:
+        metrics = super().get_metrics(trainer, module)
+        metrics.pop("v_num", None)
+        return metrics

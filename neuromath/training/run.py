@@ -111,7 +111,7 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         logging.getLogger(name).setLevel(logging.WARNING)  # no banners about GPUs, TPUs and tips
 
     from neuromath.training.data import EncodedExamples, make_loader
-    from neuromath.training.module import SequenceModule
+    from neuromath.training.module import ProgressBar, SequenceModule
 
     run_dir = Path(run_dir)
     checkpoints = run_dir / "checkpoints"
@@ -163,7 +163,7 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
     latest = ModelCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
     callbacks = [best, latest]
     if config.train.progress:
-        callbacks.append(_progress_bar_class()())
+        callbacks.append(ProgressBar())
     if config.train.patience > 0:
         callbacks.append(EarlyStopping(patience=config.train.patience, **monitor))
     max_time = None
@@ -223,20 +223,6 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         summary["test"], _ = evaluate_examples(load(run_dir), data.test)
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
-
-
-def _progress_bar_class():
-    from lightning.pytorch.callbacks import TQDMProgressBar
-
-    class ProgressBar(TQDMProgressBar):
-        """Lightning's bar without the logger's version number (meaningless here)."""
-
-        def get_metrics(self, trainer, module):
-            metrics = super().get_metrics(trainer, module)
-            metrics.pop("v_num", None)
-            return metrics
-
-    return ProgressBar
 
 
 def filter_length(task: SequenceTask, examples: list, config: Config) -> tuple[list, int]:
