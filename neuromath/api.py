@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -82,12 +81,10 @@ class Solver:
         example = prepare_problem(text)
         tokens = self.predict([example])[0]
         record = describe_prediction(tokens, example)
-        value = record["predicted_value"]
-        answer = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
         return Solution(
             text=text,
             equation=record["predicted_equation"] or "",
-            answer=answer,
+            answer=record["predicted_value"],
             answer_text=record.get("predicted_answer_text") or "",
             masked_equation=tuple(tokens),
         )

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from neuromath.cli import main
+from neuromath.expr import evaluate, parse_infix
 from neuromath.tasks.word_problems import read_jsonl
 
 TINY = [
@@ -47,7 +48,12 @@ def test_evaluate_json_and_predictions(run_dir, tmp_path, capsys):
 def test_solve_prints_an_equation_or_says_why(run_dir, capsys):
     code = main(["solve", str(run_dir), JERRY, "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert code == 0 and result["text"] == JERRY and set(result) >= {"equation", "answer", "masked_equation"}
+    assert code == 0 and result["text"] == JERRY
+    # A one-epoch model may or may not produce a well-formed equation; either way the parts agree.
+    if result["equation"]:
+        assert float(evaluate(parse_infix(result["equation"]))) == pytest.approx(result["answer"])
+    else:
+        assert result["answer"] is None and result["answer_text"] == ""
 
 
 def test_train_refuses_unknown_config_key(tmp_path, capsys):

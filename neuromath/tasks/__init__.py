@@ -7,7 +7,6 @@ correct. Training, decoding and evaluation only go through this description.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -51,7 +50,3 @@ TASKS.add("word_problems", _word_problem_task)
 
 def get_task(name: str) -> SequenceTask:
     return TASKS.get(name)()
-
-
-def generate_examples(task: SequenceTask, n: int, seed: int, **params) -> list:
-    return task.generate(n, random.Random(seed), **params)

@@ -726,10 +726,20 @@ FORMATS: dict[str, Callable[..., list[Example]]] = {
 }
 
 
+_DETECT_BYTES = 1 << 16
+
+
 def detect_format(path: str | Path) -> str:
     """The name in FORMATS of a file's format, from its extension and its first record or CSV header."""
     path = Path(path)
-    text = _read_text(path).lstrip()
+    try:
+        with path.open("rb") as stream:  # the start of the file is enough; the reader reads it all
+            head = stream.read(_DETECT_BYTES).decode("utf-8-sig", errors="replace")
+    except OSError as error:
+        raise DataFormatError(path, None, f"cannot read the file: {error.strerror or error}") from None
+    text = head.lstrip()
+    if not text:
+        raise DataFormatError(path, None, "the file is empty")
     if path.suffix.lower() in (".json", ".jsonl") or text[:1] in ("[", "{"):
         if text[:1] == "[":
             return "mwptoolkit_json"
