@@ -35,7 +35,7 @@ class Solver:
     """A trained model with its vocabularies and task; decodes batches of examples."""
 
     def __init__(self, run_dir: str | Path, device: str = "cpu"):
-        from neuromath.models import build_model
+        from neuromath.models import build_task_model
 
         run_dir = Path(run_dir)
         if not (run_dir / "config.yaml").exists():
@@ -49,7 +49,7 @@ class Solver:
         self.source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         self.target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
         self.device = torch.device(device)
-        self.model = build_model(self.config.model, len(self.source_vocab), len(self.target_vocab))
+        self.model = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
         self.model.load_state_dict(torch.load(weights_path, map_location=self.device, weights_only=True))
         self.model.to(self.device).eval()
 

@@ -46,8 +46,16 @@ class ModelConfig:
     d_ff: int = 256
     dropout: float = 0.1
     norm_first: bool = True  # pre-LayerNorm (True) or post-LayerNorm (False)
-    attention: str = "standard"
-    positions: str = "sinusoidal"
+    attention: str = "standard"  # kernel from ATTENTION: standard | tp | relative | tree_relative
+    attention_in: str = "auto"  # where the kernel is used: comma list of encoder, decoder, cross; auto -> the kernel's own default
+    positions: str = "sinusoidal"  # from POSITIONS: sinusoidal | learned | tree
+    positions_in: str = "auto"  # comma list of encoder, decoder; the other side gets sinusoidal; auto -> every side it applies to
+    embedding: str = "auto"  # plain | role (TP-Transformer eq. 2); auto -> role with attention tp, else plain
+    relative_k: int = 16  # relative positions (Shaw et al.): distances clipped to [-k, k]
+    tree_depth: int = 16  # tree positions (Shiv & Quirk): levels of the one-hot path stack
+    tree_width: int = 2  # tree positions: child indices 0 .. width-1 (larger ones are clipped)
+    tree_relations: int = 64  # tree relative attention: relation ids, the most frequent paths + one shared "other"
+    tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
     share_embeddings: bool = True  # tie the target embedding and the output projection
     max_len: int = 512
 
@@ -84,6 +92,11 @@ class TrainConfig:
 class DecodeConfig:
     max_len: int = 64
     batch_size: int = 256
+    beam: int = 1  # beam width; 1 -> greedy
+    nbest: int = 1  # hypotheses kept per input (at most beam)
+    length_penalty: float = 1.0  # alpha in score / len^alpha
+    constrained: bool = False  # mask tokens that cannot complete a well-formed prefix/postfix expression
+    verify: bool = True  # with nbest > 1, answer with the first hypothesis the task's verifier accepts
 
 
 @dataclass(frozen=True)

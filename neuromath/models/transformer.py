@@ -1,8 +1,19 @@
 """Encoder-decoder Transformer (Vaswani et al. 2017, "Attention Is All You Need", sections 3.1-3.5).
 
-Pre- or post-LayerNorm, sinusoidal positions, optional tying of the target embedding and the
-output projection, dropout. Attention layers and positional encodings are built by name from
-``neuromath.registry`` so variants slot in through the config.
+Pre- or post-LayerNorm, optional tying of the target embedding and the output projection,
+dropout. Attention layers and positional encodings are built by name from
+``neuromath.registry`` so variants slot in through the config:
+
+* ``attention`` picks the kernel (standard, tp, relative, tree_relative) and ``attention_in`` the
+  places it is used in (encoder self-attention, decoder self-attention, cross attention); the
+  other places use standard attention.
+* ``positions`` picks the encoding (sinusoidal, learned, tree) and ``positions_in`` the sides;
+  the other side gets sinusoidal positions.
+* ``embedding: role`` is the TP-Transformer's role-weighted input embedding (Schlag et al. 2019,
+  eq. 2), the default with ``attention: tp``.
+* Structure-aware choices (tree positions, tree relative attention) need the task to declare a
+  prefix grammar for that side; the model then parses the tokens with ``nn.tree.TreeStructure``
+  (incrementally during decoding, its state kept in the cache).
 
 Model contract (see DESIGN.md), shared by every sequence model:
   forward(batch) -> logits (B, T, V)           teacher forcing on batch["target_in"]
@@ -20,10 +31,60 @@ import torch
 from torch import nn
 
 from neuromath.config import ModelConfig
+from neuromath.errors import ConfigError
+from neuromath.expr.grammar import TokenClasses
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
-import neuromath.nn.attention  # noqa: F401  (registers the standard kernel)
-import neuromath.nn.positions  # noqa: F401  (registers the sinusoidal encoding)
+import neuromath.nn.attention  # noqa: F401  (registers the attention kernels)
+import neuromath.nn.positions  # noqa: F401  (registers the sequence positional encodings)
+import neuromath.nn.tree  # noqa: F401  (registers the tree positional encoding)
+from neuromath.nn.tree import TreeStructure
+
+ATTENTION_PLACES = ("encoder", "decoder", "cross")
+POSITION_SIDES = ("encoder", "decoder")
+
+
+def parse_places(text: str, allowed: tuple[str, ...], key: str) -> tuple[str, ...]:
+    places = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [place for place in places if place not in allowed]
+    if unknown or not places:
+        raise ConfigError(f"model.{key}: {text!r} must be auto or a comma list of {', '.join(allowed)}")
+    return places
+
+
+def resolve_structure(config: ModelConfig, has_source_tree: bool, has_target_tree: bool) -> dict:
+    """Where the configured kernel, encoding and embedding apply, checked against the task's trees."""
+    has_tree = {"encoder": has_source_tree, "decoder": has_target_tree, "cross": False}
+    kernel = ATTENTION.get(config.attention)
+    if config.attention_in == "auto":
+        places = tuple(p for p in kernel.default_places if has_tree[p] or not kernel.needs_tree)
+    else:
+        places = parse_places(config.attention_in, ATTENTION_PLACES, "attention_in")
+    if kernel.needs_tree:
+        missing = [p for p in places if not has_tree[p]]
+        if missing or not places:
+            raise ConfigError(
+                f"model.attention={config.attention} needs prefix trees, and the task declares none for "
+                f"{', '.join(missing) or 'any side'} (model.attention_in={config.attention_in})"
+            )
+    encoding = POSITIONS.get(config.positions)
+    if config.positions_in == "auto":
+        sides = tuple(s for s in POSITION_SIDES if has_tree[s] or not encoding.needs_tree)
+    else:
+        sides = parse_places(config.positions_in, POSITION_SIDES, "positions_in")
+    if encoding.needs_tree:
+        missing = [s for s in sides if not has_tree[s]]
+        if missing or not sides:
+            raise ConfigError(
+                f"model.positions={config.positions} needs prefix trees, and the task declares none for "
+                f"{', '.join(missing) or 'any side'} (model.positions_in={config.positions_in})"
+            )
+    embedding = config.embedding
+    if embedding == "auto":
+        embedding = "role" if config.attention == "tp" else "plain"
+    if embedding not in ("plain", "role"):
+        raise ConfigError(f"model.embedding: {config.embedding!r} must be auto, plain or role")
+    return {"kernel": kernel, "places": places, "encoding": encoding, "sides": sides, "embedding": embedding}
 
 
 class FeedForward(nn.Sequential):
@@ -46,58 +107,117 @@ class Sublayer(nn.Module):
         return self.norm(x + self.dropout(inner(x)))
 
 
-class EncoderLayer(nn.Module):
-    def __init__(self, config: ModelConfig):
+class RoleEmbedding(nn.Module):
+    """The TP-Transformer's input embedding (Schlag et al. 2019, eq. 2): given e = E x sqrt(d) + p,
+    a role r = W_p e + b_p and the input z = e * r (elementwise). W_p starts from N(1, 1)
+    (appendix B), b_p from zero."""
+
+    def __init__(self, d_model: int):
         super().__init__()
-        attention = ATTENTION.get(config.attention)
-        self.self_attention = attention(config.d_model, config.n_heads, config.dropout)
+        self.role = nn.Linear(d_model, d_model)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        nn.init.normal_(self.role.weight, mean=1.0, std=1.0)
+        nn.init.zeros_(self.role.bias)
+
+    def forward(self, embedded: torch.Tensor) -> torch.Tensor:
+        return embedded * self.role(embedded)
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, config: ModelConfig, kernel):
+        super().__init__()
+        self.self_attention = kernel.build(config, "encoder")
         self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
         self.attention_block = Sublayer(config.d_model, config.dropout, config.norm_first)
         self.feed_forward_block = Sublayer(config.d_model, config.dropout, config.norm_first)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        x = self.attention_block(x, lambda h: self.self_attention(h, h, mask))
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, structure: dict) -> torch.Tensor:
+        x = self.attention_block(x, lambda h: self.self_attention(h, h, mask, structure=structure))
         return self.feed_forward_block(x, self.feed_forward)
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, config: ModelConfig, index: int):
+    def __init__(self, config: ModelConfig, index: int, self_kernel, cross_kernel):
         super().__init__()
-        attention = ATTENTION.get(config.attention)
-        self.self_attention = attention(config.d_model, config.n_heads, config.dropout)
-        self.cross_attention = attention(config.d_model, config.n_heads, config.dropout)
+        self.self_attention = self_kernel.build(config, "decoder")
+        self.cross_attention = cross_kernel.build(config, "cross")
         self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
         self.self_block = Sublayer(config.d_model, config.dropout, config.norm_first)
         self.cross_block = Sublayer(config.d_model, config.dropout, config.norm_first)
         self.feed_forward_block = Sublayer(config.d_model, config.dropout, config.norm_first)
         self.name = f"decoder{index}"
 
-    def forward(self, x, memory_states, self_mask, memory_mask, cache=None):
+    def forward(self, x, memory_states, self_mask, memory_mask, cache=None, self_structure=None, cross_structure=None):
         x = self.self_block(
-            x, lambda h: self.self_attention(h, h, self_mask, cache, f"{self.name}.self", static_kv=False)
+            x,
+            lambda h: self.self_attention(
+                h, h, self_mask, cache, f"{self.name}.self", static_kv=False, structure=self_structure
+            ),
         )
         x = self.cross_block(
             x,
-            lambda h: self.cross_attention(h, memory_states, memory_mask, cache, f"{self.name}.cross", static_kv=True),
+            lambda h: self.cross_attention(
+                h, memory_states, memory_mask, cache, f"{self.name}.cross", static_kv=True, structure=cross_structure
+            ),
         )
         return self.feed_forward_block(x, self.feed_forward)
 
 
 @MODELS.register("transformer")
 class Transformer(nn.Module):
-    def __init__(self, config: ModelConfig, source_vocab_size: int, target_vocab_size: int, pad_id: int = 0):
+    def __init__(
+        self,
+        config: ModelConfig,
+        source_vocab_size: int,
+        target_vocab_size: int,
+        pad_id: int = 0,
+        source_classes: TokenClasses | None = None,
+        target_classes: TokenClasses | None = None,
+    ):
         super().__init__()
         self.config = config
         self.pad_id = pad_id
         d_model = config.d_model
+        plan = resolve_structure(
+            config,
+            source_classes is not None and source_classes.notation == "prefix",
+            target_classes is not None and target_classes.notation == "prefix",
+        )
+        self.plan = {key: plan[key] for key in ("places", "sides", "embedding")}
+        kernel, standard = plan["kernel"], ATTENTION.get("standard")
+        encoding, sinusoidal = plan["encoding"], POSITIONS.get("sinusoidal")
+
+        def kernel_in(place):
+            return kernel if place in plan["places"] else standard
+
+        def encoding_in(side):
+            return encoding if side in plan["sides"] else sinusoidal
+
         self.source_embedding = nn.Embedding(source_vocab_size, d_model, padding_idx=pad_id)
         self.target_embedding = nn.Embedding(target_vocab_size, d_model, padding_idx=pad_id)
-        positions = POSITIONS.get(config.positions)
-        self.source_positions = positions(d_model, config.max_len)
-        self.target_positions = positions(d_model, config.max_len)
+        self.source_positions = encoding_in("encoder").build(config)
+        self.target_positions = encoding_in("decoder").build(config)
+        role = plan["embedding"] == "role"
+        self.source_role = RoleEmbedding(d_model) if role else None
+        self.target_role = RoleEmbedding(d_model) if role else None
+        # Tree parsers for the sides whose encoding or attention reads the tree.
+        self.source_relations = kernel_in("encoder").needs_tree
+        self.target_relations = kernel_in("decoder").needs_tree
+        needs_source_tree = self.source_relations or encoding_in("encoder").needs_tree
+        needs_target_tree = self.target_relations or encoding_in("decoder").needs_tree
+        self.source_tree = (
+            TreeStructure(source_classes, False, config.tree_depth, config.tree_relations) if needs_source_tree else None
+        )
+        self.target_tree = (
+            TreeStructure(target_classes, True, config.tree_depth, config.tree_relations) if needs_target_tree else None
+        )
         self.embedding_dropout = nn.Dropout(config.dropout)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(config, i) for i in range(config.n_decoder_layers))
+        self.encoder_layers = nn.ModuleList(EncoderLayer(config, kernel_in("encoder")) for _ in range(config.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(
+            DecoderLayer(config, i, kernel_in("decoder"), kernel_in("cross")) for i in range(config.n_decoder_layers)
+        )
         # Pre-LN stacks end with a LayerNorm; post-LN layers already normalise their output.
         self.encoder_norm = nn.LayerNorm(d_model) if config.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(d_model) if config.norm_first else nn.Identity()
@@ -106,29 +226,45 @@ class Transformer(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Xavier-uniform matrices, N(0, d^-1/2) embeddings (N(0, 1) with the role embedding, as in
+        the TP-Transformer's appendix B), then each layer's own special initialisation."""
         for name, parameter in self.named_parameters():
             if "embedding" in name:
-                nn.init.normal_(parameter, std=self.config.d_model**-0.5)
+                nn.init.normal_(parameter, std=1.0 if self.plan["embedding"] == "role" else self.config.d_model**-0.5)
             elif parameter.dim() > 1:
                 nn.init.xavier_uniform_(parameter)
+        for module in self.modules():
+            if module is not self and hasattr(module, "init_parameters"):
+                module.init_parameters()
         for embedding in (self.source_embedding, self.target_embedding):
             with torch.no_grad():
                 embedding.weight[self.pad_id].zero_()
 
-    def embed(self, embedding: nn.Embedding, positions: nn.Module, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
-        x = embedding(ids) * math.sqrt(self.config.d_model)  # (B, T, D)
-        return self.embedding_dropout(positions(x, start))
+    def embed(self, side: str, ids: torch.Tensor, start: int = 0, tree: dict | None = None) -> torch.Tensor:
+        embedding = self.source_embedding if side == "encoder" else self.target_embedding
+        positions = self.source_positions if side == "encoder" else self.target_positions
+        role = self.source_role if side == "encoder" else self.target_role
+        x = positions(embedding(ids) * math.sqrt(self.config.d_model), start, tree)  # (B, T, D)
+        if role is not None:
+            x = role(x)
+        return self.embedding_dropout(x)
 
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         padding = source.eq(self.pad_id)  # (B, S) True at padding
         mask = ~padding[:, None, None, :]  # (B, 1, 1, S) True where a key may be attended to
-        x = self.embed(self.source_embedding, self.source_positions, source)
+        structure, tree = {"query_start": 0}, None
+        if self.source_tree is not None:
+            tree, _ = self.source_tree(source, None, relations=self.source_relations)
+            if self.source_relations:
+                structure["relations"] = tree["relations"]  # (B, S, S)
+        x = self.embed("encoder", source, 0, tree)
         for layer in self.encoder_layers:
-            x = layer(x, mask)
+            x = layer(x, mask, structure)
         return {"states": self.encoder_norm(x), "mask": mask}
 
     def project(self, states: torch.Tensor) -> torch.Tensor:
+        """Output distribution through the shared target embedding, softmax(E^T z) (TP-Transformer eq. 8)."""
         if self.output is None:
             return states @ self.target_embedding.weight.t() + self.output_bias  # (B, T, V)
         return self.output(states) + self.output_bias
@@ -137,9 +273,20 @@ class Transformer(nn.Module):
         length = target_in.size(1)
         # Token t may attend to tokens up to t; with a cache the earlier tokens are already stored.
         self_mask = torch.ones(length, start + length, dtype=torch.bool, device=target_in.device).tril(start)
-        x = self.embed(self.target_embedding, self.target_positions, target_in, start)
+        self_structure, tree = {"query_start": start}, None
+        if self.target_tree is not None:
+            state = None
+            if cache is not None and "tree.depth" in cache:
+                state = {key[len("tree.") :]: value for key, value in cache.items() if key.startswith("tree.")}
+            tree, state = self.target_tree(target_in, state, relations=self.target_relations)
+            if cache is not None:
+                cache.update({f"tree.{key}": value for key, value in state.items()})
+            if self.target_relations:
+                self_structure["relations"] = tree["relations"]  # (B, T, start + T)
+        x = self.embed("decoder", target_in, start, tree)
+        cross_structure = {"query_start": start}
         for layer in self.decoder_layers:
-            x = layer(x, memory["states"], self_mask, memory["mask"], cache)
+            x = layer(x, memory["states"], self_mask, memory["mask"], cache, self_structure, cross_structure)
         return self.project(self.decoder_norm(x))
 
     def forward(self, batch: dict) -> torch.Tensor:
@@ -152,3 +299,14 @@ class Transformer(nn.Module):
         logits = self.decode(memory, prefix[:, done:], cache, start=done)  # (B, t - done, V)
         cache["length"] = torch.full((prefix.size(0),), prefix.size(1), dtype=torch.long, device=prefix.device)
         return torch.log_softmax(logits[:, -1].float(), dim=-1), cache
+
+    @torch.no_grad()
+    def fit_structure(self, sources, targets) -> dict:
+        """Give the tree-relation ids to the most frequent relations of the training sequences
+        (id lists: sources without bos, targets with bos). Returns the ranking per side."""
+        ranking = {}
+        if self.source_tree is not None and self.source_relations:
+            ranking["encoder"] = self.source_tree.fit_relations(sources, causal=False)
+        if self.target_tree is not None and self.target_relations:
+            ranking["decoder"] = self.target_tree.fit_relations(targets, causal=True)
+        return ranking

@@ -1,8 +1,23 @@
-"""Multi-head attention with pluggable kernels (Vaswani et al. 2017, eq. 1 and "Multi-Head Attention").
+"""Multi-head attention kernels: standard (Vaswani et al. 2017, eq. 1), TP-Attention (Schlag et al.
+2019, eqs. 3-6), relative positions (Shaw et al. 2018, eqs. 3-7), tree relative attention (Kim et al. 2021).
 
 A kernel is registered in ``neuromath.registry.ATTENTION`` under a name; the Transformer builds
 every attention layer from that name, so a variant (TP-Attention, relative positions, ...) is a
 new registered class with the same ``forward`` signature, not a change to the model.
+
+The kernel contract:
+  ``Kernel.build(config: ModelConfig, place)`` makes one layer; ``place`` is "encoder", "decoder"
+  (self-attention) or "cross" (encoder-decoder attention).
+  ``Kernel.default_places``: where ``attention_in: auto`` puts the kernel.
+  ``Kernel.needs_tree``: the kernel reads ``structure["relations"]`` and so needs a side whose
+  tokens form prefix trees (the model computes the relations; see ``neuromath.nn.tree``).
+  ``forward(query, key_value, mask, cache, cache_prefix, static_kv, structure)`` where ``structure``
+  is a dict the model fills: ``query_start`` (int, the absolute position of the first query; keys
+  sit at positions 0 .. Tk-1 of their own sequence) and, for tree kernels, ``relations``
+  (B, Tq, Tk) relation ids of every query token to every key token, the cached ones included.
+  With a cache in decoder self-attention the Tq new queries are the last Tq of the Tk keys.
+  ``init_parameters()`` (where a kernel has it) gives its special parameters their starting values;
+  the model calls it again after its generic initialisation.
 """
 
 from __future__ import annotations
@@ -11,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neuromath.errors import ConfigError
 from neuromath.registry import ATTENTION
 
 
@@ -26,6 +42,13 @@ class StandardAttention(nn.Module):
                  values of ``key_value`` are computed once and kept; otherwise the new keys and
                  values are appended to those already cached (decoder self-attention).
     """
+
+    default_places = ("encoder", "decoder", "cross")
+    needs_tree = False
+
+    @classmethod
+    def build(cls, config, place: str = "encoder") -> "StandardAttention":
+        return cls(config.d_model, config.n_heads, config.dropout)
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0):
         super().__init__()
@@ -69,10 +92,219 @@ class StandardAttention(nn.Module):
         cache: dict | None = None,
         cache_prefix: str = "attention",
         static_kv: bool = False,
+        structure: dict | None = None,
     ) -> torch.Tensor:
         queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
         keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
         attended = F.scaled_dot_product_attention(
             queries, keys, values, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
         )  # (B, H, Tq, Dh)
+        return self.output(self.merge_heads(attended))
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Softmax over the last dimension of ``scores`` (B, H, Tq, Tk) with entries where ``mask`` is
+    False excluded (set to -inf first); ``mask`` is bool, broadcastable to ``scores``, or None."""
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1)
+
+
+@ATTENTION.register("tp")
+class TPAttention(StandardAttention):
+    """TP-Attention (Schlag et al. 2019, "Enhancing the Transformer with Explicit Relational Encoding
+    for Math Problem Solving", eqs. 3-6).
+
+    Each head computes, besides its query, key and value, a relation vector ``r = W_r z + b_r`` from
+    the query-side input z (eq. 3; in encoder-decoder attention z is the decoder state). The head's
+    filler ``v_bar = softmax(q k^T / sqrt(d_k)) v`` (eqs. 4-5) is bound to the relation by the
+    elementwise product ``v_bar * r``, and the heads' bindings are projected by W_o and summed (eq. 6).
+    The relation comes from the new queries only, so it needs no cache.
+    """
+
+    default_places = ("encoder", "decoder", "cross")
+    needs_tree = False
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0):
+        super().__init__(d_model, n_heads, dropout)
+        self.relation = nn.Linear(d_model, d_model)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key_value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        cache: dict | None = None,
+        cache_prefix: str = "attention",
+        static_kv: bool = False,
+        structure: dict | None = None,
+    ) -> torch.Tensor:
+        queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
+        relations = self.split_heads(self.relation(query))  # (B, H, Tq, Dh)
+        keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
+        fillers = F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
+        )  # (B, H, Tq, Dh)
+        return self.output(self.merge_heads(fillers * relations))
+
+
+@ATTENTION.register("relative")
+class RelativeAttention(StandardAttention):
+    """Relative position representations (Shaw, Uszkoreit & Vaswani 2018, "Self-Attention with
+    Relative Position Representations", eqs. 3-7).
+
+    ``e_ij = q_i . (k_j + a^K_ij) / sqrt(d_head)`` (eq. 5), ``z_i = sum_j alpha_ij (v_j + a^V_ij)``
+    (eq. 3), where ``a^K_ij = w^K[clip(j - i, -k, k)]`` and likewise ``a^V`` (eqs. 6-7): 2k+1 learned
+    vectors of size ``head_dim`` each for keys and values, shared by all heads as in the paper.
+
+    Query i sits at absolute position ``structure["query_start"] + i`` (0 when not given) and key j
+    at position j, which serves self-attention with a cache (the new queries are the last ones) and
+    encoder-decoder attention (decoder position against source position) alike.
+
+    Neither (Tq, Tk, head_dim) tensor of gathered vectors is built: the scores ``q . w^K`` are
+    computed for the 2k+1 distances and gathered by the (Tq, Tk) distance index, and the attention
+    weights are summed into 2k+1 distance buckets before they multiply ``w^V``.
+    """
+
+    default_places = ("encoder", "decoder")
+    needs_tree = False
+
+    @classmethod
+    def build(cls, config, place: str = "encoder") -> "RelativeAttention":
+        return cls(config.d_model, config.n_heads, config.dropout, config.relative_k)
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, max_distance: int = 16):
+        super().__init__(d_model, n_heads, dropout)
+        if max_distance < 0:
+            raise ConfigError(f"relative_k must be >= 0, got {max_distance}")
+        self.max_distance = max_distance
+        self.relative_keys = nn.Parameter(torch.empty(2 * max_distance + 1, self.head_dim))  # w^K, (2k+1, Dh)
+        self.relative_values = nn.Parameter(torch.empty(2 * max_distance + 1, self.head_dim))  # w^V, (2k+1, Dh)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        nn.init.xavier_uniform_(self.relative_keys)
+        nn.init.xavier_uniform_(self.relative_values)
+
+    def distance_index(self, query_length: int, key_length: int, query_start: int, device) -> torch.Tensor:
+        """(Tq, Tk) index ``clip(j - i, -k, k) + k`` in [0, 2k] of query i (at ``query_start + i``) and key j."""
+        query_positions = torch.arange(query_start, query_start + query_length, device=device)
+        key_positions = torch.arange(key_length, device=device)
+        distance = key_positions[None, :] - query_positions[:, None]  # (Tq, Tk)
+        return distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key_value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        cache: dict | None = None,
+        cache_prefix: str = "attention",
+        static_kv: bool = False,
+        structure: dict | None = None,
+    ) -> torch.Tensor:
+        queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
+        keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
+        batch, heads, query_length, _ = queries.shape
+        key_length = keys.size(2)
+        query_start = int(structure.get("query_start", 0)) if structure else 0
+        distance = self.distance_index(query_length, key_length, query_start, queries.device)
+        distance = distance.expand(batch, heads, query_length, key_length)  # (B, H, Tq, Tk)
+
+        content_scores = queries @ keys.transpose(-2, -1)  # (B, H, Tq, Tk)
+        scores_by_distance = queries @ self.relative_keys.t()  # (B, H, Tq, 2k+1)
+        position_scores = scores_by_distance.gather(-1, distance)  # (B, H, Tq, Tk)
+        scores = (content_scores + position_scores) / self.head_dim**0.5
+        weights = masked_softmax(scores, mask)
+        weights = F.dropout(weights, p=self.dropout, training=self.training)  # (B, H, Tq, Tk)
+
+        weights_by_distance = weights.new_zeros(batch, heads, query_length, 2 * self.max_distance + 1)
+        weights_by_distance.scatter_add_(-1, distance, weights)  # (B, H, Tq, 2k+1)
+        attended = weights @ values + weights_by_distance @ self.relative_values  # (B, H, Tq, Dh)
+        return self.output(self.merge_heads(attended))
+
+
+TREE_RELATIVE_FORMS = ("multiplicative", "additive")
+
+
+@ATTENTION.register("tree_relative")
+class TreeRelativeAttention(StandardAttention):
+    """Tree relative attention (after Kim et al. 2021, "Code Prediction by Feeding Trees to
+    Transformers", TravTrans+): one learned scalar per head and tree relation scales or shifts the
+    attention scores ``a_ij = q_i . k_j / sqrt(d_head)``.
+
+      multiplicative: ``softmax_j(a_ij * r[rel(i, j), h])``, r starts at 1 (standard attention);
+      additive:       ``softmax_j(a_ij + r[rel(i, j), h])``, r starts at 0 (through SDPA as a bias).
+
+    ``structure["relations"]`` (B, Tq, Tk) holds the relation ids in [0, n_relations) of every query
+    token to every key token; the model computes them from the prefix trees of the tokens. Used in
+    self-attention only (encoder or decoder), where queries and keys are tokens of the same tree.
+    """
+
+    default_places = ("encoder", "decoder")
+    needs_tree = True
+
+    @classmethod
+    def build(cls, config, place: str = "encoder") -> "TreeRelativeAttention":
+        if place == "cross":
+            raise ConfigError(
+                "tree_relative attention relates tokens of one tree and so works only in self-attention "
+                "(encoder, decoder); remove 'cross' from attention_in"
+            )
+        return cls(config.d_model, config.n_heads, config.dropout, config.tree_relations, config.tree_relative_form)
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        dropout: float = 0.0,
+        n_relations: int = 64,
+        form: str = "multiplicative",
+    ):
+        super().__init__(d_model, n_heads, dropout)
+        if form not in TREE_RELATIVE_FORMS:
+            raise ConfigError(f"tree_relative_form must be one of {', '.join(TREE_RELATIVE_FORMS)}; got {form!r}")
+        if n_relations < 1:
+            raise ConfigError(f"tree_relations must be >= 1, got {n_relations}")
+        self.form = form
+        self.relation_weights = nn.Parameter(torch.empty(n_relations, n_heads))  # r, (R, H)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        nn.init.constant_(self.relation_weights, 1.0 if self.form == "multiplicative" else 0.0)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key_value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        cache: dict | None = None,
+        cache_prefix: str = "attention",
+        static_kv: bool = False,
+        structure: dict | None = None,
+    ) -> torch.Tensor:
+        if not structure or structure.get("relations") is None:
+            raise ValueError(
+                'tree_relative attention needs structure["relations"] (B, Tq, Tk); the model must supply relations'
+            )
+        queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
+        keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
+        relations = structure["relations"]
+        expected = (queries.size(0), queries.size(2), keys.size(2))
+        if tuple(relations.shape) != expected:
+            raise ValueError(f"relations have shape {tuple(relations.shape)}, expected (B, Tq, Tk) = {expected}")
+        relation_weights = self.relation_weights[relations].permute(0, 3, 1, 2)  # (B, H, Tq, Tk)
+        dropout = self.dropout if self.training else 0.0
+        if self.form == "additive":
+            bias = relation_weights.to(queries.dtype)
+            if mask is not None:
+                bias = bias.masked_fill(~mask, float("-inf"))
+            attended = F.scaled_dot_product_attention(
+                queries, keys, values, attn_mask=bias, dropout_p=dropout
+            )  # (B, H, Tq, Dh)
+        else:
+            scores = queries @ keys.transpose(-2, -1) / self.head_dim**0.5  # (B, H, Tq, Tk)
+            weights = masked_softmax(scores * relation_weights, mask)
+            weights = F.dropout(weights, p=dropout, training=self.training)
+            attended = weights @ values  # (B, H, Tq, Dh)
         return self.output(self.merge_heads(attended))

@@ -1,4 +1,11 @@
-"""Positional encodings, registered by name: sinusoidal (Vaswani et al. 2017, section 3.5)."""
+"""Positional encodings, registered by name: sinusoidal (Vaswani et al. 2017, section 3.5), learned
+absolute positions (Gehring et al. 2017, section 3.1).
+
+The contract: ``Encoding.build(config: ModelConfig)`` makes one; ``forward(embeddings, start, tree)``
+returns the embeddings (B, T, D) with positions added, where ``start`` is the absolute position of
+the first of the T tokens and ``tree`` (only for encodings with ``needs_tree``) is the dict of
+``neuromath.nn.tree.TreeParser`` for those tokens (``paths``: (B, T, L) child indices from the root).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +21,12 @@ from neuromath.registry import POSITIONS
 class SinusoidalPositions(nn.Module):
     """Adds ``PE(pos, 2i) = sin(pos / 10000^(2i/d))``, ``PE(pos, 2i+1) = cos(...)`` to embeddings."""
 
+    needs_tree = False
+
+    @classmethod
+    def build(cls, config) -> "SinusoidalPositions":
+        return cls(config.d_model, config.max_len)
+
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
         position = torch.arange(max_len).unsqueeze(1)  # (L, 1)
@@ -23,9 +36,35 @@ class SinusoidalPositions(nn.Module):
         table[:, 1::2] = torch.cos(position * frequency[: d_model // 2])
         self.register_buffer("table", table, persistent=False)
 
-    def forward(self, embeddings: torch.Tensor, start: int = 0) -> torch.Tensor:
+    def forward(self, embeddings: torch.Tensor, start: int = 0, tree: dict | None = None) -> torch.Tensor:
         """embeddings: (B, T, D); ``start`` is the position of the first of the T tokens."""
         length = embeddings.size(1)
         if start + length > self.table.size(0):
             raise ValueError(f"sequence of {start + length} tokens is longer than max_len {self.table.size(0)}")
         return embeddings + self.table[start : start + length]
+
+
+@POSITIONS.register("learned")
+class LearnedPositions(nn.Module):
+    """Adds a learned vector per absolute position (Gehring et al. 2017, "Convolutional Sequence to
+    Sequence Learning", section 3.1): row ``start + t`` of a (max_len, d_model) table to token t."""
+
+    needs_tree = False
+
+    @classmethod
+    def build(cls, config) -> "LearnedPositions":
+        return cls(config.d_model, config.max_len)
+
+    def __init__(self, d_model: int, max_len: int = 512):
+        super().__init__()
+        # The name contains "embedding", so the model's generic initialisation (N(0, d^-0.5)) covers it.
+        self.position_embedding = nn.Embedding(max_len, d_model)
+        nn.init.normal_(self.position_embedding.weight, std=d_model**-0.5)
+
+    def forward(self, embeddings: torch.Tensor, start: int = 0, tree: dict | None = None) -> torch.Tensor:
+        """embeddings: (B, T, D); ``start`` is the position of the first of the T tokens."""
+        length = embeddings.size(1)
+        max_len = self.position_embedding.num_embeddings
+        if start + length > max_len:
+            raise ValueError(f"sequence of {start + length} tokens is longer than max_len {max_len}")
+        return embeddings + self.position_embedding.weight[start : start + length]

@@ -25,9 +25,13 @@ class SequenceTask:
     equation_matches: Callable[[Sequence[str], Any], bool]  # token-exact match of the target
     describe: Callable[[Sequence[str], Any], dict]  # a JSON-ready record of one prediction
     write: Callable[[list, str], None]  # write examples in the project's own format
+    source_grammar: Any = None  # a neuromath.expr.grammar.TreeGrammar when sources are prefix/postfix expressions
+    target_grammar: Any = None  # ... when targets are (tree positions, tree relative attention, constrained decoding)
+    verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
 
 
 def _word_problem_task() -> SequenceTask:
+    from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR
     from neuromath.tasks import word_problems as wp
     from neuromath.text import word_tokens
 
@@ -42,6 +46,8 @@ def _word_problem_task() -> SequenceTask:
         equation_matches=wp.equation_matches,
         describe=wp.describe_prediction,
         write=wp.write_jsonl,
+        target_grammar=WORD_PROBLEM_GRAMMAR,
+        verify=wp.is_well_formed,
     )
 
 

@@ -410,6 +410,15 @@ def is_correct(hypothesis_tokens: Sequence[str], example: Example, rel_tol: floa
     return math.isclose(value, example.answer, rel_tol=rel_tol)
 
 
+def is_well_formed(hypothesis_tokens: Sequence[str], example: Example) -> bool:
+    """The verifier of n-best re-ranking: the hypothesis is a complete prefix equation over the
+    problem's numbers that evaluates to a finite value (it need not be the right one)."""
+    try:
+        return math.isfinite(float(equation_value(hypothesis_tokens, example.numbers)))
+    except (NeuromathError, OverflowError, RecursionError, ZeroDivisionError):
+        return False
+
+
 def equation_matches(hypothesis_tokens: Sequence[str], example: Example) -> bool:
     """Equation accuracy: the hypothesis is token for token the gold equation."""
     return tuple(hypothesis_tokens) == example.equation

@@ -14,7 +14,6 @@ from lightning.pytorch.callbacks import TQDMProgressBar
 from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
-from neuromath.models import build_model
 
 
 def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:
@@ -30,10 +29,10 @@ class SequenceModule(pl.LightningModule):
     examples at ``indices``, how many decoded token-id lists are right by the task's own measure.
     """
 
-    def __init__(self, config: Config, source_vocab_size: int, target_vocab_size: int, scorer: Callable | None = None):
+    def __init__(self, config: Config, model: torch.nn.Module, scorer: Callable | None = None):
         super().__init__()
         self.config = config
-        self.model = build_model(config.model, source_vocab_size, target_vocab_size)
+        self.model = model
         self.scorer = scorer
         self._counts = [0, 0, 0]  # value correct, equation correct, total
 

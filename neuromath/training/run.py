@@ -111,6 +111,7 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         logging.getLogger(name).setLevel(logging.WARNING)  # no banners about GPUs, TPUs and tips
 
     from neuromath.training.data import EncodedExamples, make_loader
+    from neuromath.models import build_task_model
     from neuromath.training.module import ProgressBar, SequenceModule
 
     run_dir = Path(run_dir)
@@ -156,7 +157,10 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         return value, equation
 
     train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)
-    module = SequenceModule(config, len(source_vocab), len(target_vocab), scorer)
+    model = build_task_model(config.model, task, source_vocab, target_vocab)
+    if not resume and hasattr(model, "fit_structure"):  # tree-relation ids from the training data
+        model.fit_structure([source for source, _ in train_set.items], [target[:-1] for _, target in train_set.items])
+    module = SequenceModule(config, model, scorer)
     monitor = {"monitor": "val_value_accuracy", "mode": "max"}
     # Two checkpoint callbacks: Lightning's save_last only writes when the best one improves.
     best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **monitor)
