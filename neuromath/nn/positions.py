@@ -57,9 +57,14 @@ class LearnedPositions(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
-        # The name contains "embedding", so the model's generic initialisation (N(0, d^-0.5)) covers it.
         self.position_embedding = nn.Embedding(max_len, d_model)
-        nn.init.normal_(self.position_embedding.weight, std=d_model**-0.5)
+        self.init_parameters()
+
+    def init_parameters(self) -> None:
+        # N(0, 1): the scale of the token embeddings after their sqrt(d_model) factor, so positions
+        # are not drowned out at the start of training (with N(0, d^-1/2) a tiny model barely
+        # learned to copy, 0.52 exact match against 0.89 for sinusoidal positions).
+        nn.init.normal_(self.position_embedding.weight, std=1.0)
 
     def forward(self, embeddings: torch.Tensor, start: int = 0, tree: dict | None = None) -> torch.Tensor:
         """embeddings: (B, T, D); ``start`` is the position of the first of the T tokens."""
