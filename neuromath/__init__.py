@@ -5,11 +5,12 @@ from neuromath.errors import ConfigError, DataFormatError, ExpressionError, Neur
 __version__ = "0.1.0"
 
 
-def load(run_dir, device: str = "cpu"):
-    """Load a trained run: ``neuromath.load("runs/demo").solve("Jerry had 135 pens. ...")``."""
+def load(run_dir, device: str = "cpu", **decode):
+    """Load a trained run: ``neuromath.load("runs/demo").solve("Jerry had 135 pens. ...")``;
+    decoding settings may be overridden: ``neuromath.load(run, beam=10, nbest=5)``."""
     from neuromath.api import load as load_run
 
-    return load_run(run_dir, device)
+    return load_run(run_dir, device, **decode)
 
 
 __all__ = ["ConfigError", "DataFormatError", "ExpressionError", "NeuromathError", "load", "__version__"]

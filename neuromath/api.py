@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -9,10 +10,21 @@ from typing import Sequence
 
 import torch
 
-from neuromath.config import Config, load_config
-from neuromath.errors import NeuromathError
+from neuromath.config import Config, DecodeConfig, load_config
+from neuromath.errors import ConfigError, NeuromathError
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import Vocabulary
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One entry of an n-best list: the model's tokens, their score and whether the task's verifier accepts them."""
+
+    tokens: tuple[str, ...]
+    score: float  # length-normalised log-probability (beam search's ranking score)
+    verified: bool | None  # None when the task has no verifier
+    equation: str = ""  # filled in by solve: the equation over the problem's own numbers, if well-formed
+    answer_text: str = ""  # filled in by solve: its value
 
 
 @dataclass(frozen=True)
@@ -24,6 +36,7 @@ class Solution:
     answer: float | None  # None when the equation could not be evaluated
     answer_text: str  # exact form: "116", "2.5", "(7/3)"; empty when there is no answer
     masked_equation: tuple[str, ...]  # the model's prefix tokens over n0, n1, ...
+    nbest: tuple[Candidate, ...] = ()  # the beam's n-best list, best first, when nbest > 1
 
     def __str__(self) -> str:
         if not self.equation:
@@ -31,10 +44,24 @@ class Solution:
         return f"{self.equation} = {self.answer_text}"
 
 
-class Solver:
-    """A trained model with its vocabularies and task; decodes batches of examples."""
+def check_decode(decode: DecodeConfig) -> DecodeConfig:
+    if decode.beam < 1 or decode.nbest < 1:
+        raise ConfigError(f"decode: beam ({decode.beam}) and nbest ({decode.nbest}) must be at least 1")
+    if decode.nbest > decode.beam:
+        raise ConfigError(f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})")
+    if decode.max_len < 1:
+        raise ConfigError(f"decode: max_len must be at least 1, not {decode.max_len}")
+    return decode
 
-    def __init__(self, run_dir: str | Path, device: str = "cpu"):
+
+class Solver:
+    """A trained model with its vocabularies and task; decodes batches of examples.
+
+    ``decode`` overrides the run's decoding settings (``DecodeConfig`` fields: beam, nbest,
+    length_penalty, constrained, verify, max_len, batch_size).
+    """
+
+    def __init__(self, run_dir: str | Path, device: str = "cpu", **decode):
         from neuromath.models import build_task_model
 
         run_dir = Path(run_dir)
@@ -45,6 +72,10 @@ class Solver:
             raise NeuromathError(f"{run_dir} has no trained weights (model.pt); did training finish?")
         self.run_dir = run_dir
         self.config: Config = load_config(run_dir / "config.yaml")
+        unknown = sorted(set(decode) - {f.name for f in dataclasses.fields(DecodeConfig)})
+        if unknown:
+            raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")
+        self.decode = check_decode(dataclasses.replace(self.config.decode, **decode))
         self.task: SequenceTask = get_task(self.config.data.task)
         self.source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         self.target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
@@ -52,26 +83,74 @@ class Solver:
         self.model = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
         self.model.load_state_dict(torch.load(weights_path, map_location=self.device, weights_only=True))
         self.model.to(self.device).eval()
+        self.constraint = None
+        if self.decode.constrained:
+            if self.task.target_grammar is None:
+                raise ConfigError(f"decode.constrained: the {self.task.name} task declares no target grammar")
+            from neuromath.decoding.constraints import GrammarConstraint
 
-    def predict(self, examples: Sequence, batch_size: int | None = None) -> list[list[str]]:
-        """Greedy hypotheses (target tokens) for each example, decoded in batches."""
+            self.constraint = GrammarConstraint(self.task.target_grammar.token_classes(self.target_vocab.tokens))
+
+    def predict_nbest(self, examples: Sequence, batch_size: int | None = None) -> list[list[Candidate]]:
+        """The n-best hypotheses (target tokens) of each example, best first, decoded in batches:
+        greedy when beam and nbest are 1, else batched beam search."""
+        from neuromath.decoding.beam import beam_search
         from neuromath.decoding.greedy import greedy_decode
         from neuromath.training.data import EncodedExamples, collate
 
-        batch_size = batch_size or self.config.decode.batch_size
+        decode = self.decode
+        batch_size = batch_size or decode.batch_size
+        if decode.beam > 1:  # keep batch x beam rows about as many as a greedy batch
+            batch_size = max(1, batch_size // decode.beam)
         encoded = EncodedExamples(examples, self.task, self.source_vocab, self.target_vocab)
         for (source, _), example in zip(encoded.items, encoded.examples):
             if len(source) > self.config.model.max_len:
                 raise NeuromathError(
                     f"example {example.id!r} has {len(source)} tokens; the model reads at most {self.config.model.max_len}"
                 )
-        hypotheses: list[list[str]] = []
+        results: list[list[Candidate]] = []
         for start in range(0, len(encoded), batch_size):
             batch = collate([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))])
             batch = {key: value.to(self.device) for key, value in batch.items()}
-            for ids in greedy_decode(self.model, batch, self.config.decode.max_len):
-                hypotheses.append(self.target_vocab.decode(ids))
-        return hypotheses
+            if decode.beam == 1:
+                lists = [[(ids, 0.0)] for ids in greedy_decode(self.model, batch, decode.max_len, constraint=self.constraint)]
+            else:
+                lists = [
+                    [(h.tokens, h.normalized) for h in hypotheses]
+                    for hypotheses in beam_search(
+                        self.model, batch, decode.beam, decode.max_len, nbest=decode.nbest,
+                        length_penalty=decode.length_penalty, constraint=self.constraint,
+                    )
+                ]
+            for hypotheses, example in zip(lists, encoded.examples[start : start + batch_size]):
+                candidates = []
+                for ids, score in hypotheses:
+                    tokens = tuple(self.target_vocab.decode(ids))
+                    verified = None if self.task.verify is None else bool(self.task.verify(tokens, example))
+                    candidates.append(Candidate(tokens, float(score), verified))
+                results.append(candidates)
+        return results
+
+    def choose(self, candidates: list[Candidate]) -> Candidate:
+        """The answer of an n-best list: the first verified hypothesis when verification is on, else the best."""
+        if self.decode.verify:
+            for candidate in candidates:
+                if candidate.verified:
+                    return candidate
+        return candidates[0]
+
+    def predict(self, examples: Sequence, batch_size: int | None = None) -> list[list[str]]:
+        """One hypothesis (target tokens) per example: the chosen entry of its n-best list."""
+        return [list(self.choose(candidates).tokens) for candidates in self.predict_nbest(examples, batch_size)]
+
+    @staticmethod
+    def describe_candidate(candidate: Candidate, example) -> Candidate:
+        from neuromath.tasks.word_problems import describe_prediction
+
+        record = describe_prediction(list(candidate.tokens), example)
+        return dataclasses.replace(
+            candidate, equation=record["predicted_equation"] or "", answer_text=record.get("predicted_answer_text") or ""
+        )
 
     def solve(self, text: str) -> Solution:
         if self.task.name != "word_problems":
@@ -79,7 +158,8 @@ class Solver:
         from neuromath.tasks.word_problems import describe_prediction, prepare_problem
 
         example = prepare_problem(text)
-        tokens = self.predict([example])[0]
+        candidates = self.predict_nbest([example])[0]
+        tokens = self.choose(candidates).tokens
         record = describe_prediction(tokens, example)
         return Solution(
             text=text,
@@ -87,9 +167,11 @@ class Solver:
             answer=record["predicted_value"],
             answer_text=record.get("predicted_answer_text") or "",
             masked_equation=tuple(tokens),
+            nbest=tuple(self.describe_candidate(c, example) for c in candidates) if self.decode.nbest > 1 else (),
         )
 
 
-def load(run_dir: str | Path, device: str = "cpu") -> Solver:
-    """Load a trained run directory for prediction and solving."""
-    return Solver(run_dir, device)
+def load(run_dir: str | Path, device: str = "cpu", **decode) -> Solver:
+    """Load a trained run directory for prediction and solving; ``decode`` overrides decoding
+    settings, e.g. ``load(run, beam=10, nbest=5)``."""
+    return Solver(run_dir, device, **decode)

@@ -57,7 +57,7 @@ def command_evaluate(args: argparse.Namespace) -> int:
     import neuromath
     from neuromath.evaluation.evaluate import evaluate_examples, write_predictions
 
-    solver = neuromath.load(args.run_dir)
+    solver = neuromath.load(args.run_dir, **decode_options(args))
     skipped: list = []
     examples = solver.task.read(args.data, args.format, lenient=args.lenient, skipped=skipped)
     if not examples:
@@ -73,6 +73,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
             print(f"skipped: {error}", file=sys.stderr)
         print(f"value accuracy    {_percent(metrics['value_accuracy'])} ({metrics['value_correct']}/{metrics['n']})")
         print(f"equation accuracy {_percent(metrics['equation_accuracy'])} ({metrics['equation_correct']}/{metrics['n']})")
+        if "nbest_value_accuracy" in metrics:
+            print(f"value accuracy of the {solver.decode.nbest}-best lists (any right) {_percent(metrics['nbest_value_accuracy'])}")
         if skipped:
             print(f"skipped {len(skipped)} malformed rows (listed above)")
         print(f"predictions written to {predictions}")
@@ -82,7 +84,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
 def command_solve(args: argparse.Namespace) -> int:
     import neuromath
 
-    solution = neuromath.load(args.run_dir).solve(args.text)
+    solver = neuromath.load(args.run_dir, **decode_options(args))
+    solution = solver.solve(args.text)
     if args.json:
         print(json.dumps({
             "text": solution.text,
@@ -90,14 +93,51 @@ def command_solve(args: argparse.Namespace) -> int:
             "answer": solution.answer,
             "answer_text": solution.answer_text,
             "masked_equation": list(solution.masked_equation),
+            "nbest": [
+                {"tokens": list(c.tokens), "equation": c.equation, "answer_text": c.answer_text, "score": c.score,
+                 "verified": c.verified}
+                for c in solution.nbest
+            ],
         }, ensure_ascii=False))
-    elif solution.equation:
+        return 0
+    for rank, candidate in enumerate(solution.nbest, start=1):
+        shown = f"{candidate.equation} = {candidate.answer_text}" if candidate.equation else " ".join(candidate.tokens) or "(empty)"
+        mark = "" if candidate.verified is None else "" if candidate.verified else "  (not well-formed)"
+        print(f"{rank:>3}. {shown:<40} score {candidate.score:8.4f}{mark}")
+    if solution.nbest:
+        print()
+    if solution.equation:
         print(f"equation: {solution.equation}")
         print(f"answer: {solution.answer_text}")
     else:
         print(f"no well-formed equation (model output: {' '.join(solution.masked_equation) or 'empty'})")
         return 1
     return 0
+
+
+def decode_options(args: argparse.Namespace) -> dict:
+    """Decoding settings given on the command line (the run's config supplies the rest)."""
+    options = {}
+    for name in ("beam", "nbest", "length_penalty", "constrained", "verify"):
+        value = getattr(args, name, None)
+        if value is not None:
+            options[name] = value
+    if "beam" in options and "nbest" not in options:
+        options["nbest"] = 1
+    if "nbest" in options and "beam" not in options:
+        options["beam"] = max(options["nbest"], 1)
+    return options
+
+
+def add_decode_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--beam", type=int, default=None, metavar="K", help="beam width (default: the run's, greedy = 1)")
+    parser.add_argument("--nbest", type=int, default=None, metavar="N", help="keep the N best hypotheses (N <= beam)")
+    parser.add_argument("--length-penalty", dest="length_penalty", type=float, default=None, metavar="ALPHA",
+                        help="rank hypotheses by score / length^ALPHA")
+    parser.add_argument("--constrained", action=argparse.BooleanOptionalAction, default=None,
+                        help="only decode tokens that can still complete a well-formed expression")
+    parser.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,
+                        help="answer with the first n-best hypothesis the task's verifier accepts (default on)")
 
 
 def command_demo(args: argparse.Namespace) -> int:
@@ -165,12 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument("--predictions", default=None, help="where to write predictions (default RUN_DIR/predictions.jsonl)")
+    add_decode_options(evaluate)
     evaluate.set_defaults(handler=command_evaluate)
 
     solve = commands.add_parser("solve", help="solve one word problem with a trained run")
     solve.add_argument("run_dir")
     solve.add_argument("text")
     solve.add_argument("--json", action="store_true")
+    add_decode_options(solve)
     solve.set_defaults(handler=command_solve)
     return parser
 

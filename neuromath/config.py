@@ -211,6 +211,11 @@ def apply_override(values: dict, override: str) -> dict:
         value = yaml.safe_load(raw) if raw.strip() else None
     except yaml.YAMLError:
         value = raw
+    if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string; a user means the number
+        try:
+            value = float(value)
+        except ValueError:
+            pass
     result = dict(values)
     node = result
     for part in parts[:-1]:

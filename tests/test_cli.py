@@ -104,3 +104,54 @@ def test_a_problem_longer_than_the_model_reads_is_a_clear_error(run_dir, tmp_pat
     write_jsonl([example_from_equation("long", long_text, "x=135-19")], tmp_path / "long.jsonl")
     assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "long.jsonl")]) == 2
     assert "the model reads at most 512" in capsys.readouterr().err
+
+
+def test_beam_nbest_constrained_evaluation(run_dir, tmp_path, capsys):
+    from neuromath.expr import from_prefix
+
+    data = tmp_path / "test.jsonl"
+    main(["generate", "word_problems", "--n", "10", "--seed", "5", "--out", str(data)])
+    greedy_file, beam1_file, beam_file = (tmp_path / f"{name}.jsonl" for name in ("greedy", "beam1", "beam"))
+    main(["evaluate", str(run_dir), "--data", str(data), "--json", "--predictions", str(greedy_file)])
+    main(["evaluate", str(run_dir), "--data", str(data), "--json", "--beam", "1", "--predictions", str(beam1_file)])
+    capsys.readouterr()
+    greedy = [json.loads(line)["predicted_tokens"] for line in greedy_file.read_text().splitlines()]
+    assert greedy == [json.loads(line)["predicted_tokens"] for line in beam1_file.read_text().splitlines()]
+    args = ["--beam", "3", "--nbest", "3", "--constrained", "--predictions", str(beam_file)]
+    assert main(["evaluate", str(run_dir), "--data", str(data), "--json", *args]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["decode"] == {"beam": 3, "nbest": 3, "length_penalty": 1.0, "constrained": True, "verify": True}
+    assert metrics["nbest_value_accuracy"] >= metrics["value_accuracy"]
+    for line in beam_file.read_text().splitlines():
+        record = json.loads(line)
+        assert 1 <= len(record["nbest"]) <= 3
+        scores = [entry["score"] for entry in record["nbest"]]
+        assert scores == sorted(scores, reverse=True)
+        for entry in record["nbest"]:
+            from_prefix(entry["tokens"])  # constrained decoding: every hypothesis is a complete prefix expression
+        verified = [entry["tokens"] for entry in record["nbest"] if entry["verified"]]
+        assert record["predicted_tokens"] == (verified[0] if verified else record["nbest"][0]["tokens"])
+
+
+def test_solve_prints_the_nbest_list_and_rejects_nbest_above_beam(run_dir, capsys):
+    assert main(["solve", str(run_dir), JERRY, "--beam", "3", "--nbest", "2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["nbest"]) == 2 and result["nbest"][0]["score"] >= result["nbest"][1]["score"]
+    assert main(["solve", str(run_dir), JERRY, "--beam", "2", "--nbest", "4"]) == 2
+    assert "nbest (4) cannot exceed the beam width (2)" in capsys.readouterr().err
+
+
+def test_a_tree_variant_trains_saves_its_relation_table_and_decodes(tmp_path, capsys):
+    import torch
+
+    import neuromath
+
+    out = tmp_path / "tree"
+    tree = ["--set", "model.attention=tree_relative", "--set", "model.positions=tree", "--set", "model.tree_depth=8"]
+    assert main(["train", "--config", "configs/word_problems/transformer.yaml", *TINY, *tree, "--out", str(out)]) == 0
+    solver = neuromath.load(out, beam=4, nbest=2)
+    table = solver.model.target_tree.relation_table
+    assert torch.equal(table, torch.load(out / "model.pt", weights_only=True)["target_tree.relation_table"])
+    assert not torch.equal(table, solver.model.target_tree.default_relation_table())  # fitted to the training equations
+    assert solver.model.source_tree is None  # the text side has no tree
+    assert len(solver.solve(JERRY).nbest) == 2

@@ -64,3 +64,24 @@ def test_config_to_dict_is_plain():
     values = config_to_dict(Config())
     assert values["optim"]["betas"] == [0.9, 0.98]
     assert yaml.safe_load(yaml.safe_dump(values)) == values
+
+
+def test_override_reads_exponent_numbers_without_a_dot():
+    config = load_config(None, ["optim.lr=1e-4", "optim.betas=[0.9, 0.995]"])
+    assert config.optim.lr == 1e-4 and config.optim.betas == (0.9, 0.995)
+    with pytest.raises(ConfigError, match="model.attention"):
+        load_config(None, ["model.attention=1e-4"])
+
+
+@pytest.mark.parametrize("path", sorted(str(p) for p in __import__("pathlib").Path("configs").rglob("*.yaml")))
+def test_every_preset_loads_and_builds_its_model(path):
+    from neuromath.models import build_task_model
+    from neuromath.tasks import get_task
+    from neuromath.text import Vocabulary
+
+    config = load_config(path)
+    task = get_task(config.data.task)
+    source = Vocabulary(["n0", "n1", "had", "pens"])
+    target = Vocabulary(["+", "-", "*", "/", "^", "neg", "n0", "n1"])
+    model = build_task_model(config.model, task, source, target)
+    assert type(model).__name__ == "Transformer" and model.config == config.model
