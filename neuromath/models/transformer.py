@@ -52,33 +52,31 @@ def parse_places(text: str, allowed: tuple[str, ...], key: str) -> tuple[str, ..
     return places
 
 
+def choose_places(component, setting: str, name: str, key: str, allowed: tuple[str, ...], has_tree: dict) -> tuple[str, ...]:
+    """Where a registered component (kernel or encoding) applies: ``setting`` is ``auto`` (the
+    component's defaults, minus tree-less sides for a component that needs trees) or a comma list."""
+    if setting == "auto":
+        defaults = getattr(component, "default_places", allowed)
+        places = tuple(p for p in defaults if has_tree[p] or not component.needs_tree)
+    else:
+        places = parse_places(setting, allowed, key)
+    if component.needs_tree:
+        missing = [p for p in places if not has_tree[p]]
+        if missing or not places:
+            raise ConfigError(
+                f"model.{name} needs prefix trees, and the task declares none for "
+                f"{', '.join(missing) or 'any side'} (model.{key}={setting})"
+            )
+    return places
+
+
 def resolve_structure(config: ModelConfig, has_source_tree: bool, has_target_tree: bool) -> dict:
     """Where the configured kernel, encoding and embedding apply, checked against the task's trees."""
     has_tree = {"encoder": has_source_tree, "decoder": has_target_tree, "cross": False}
     kernel = ATTENTION.get(config.attention)
-    if config.attention_in == "auto":
-        places = tuple(p for p in kernel.default_places if has_tree[p] or not kernel.needs_tree)
-    else:
-        places = parse_places(config.attention_in, ATTENTION_PLACES, "attention_in")
-    if kernel.needs_tree:
-        missing = [p for p in places if not has_tree[p]]
-        if missing or not places:
-            raise ConfigError(
-                f"model.attention={config.attention} needs prefix trees, and the task declares none for "
-                f"{', '.join(missing) or 'any side'} (model.attention_in={config.attention_in})"
-            )
+    places = choose_places(kernel, config.attention_in, f"attention={config.attention}", "attention_in", ATTENTION_PLACES, has_tree)
     encoding = POSITIONS.get(config.positions)
-    if config.positions_in == "auto":
-        sides = tuple(s for s in POSITION_SIDES if has_tree[s] or not encoding.needs_tree)
-    else:
-        sides = parse_places(config.positions_in, POSITION_SIDES, "positions_in")
-    if encoding.needs_tree:
-        missing = [s for s in sides if not has_tree[s]]
-        if missing or not sides:
-            raise ConfigError(
-                f"model.positions={config.positions} needs prefix trees, and the task declares none for "
-                f"{', '.join(missing) or 'any side'} (model.positions_in={config.positions_in})"
-            )
+    sides = choose_places(encoding, config.positions_in, f"positions={config.positions}", "positions_in", POSITION_SIDES, has_tree)
     embedding = config.embedding
     if embedding == "auto":
         embedding = "role" if config.attention == "tp" else "plain"

@@ -11,7 +11,9 @@ The kernel contract:
   ``Kernel.default_places``: where ``attention_in: auto`` puts the kernel.
   ``Kernel.needs_tree``: the kernel reads ``structure["relations"]`` and so needs a side whose
   tokens form prefix trees (the model computes the relations; see ``neuromath.nn.tree``).
-  ``forward(query, key_value, mask, cache, cache_prefix, static_kv, structure)`` where ``structure``
+  ``forward(query, key_value, mask, cache, cache_prefix, static_kv, structure)`` projects and caches
+  keys and values and calls ``attend(queries, keys, values, mask, query, structure)``, the one step a
+  variant overrides; ``structure``
   is a dict the model fills: ``query_start`` (int, the absolute position of the first query; keys
   sit at positions 0 .. Tk-1 of their own sequence) and, for tree kernels, ``relations``
   (B, Tq, Tk) relation ids of every query token to every key token, the cached ones included.
@@ -96,10 +98,23 @@ class StandardAttention(nn.Module):
     ) -> torch.Tensor:
         queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
         keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
-        attended = F.scaled_dot_product_attention(
-            queries, keys, values, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
-        )  # (B, H, Tq, Dh)
+        attended = self.attend(queries, keys, values, mask, query, structure)  # (B, H, Tq, Dh)
         return self.output(self.merge_heads(attended))
+
+    def attend(
+        self,
+        queries: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        mask: torch.Tensor | None,
+        query: torch.Tensor,
+        structure: dict | None,
+    ) -> torch.Tensor:
+        """The heads' outputs (B, H, Tq, Dh) from projected queries (B, H, Tq, Dh) and keys and values
+        (B, H, Tk, Dh); ``query`` is the unprojected query input. Variants override this step only."""
+        return F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
+        )
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -129,23 +144,10 @@ class TPAttention(StandardAttention):
         super().__init__(d_model, n_heads, dropout)
         self.relation = nn.Linear(d_model, d_model)
 
-    def forward(
-        self,
-        query: torch.Tensor,
-        key_value: torch.Tensor,
-        mask: torch.Tensor | None = None,
-        cache: dict | None = None,
-        cache_prefix: str = "attention",
-        static_kv: bool = False,
-        structure: dict | None = None,
-    ) -> torch.Tensor:
-        queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
-        relations = self.split_heads(self.relation(query))  # (B, H, Tq, Dh)
-        keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
-        fillers = F.scaled_dot_product_attention(
-            queries, keys, values, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
-        )  # (B, H, Tq, Dh)
-        return self.output(self.merge_heads(fillers * relations))
+    def attend(self, queries, keys, values, mask, query, structure):
+        fillers = super().attend(queries, keys, values, mask, query, structure)  # v_bar, (B, H, Tq, Dh)
+        relations = self.split_heads(self.relation(query))  # r, (B, H, Tq, Dh)
+        return fillers * relations
 
 
 @ATTENTION.register("relative")
@@ -193,18 +195,7 @@ class RelativeAttention(StandardAttention):
         distance = key_positions[None, :] - query_positions[:, None]  # (Tq, Tk)
         return distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
 
-    def forward(
-        self,
-        query: torch.Tensor,
-        key_value: torch.Tensor,
-        mask: torch.Tensor | None = None,
-        cache: dict | None = None,
-        cache_prefix: str = "attention",
-        static_kv: bool = False,
-        structure: dict | None = None,
-    ) -> torch.Tensor:
-        queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
-        keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
+    def attend(self, queries, keys, values, mask, query, structure):
         batch, heads, query_length, _ = queries.shape
         key_length = keys.size(2)
         query_start = int(structure.get("query_start", 0)) if structure else 0
@@ -220,8 +211,7 @@ class RelativeAttention(StandardAttention):
 
         weights_by_distance = weights.new_zeros(batch, heads, query_length, 2 * self.max_distance + 1)
         weights_by_distance.scatter_add_(-1, distance, weights)  # (B, H, Tq, 2k+1)
-        attended = weights @ values + weights_by_distance @ self.relative_values  # (B, H, Tq, Dh)
-        return self.output(self.merge_heads(attended))
+        return weights @ values + weights_by_distance @ self.relative_values  # (B, H, Tq, Dh)
 
 
 TREE_RELATIVE_FORMS = ("multiplicative", "additive")
@@ -273,22 +263,11 @@ class TreeRelativeAttention(StandardAttention):
     def init_parameters(self) -> None:
         nn.init.constant_(self.relation_weights, 1.0 if self.form == "multiplicative" else 0.0)
 
-    def forward(
-        self,
-        query: torch.Tensor,
-        key_value: torch.Tensor,
-        mask: torch.Tensor | None = None,
-        cache: dict | None = None,
-        cache_prefix: str = "attention",
-        static_kv: bool = False,
-        structure: dict | None = None,
-    ) -> torch.Tensor:
+    def attend(self, queries, keys, values, mask, query, structure):
         if not structure or structure.get("relations") is None:
             raise ValueError(
                 'tree_relative attention needs structure["relations"] (B, Tq, Tk); the model must supply relations'
             )
-        queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
-        keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
         relations = structure["relations"]
         expected = (queries.size(0), queries.size(2), keys.size(2))
         if tuple(relations.shape) != expected:
@@ -299,12 +278,8 @@ class TreeRelativeAttention(StandardAttention):
             bias = relation_weights.to(queries.dtype)
             if mask is not None:
                 bias = bias.masked_fill(~mask, float("-inf"))
-            attended = F.scaled_dot_product_attention(
-                queries, keys, values, attn_mask=bias, dropout_p=dropout
-            )  # (B, H, Tq, Dh)
-        else:
-            scores = queries @ keys.transpose(-2, -1) / self.head_dim**0.5  # (B, H, Tq, Tk)
-            weights = masked_softmax(scores * relation_weights, mask)
-            weights = F.dropout(weights, p=dropout, training=self.training)
-            attended = weights @ values  # (B, H, Tq, Dh)
-        return self.output(self.merge_heads(attended))
+            return F.scaled_dot_product_attention(queries, keys, values, attn_mask=bias, dropout_p=dropout)
+        scores = queries @ keys.transpose(-2, -1) / self.head_dim**0.5  # (B, H, Tq, Tk)
+        weights = masked_softmax(scores * relation_weights, mask)
+        weights = F.dropout(weights, p=dropout, training=self.training)
+        return weights @ values  # (B, H, Tq, Dh)
