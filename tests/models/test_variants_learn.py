@@ -3,8 +3,8 @@
 Source and target are prefix expressions over + * neg and four leaves (both sides declared as
 prefix trees, so the tree variants see structure). Each variant trains 600 steps on one thread and
 must decode at least 60% of held-out expressions exactly (they reach 89-100%), where the untrained
-model gets none: a wiring mistake (a wrong
-mask, position or relation) shows up as a model that does not learn.
+model gets none: a wiring mistake (a wrong mask, position or relation) shows up as a model that
+does not learn.
 """
 
 import random
