@@ -32,8 +32,14 @@ class DataConfig:
     generate_test: int = 500
     generate_seed: int = 1234
     valid_fraction: float = 0.1
+    valid_max: int = 0  # at most this many carved-out validation examples; 0 -> no cap
     max_source_len: int = 200
     max_target_len: int = 64
+    # Tasks whose data comes in modules and splits (mathematics_dataset):
+    modules: str = "*"  # comma list of module globs, e.g. "arithmetic__*,numbers__place_value"
+    per_module: int = 0  # read at most this many questions per module file; 0 -> all
+    train_splits: str = "train-easy,train-medium,train-hard"  # merged into the training (and validation) set
+    test_splits: str = "interpolate,extrapolate"  # read for data.test and by evaluate
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,9 @@ class TrainConfig:
     seed: int = 0
     batch_size: int = 64
     max_epochs: int = 30
-    patience: int = 5  # epochs without a better validation value accuracy before stopping; 0 disables
+    max_steps: int = -1  # stop after this many optimiser steps; -1 -> no limit
+    val_every_steps: int = 0  # validate (and checkpoint) every this many steps instead of every epoch; 0 -> per epoch
+    patience: int = 5  # validations (epochs, or val_every_steps) without a better validation accuracy before stopping; 0 disables
     min_epochs: int = 1
     accelerator: str = "cpu"
     devices: int = 1

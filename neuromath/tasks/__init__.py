@@ -28,6 +28,17 @@ class SequenceTask:
     source_grammar: Any = None  # a neuromath.expr.grammar.TreeGrammar when sources are prefix/postfix expressions
     target_grammar: Any = None  # ... when targets are (tree positions, tree relative attention, constrained decoding)
     verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
+    shared_vocab: bool = False  # one vocabulary for sources and targets (saved as both files)
+    read_options: Callable[[Any, str], dict] | None = None  # (DataConfig, role) -> extra keywords of read
+    generate_options: Callable[[Any, str], dict] | None = None  # (DataConfig, role) -> extra keywords of generate
+    accuracy_label: str = "value accuracy"  # how reports name the task's accuracy (is_correct)
+    equation_label: str | None = "equation accuracy"  # ... and the token-exact match; None when it is the same thing
+
+    def read_keywords(self, data, role: str) -> dict:
+        return self.read_options(data, role) if self.read_options else {}
+
+    def generate_keywords(self, data, role: str) -> dict:
+        return self.generate_options(data, role) if self.generate_options else {}
 
 
 def _word_problem_task() -> SequenceTask:
@@ -51,7 +62,31 @@ def _word_problem_task() -> SequenceTask:
     )
 
 
+def _mathematics_dataset_task() -> SequenceTask:
+    from neuromath.tasks import mathematics_dataset as md
+    from neuromath.text import char_tokens
+
+    return SequenceTask(
+        name="mathematics_dataset",
+        vocab_level="char",
+        read=md.read_examples,
+        generate=md.generate,
+        source_tokens=lambda example: char_tokens(example.question),
+        target_tokens=lambda example: char_tokens(example.answer),
+        is_correct=md.is_correct,
+        equation_matches=md.is_correct,
+        describe=md.describe_prediction,
+        write=md.write_release,
+        shared_vocab=True,
+        read_options=md.read_options,
+        generate_options=md.generate_options,
+        accuracy_label="accuracy",
+        equation_label=None,
+    )
+
+
 TASKS.add("word_problems", _word_problem_task)
+TASKS.add("mathematics_dataset", _mathematics_dataset_task)
 
 
 def get_task(name: str) -> SequenceTask:

@@ -25,7 +25,7 @@ from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import Vocabulary
 
 # Settings that may change when a run is resumed; anything else must match the saved config.
-RESUMABLE_CHANGES = {("train", "max_epochs"), ("train", "max_time_minutes"), ("train", "progress"), ("train", "patience")}
+RESUMABLE_CHANGES = {("train", "max_epochs"), ("train", "max_steps"), ("train", "max_time_minutes"), ("train", "progress"), ("train", "patience")}
 
 
 @dataclass
@@ -38,7 +38,8 @@ class PreparedData:
 
 def read_split(task: SequenceTask, path: str, config: Config, report: dict, split: str) -> list:
     skipped: list = []
-    examples = task.read(path, config.data.format, lenient=config.data.lenient, skipped=skipped)
+    examples = task.read(path, config.data.format, lenient=config.data.lenient, skipped=skipped,
+                         **task.read_keywords(config.data, split))
     report[split] = {"source": path, "read": len(examples), "skipped": [str(error) for error in skipped]}
     if skipped:
         logging.getLogger("neuromath").warning("%s: skipped %d malformed rows (see data.json)", path, len(skipped))
@@ -52,7 +53,7 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
     if data.train:
         train = read_split(task, data.train, config, report, "train")
     else:
-        train = task.generate(data.generate_train, random.Random(seed))
+        train = task.generate(data.generate_train, random.Random(seed), **task.generate_keywords(data, "train"))
         report["train"] = {"source": f"generated (seed {seed})", "read": len(train)}
     train_texts = {example.text for example in train}
 
@@ -60,7 +61,7 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         if path:
             return read_split(task, path, config, report, split)
         if not data.train:
-            generated = task.generate(n, random.Random(seed + offset))
+            generated = task.generate(n, random.Random(seed + offset), **task.generate_keywords(data, split))
             kept = [example for example in generated if example.text not in train_texts]
             report[split] = {"source": f"generated (seed {seed + offset})", "read": len(kept),
                              "dropped_as_in_train": len(generated) - len(kept)}
@@ -75,6 +76,8 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         shuffled = train[:]
         random.Random(seed).shuffle(shuffled)
         cut = max(1, int(len(shuffled) * data.valid_fraction))
+        if data.valid_max > 0:
+            cut = min(cut, data.valid_max)
         valid, train = shuffled[:cut], shuffled[cut:]
         report["valid"] = {"source": f"{data.valid_fraction:.0%} of train (seed {seed})", "read": len(valid)}
         report["train"]["after_valid_split"] = len(train)
@@ -138,6 +141,11 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
     else:
         source_vocab = Vocabulary.build((task.source_tokens(e) for e in data.train), level=task.vocab_level)
         target_vocab = Vocabulary.build((task.target_tokens(e) for e in data.train), level=task.vocab_level)
+        if task.shared_vocab:  # one table for both sides, built from questions and answers
+            source_vocab = target_vocab = Vocabulary.build(
+                (tokens for e in data.train for tokens in (task.source_tokens(e), task.target_tokens(e))),
+                level=task.vocab_level,
+            )
         run_dir.mkdir(parents=True, exist_ok=True)
         source_vocab.save(run_dir / "source_vocab.json")
         target_vocab.save(run_dir / "target_vocab.json")
@@ -179,6 +187,8 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         devices=config.train.devices,
         precision=config.train.precision,
         max_epochs=config.train.max_epochs,
+        max_steps=config.train.max_steps,
+        **validation_schedule(config),
         min_epochs=config.train.min_epochs,
         max_time=max_time,
         gradient_clip_val=config.optim.grad_clip or None,
@@ -227,6 +237,21 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         summary["test"], _ = evaluate_examples(load(run_dir), data.test)
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
+
+
+def validation_schedule(config: Config) -> dict:
+    """Validate every epoch, or every ``train.val_every_steps`` steps counted across epochs."""
+    every = config.train.val_every_steps
+    if every < 0:
+        raise ConfigError(f"train.val_every_steps must be 0 or positive, not {every}")
+    if every == 0:
+        return {}
+    if config.train.max_steps > 0 and config.train.max_steps % every:
+        raise ConfigError(
+            f"train.max_steps ({config.train.max_steps}) must be a multiple of train.val_every_steps ({every}), "
+            "so that the last step is validated"
+        )
+    return {"val_check_interval": every, "check_val_every_n_epoch": None}
 
 
 def filter_length(task: SequenceTask, examples: list, config: Config) -> tuple[list, int]:

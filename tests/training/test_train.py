@@ -93,3 +93,25 @@ def test_same_seed_same_weights(tmp_path):
     a = torch.load(tmp_path / "a" / "model.pt", weights_only=True)
     b = torch.load(tmp_path / "b" / "model.pt", weights_only=True)
     assert all(torch.equal(a[key], b[key]) for key in a)
+
+
+def test_validation_schedule_counts_steps_and_must_reach_the_last_step():
+    from neuromath.training.run import validation_schedule
+
+    assert validation_schedule(load_config(None, [])) == {}
+    every = load_config(None, ["train.max_steps=1500", "train.val_every_steps=500"])
+    assert validation_schedule(every) == {"val_check_interval": 500, "check_val_every_n_epoch": None}
+    with pytest.raises(ConfigError, match="multiple of train.val_every_steps"):
+        validation_schedule(load_config(None, ["train.max_steps=1200", "train.val_every_steps=500"]))
+
+
+def test_carved_validation_set_is_capped(tmp_path):
+    from neuromath.training.run import prepare_data
+
+    task = get_task("word_problems")
+    path = tmp_path / "train.jsonl"
+    task.write(task.generate(200, random.Random(0)), str(path))
+    fraction = prepare_data(load_config(None, [f"data.train={path}", "data.valid_fraction=0.25"]), task)
+    assert (len(fraction.valid), len(fraction.train)) == (50, 150)
+    capped = prepare_data(load_config(None, [f"data.train={path}", "data.valid_fraction=0.25", "data.valid_max=7"]), task)
+    assert (len(capped.valid), len(capped.train)) == (7, 193)
