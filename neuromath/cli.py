@@ -31,21 +31,35 @@ def command_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_generate_mathematics(args: argparse.Namespace) -> int:
+    from neuromath.tasks.mathematics_generator import generate_directory
+
+    report = generate_directory(
+        args.out, args.per_module, splits=args.splits.split(","), modules=args.modules, seed=args.seed,
+        workers=args.workers, progress=args.progress,
+    )
+    print(f"{args.out}: {report.summary()}")
+    return 0
+
+
 def command_train(args: argparse.Namespace) -> int:
     from neuromath.config import load_config
     from neuromath.training.run import train
 
+    from neuromath.tasks import get_task
+
     config = load_config(args.config, args.set or [])
+    task = get_task(config.data.task)
     result = train(config, args.out, resume=args.resume)
     summary = result.summary
     print(
-        f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation value accuracy "
+        f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation {task.accuracy_label} "
         f"{_percent(summary['best_val_value_accuracy'])}; run saved in {args.out}"
     )
     if "test" in summary:
         test = summary["test"]
-        print(f"test: value accuracy {_percent(test['value_accuracy'])}, equation accuracy "
-              f"{_percent(test['equation_accuracy'])} on {test['n']} problems")
+        equation = f", {task.equation_label} {_percent(test['equation_accuracy'])}" if task.equation_label else ""
+        print(f"test: {task.accuracy_label} {_percent(test['value_accuracy'])}{equation} on {test['n']} examples")
     return 0
 
 
@@ -57,28 +71,90 @@ def command_evaluate(args: argparse.Namespace) -> int:
     import neuromath
     from neuromath.evaluation.evaluate import evaluate_examples, write_predictions
 
-    solver = neuromath.load(args.run_dir, **decode_options(args))
-    skipped: list = []
-    examples = solver.task.read(args.data, args.format, lenient=args.lenient, skipped=skipped)
-    if not examples:
-        raise NeuromathError(f"{args.data}: no examples to evaluate")
-    metrics, records = evaluate_examples(solver, examples)
-    predictions = Path(args.predictions) if args.predictions else Path(args.run_dir) / "predictions.jsonl"
-    write_predictions(records, predictions)
-    metrics.update({"data": str(args.data), "skipped": len(skipped), "predictions": str(predictions)})
+    if args.predictions and len(args.run_dirs) > 1:
+        raise NeuromathError("--predictions names one file; with several runs each writes RUN_DIR/predictions.jsonl")
+    names = run_names(args.run_dirs)
+    results, records_by_run = {}, {}
+    for run_dir, name in zip(args.run_dirs, names):
+        solver = neuromath.load(run_dir, **decode_options(args))
+        task = solver.task
+        skipped: list = []
+        options = task.read_keywords(solver.config.data, "test")
+        for key in ("modules", "splits", "per_module"):
+            value = getattr(args, key)
+            if value is not None:
+                if key not in options:
+                    raise NeuromathError(f"--{key.replace('_', '-')} does not apply to the {task.name} task")
+                options[key] = value
+        examples = task.read(args.data, args.format, lenient=args.lenient, skipped=skipped, **options)
+        if not examples:
+            raise NeuromathError(f"{args.data}: no examples to evaluate")
+        metrics, records = evaluate_examples(solver, examples)
+        predictions = Path(args.predictions) if args.predictions else Path(run_dir) / "predictions.jsonl"
+        write_predictions(records, predictions)
+        metrics.update({"run": str(run_dir), "data": str(args.data), "skipped": len(skipped),
+                        "predictions": str(predictions)})
+        results[name], records_by_run[name] = metrics, records
+        if not args.json:
+            print_metrics(name if len(names) > 1 else None, metrics, task, solver, skipped)
+
+    report = None
+    if all(records and "module" in records[0] for records in records_by_run.values()):
+        from neuromath.evaluation.modules_report import build_report, to_markdown, write_report
+
+        meta = {name: run_meta(run_dir) for run_dir, name in zip(args.run_dirs, names)}
+        report = build_report(records_by_run, meta)
+        out = Path(args.report) if args.report else Path(args.run_dirs[0]) / "report"
+        paths = write_report(report, out)
+        if not args.json:
+            print()
+            print(to_markdown(report))
+            print(f"report written to {', '.join(str(p) for p in paths.values())}")
     if args.json:
-        print(json.dumps(metrics))
-    else:
-        for error in skipped:
-            print(f"skipped: {error}", file=sys.stderr)
-        print(f"value accuracy    {_percent(metrics['value_accuracy'])} ({metrics['value_correct']}/{metrics['n']})")
-        print(f"equation accuracy {_percent(metrics['equation_accuracy'])} ({metrics['equation_correct']}/{metrics['n']})")
-        if "nbest_value_accuracy" in metrics:
-            print(f"value accuracy of the {solver.decode.nbest}-best lists (any right) {_percent(metrics['nbest_value_accuracy'])}")
-        if skipped:
-            print(f"skipped {len(skipped)} malformed rows (listed above)")
-        print(f"predictions written to {predictions}")
+        if len(names) == 1:
+            output = dict(results[names[0]])
+            if report is not None:
+                output["report"] = report
+        else:
+            output = {"runs": results, "report": report}
+        print(json.dumps(output))
     return 0
+
+
+def run_names(run_dirs: list[str]) -> list[str]:
+    """Short names for report columns: the folder names, or the paths when those repeat."""
+    names = [Path(run_dir).name or str(run_dir) for run_dir in run_dirs]
+    return names if len(set(names)) == len(names) else [str(run_dir) for run_dir in run_dirs]
+
+
+def run_meta(run_dir: str) -> dict:
+    """Parameters and steps of a run (from summary.json), shown beside its accuracies."""
+    try:
+        summary = json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: summary[key] for key in ("parameters", "steps") if key in summary}
+
+
+def print_metrics(name, metrics: dict, task, solver, skipped: list) -> None:
+    if name:
+        print(f"== {name}")
+    for error in skipped:
+        print(f"skipped: {error}", file=sys.stderr)
+    label_width = 18
+    print(f"{task.accuracy_label:<{label_width}}{_percent(metrics['value_accuracy'])} ({metrics['value_correct']}/{metrics['n']})")
+    if task.equation_label:
+        print(f"{task.equation_label:<{label_width}}{_percent(metrics['equation_accuracy'])} "
+              f"({metrics['equation_correct']}/{metrics['n']})")
+    if "nbest_value_accuracy" in metrics:
+        print(f"{task.accuracy_label} of the {solver.decode.nbest}-best lists (any right) "
+              f"{_percent(metrics['nbest_value_accuracy'])}")
+    if metrics.get("unknown_tokens"):
+        print(f"unknown input tokens: {metrics['unknown_tokens']} in {metrics['examples_with_unknown']} examples "
+              f"(not in the run's vocabulary)")
+    if skipped:
+        print(f"skipped {len(skipped)} malformed rows (listed above)")
+    print(f"predictions written to {metrics['predictions']}")
 
 
 def command_solve(args: argparse.Namespace) -> int:
@@ -185,11 +261,25 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=command_demo)
 
     generate = commands.add_parser("generate", help="write generated problems")
-    generate.add_argument("task", choices=["word_problems"])
-    generate.add_argument("--n", type=int, required=True)
-    generate.add_argument("--seed", type=int, default=0)
-    generate.add_argument("--out", required=True)
-    generate.set_defaults(handler=command_generate)
+    generators = generate.add_subparsers(dest="task", required=True, metavar="TASK")
+    word_problems = generators.add_parser("word_problems", help="template-based word problems (JSON Lines)")
+    word_problems.add_argument("--n", type=int, required=True)
+    word_problems.add_argument("--seed", type=int, default=0)
+    word_problems.add_argument("--out", required=True)
+    word_problems.set_defaults(handler=command_generate)
+    mathematics = generators.add_parser(
+        "mathematics_dataset", help="DeepMind's Mathematics Dataset in the release layout OUT/<split>/<module>.txt"
+    )
+    mathematics.add_argument("--per-module", dest="per_module", type=int, required=True,
+                             help="questions per module and split")
+    mathematics.add_argument("--splits", default="train-easy,train-medium,train-hard,interpolate,extrapolate",
+                             help="comma list of splits")
+    mathematics.add_argument("--modules", default="*", help="comma list of module globs, e.g. 'arithmetic__*'")
+    mathematics.add_argument("--seed", type=int, default=0)
+    mathematics.add_argument("--out", required=True, help="root folder (complete module files already there are kept)")
+    mathematics.add_argument("--workers", type=int, default=None, help="worker processes (default: one per CPU)")
+    mathematics.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    mathematics.set_defaults(handler=command_generate_mathematics)
 
     train = commands.add_parser("train", help="train a model from a config")
     train.add_argument("--config", required=True)
@@ -198,13 +288,20 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoints/last.ckpt")
     train.set_defaults(handler=command_train)
 
-    evaluate = commands.add_parser("evaluate", help="evaluate a run on a data file")
-    evaluate.add_argument("run_dir")
+    evaluate = commands.add_parser("evaluate", help="evaluate one or more runs on a data file or folder")
+    evaluate.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="runs to evaluate (compared side by side)")
     evaluate.add_argument("--data", required=True)
     evaluate.add_argument("--format", default=None, help="data format (default: detected from the file)")
     evaluate.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument("--predictions", default=None, help="where to write predictions (default RUN_DIR/predictions.jsonl)")
+    evaluate.add_argument("--modules", default=None, help="module globs to evaluate (default: the run's data.modules)")
+    evaluate.add_argument("--splits", default=None, help="test splits to read (default: the run's data.test_splits)")
+    evaluate.add_argument("--per-module", dest="per_module", type=int, default=None,
+                          help="at most this many questions per module file")
+    evaluate.add_argument("--report", default=None,
+                          help="folder for the per-module report (report.md, .csv, .json, accuracy.png); "
+                               "default RUN_DIR/report of the first run")
     add_decode_options(evaluate)
     evaluate.set_defaults(handler=command_evaluate)
 

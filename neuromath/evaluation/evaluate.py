@@ -29,6 +29,7 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
             ]
             any_correct += any(entry["correct"] for entry in record["nbest"])
         records.append(record)
+    unknown = [solver.source_vocab.count_unknown(solver.task.source_tokens(example)) for example in examples]
     n = len(records)
     value_correct = sum(bool(r["correct"]) for r in records)
     equation_correct = sum(bool(r["equation_correct"]) for r in records)
@@ -39,6 +40,8 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
         "n": n,
         "value_correct": value_correct,
         "equation_correct": equation_correct,
+        "unknown_tokens": sum(unknown),  # input tokens (characters for char-level tasks) the vocabulary lacks
+        "examples_with_unknown": sum(count > 0 for count in unknown),
         "decode": {"beam": decode.beam, "nbest": decode.nbest, "length_penalty": decode.length_penalty,
                    "constrained": decode.constrained, "verify": decode.verify},
     }
