@@ -75,10 +75,11 @@ def command_evaluate(args: argparse.Namespace) -> int:
         raise NeuromathError("--predictions names one file; with several runs each writes RUN_DIR/predictions.jsonl")
     names = run_names(args.run_dirs)
     results, records_by_run = {}, {}
+    read_cache: dict[str, tuple[list, list]] = {}  # runs with the same task and data settings read the data once
     for run_dir, name in zip(args.run_dirs, names):
         solver = neuromath.load(run_dir, **decode_options(args))
         task = solver.task
-        skipped: list = []
+        skipped: list = []  # malformed rows (with --lenient)
         options = task.read_keywords(solver.config.data, "test")
         for key in ("modules", "splits", "per_module"):
             value = getattr(args, key)
@@ -86,7 +87,11 @@ def command_evaluate(args: argparse.Namespace) -> int:
                 if key not in options:
                     raise NeuromathError(f"--{key.replace('_', '-')} does not apply to the {task.name} task")
                 options[key] = value
-        examples = task.read(args.data, args.format, lenient=args.lenient, skipped=skipped, **options)
+        cache_key = json.dumps([task.name, options], sort_keys=True)
+        if cache_key not in read_cache:
+            examples = task.read(args.data, args.format, lenient=args.lenient, skipped=skipped, **options)
+            read_cache[cache_key] = examples, skipped
+        examples, skipped = read_cache[cache_key]
         if not examples:
             raise NeuromathError(f"{args.data}: no examples to evaluate")
         metrics, records = evaluate_examples(solver, examples)

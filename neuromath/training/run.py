@@ -139,13 +139,14 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
     else:
-        source_vocab = Vocabulary.build((task.source_tokens(e) for e in data.train), level=task.vocab_level)
-        target_vocab = Vocabulary.build((task.target_tokens(e) for e in data.train), level=task.vocab_level)
-        if task.shared_vocab:  # one table for both sides, built from questions and answers
+        if task.shared_vocab:  # one table for both sides, built from inputs and outputs
             source_vocab = target_vocab = Vocabulary.build(
                 (tokens for e in data.train for tokens in (task.source_tokens(e), task.target_tokens(e))),
                 level=task.vocab_level,
             )
+        else:
+            source_vocab = Vocabulary.build((task.source_tokens(e) for e in data.train), level=task.vocab_level)
+            target_vocab = Vocabulary.build((task.target_tokens(e) for e in data.train), level=task.vocab_level)
         run_dir.mkdir(parents=True, exist_ok=True)
         source_vocab.save(run_dir / "source_vocab.json")
         target_vocab.save(run_dir / "target_vocab.json")
