@@ -80,7 +80,7 @@ def command_evaluate(args: argparse.Namespace) -> int:
         solver = neuromath.load(run_dir, **decode_options(args))
         task = solver.task
         skipped: list = []  # malformed rows (with --lenient)
-        options = task.read_keywords(solver.config.data, "test")
+        options = task.read_options(solver.config.data, "test")
         for key in ("modules", "splits", "per_module"):
             value = getattr(args, key)
             if value is not None:

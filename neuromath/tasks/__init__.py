@@ -13,6 +13,11 @@ from typing import Any, Callable, Sequence
 from neuromath.registry import TASKS
 
 
+def no_options(data, role: str) -> dict:
+    """A task whose reader and generator take no settings from the config's data section."""
+    return {}
+
+
 @dataclass(frozen=True)
 class SequenceTask:
     name: str
@@ -29,16 +34,10 @@ class SequenceTask:
     target_grammar: Any = None  # ... when targets are (tree positions, tree relative attention, constrained decoding)
     verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
     shared_vocab: bool = False  # one vocabulary for sources and targets (saved as both files)
-    read_options: Callable[[Any, str], dict] | None = None  # (DataConfig, role) -> extra keywords of read
-    generate_options: Callable[[Any, str], dict] | None = None  # (DataConfig, role) -> extra keywords of generate
+    read_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of read
+    generate_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of generate
     accuracy_label: str = "value accuracy"  # how reports name the task's accuracy (is_correct)
     equation_label: str | None = "equation accuracy"  # ... and the token-exact match; None when it is the same thing
-
-    def read_keywords(self, data, role: str) -> dict:
-        return self.read_options(data, role) if self.read_options else {}
-
-    def generate_keywords(self, data, role: str) -> dict:
-        return self.generate_options(data, role) if self.generate_options else {}
 
 
 def _word_problem_task() -> SequenceTask:

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks.mathematics_generator import SPLITS, TEST_SPLITS, TRAIN_SPLITS, sample_module, select_modules
+from neuromath.tasks.mathematics_generator import SPLITS, TRAIN_SPLITS, sample_module, select_modules
 
 # Modules the built-in default data is drawn from when a config names none: four quick
 # arithmetic and number modules with short answers.
@@ -183,8 +183,8 @@ def generate(
     from neuromath.tasks.mathematics_generator import module_names
 
     globs = split_list(modules)
-    if not globs or globs == ["*"]:
-        globs = list(DEFAULT_MODULES) if split != "extrapolate" else ["*"]
+    if not globs or globs == ["*"]:  # in extrapolate these select their harder variants
+        globs = list(DEFAULT_MODULES)
     names = select_modules(module_names(split), globs, split)
     if not names:
         raise NeuromathError(f"no module of {split} matches {','.join(globs)}")

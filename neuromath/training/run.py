@@ -39,7 +39,7 @@ class PreparedData:
 def read_split(task: SequenceTask, path: str, config: Config, report: dict, split: str) -> list:
     skipped: list = []
     examples = task.read(path, config.data.format, lenient=config.data.lenient, skipped=skipped,
-                         **task.read_keywords(config.data, split))
+                         **task.read_options(config.data, split))
     report[split] = {"source": path, "read": len(examples), "skipped": [str(error) for error in skipped]}
     if skipped:
         logging.getLogger("neuromath").warning("%s: skipped %d malformed rows (see data.json)", path, len(skipped))
@@ -53,7 +53,7 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
     if data.train:
         train = read_split(task, data.train, config, report, "train")
     else:
-        train = task.generate(data.generate_train, random.Random(seed), **task.generate_keywords(data, "train"))
+        train = task.generate(data.generate_train, random.Random(seed), **task.generate_options(data, "train"))
         report["train"] = {"source": f"generated (seed {seed})", "read": len(train)}
     train_texts = {example.text for example in train}
 
@@ -61,7 +61,7 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         if path:
             return read_split(task, path, config, report, split)
         if not data.train:
-            generated = task.generate(n, random.Random(seed + offset), **task.generate_keywords(data, split))
+            generated = task.generate(n, random.Random(seed + offset), **task.generate_options(data, split))
             kept = [example for example in generated if example.text not in train_texts]
             report[split] = {"source": f"generated (seed {seed + offset})", "read": len(kept),
                              "dropped_as_in_train": len(generated) - len(kept)}
@@ -76,10 +76,12 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         shuffled = train[:]
         random.Random(seed).shuffle(shuffled)
         cut = max(1, int(len(shuffled) * data.valid_fraction))
-        if data.valid_max > 0:
-            cut = min(cut, data.valid_max)
+        source = f"{data.valid_fraction:.0%} of train (seed {seed})"
+        if 0 < data.valid_max < cut:
+            cut = data.valid_max
+            source = f"{data.valid_max} of train (seed {seed}; valid_fraction {data.valid_fraction:.0%} capped by valid_max)"
         valid, train = shuffled[:cut], shuffled[cut:]
-        report["valid"] = {"source": f"{data.valid_fraction:.0%} of train (seed {seed})", "read": len(valid)}
+        report["valid"] = {"source": source, "read": len(valid)}
         report["train"]["after_valid_split"] = len(train)
     if not train:
         raise NeuromathError("the training set is empty")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import random
 import subprocess
 import sys
@@ -249,6 +248,10 @@ def test_in_process_generator_is_seeded_and_leaves_global_state_alone():
     assert after == before
     assert first == md.generate(8, random.Random(0), modules="arithmetic__add_or_sub,numbers__gcd")
     assert sorted(e.module for e in first) == ["arithmetic__add_or_sub"] * 4 + ["numbers__gcd"] * 4
+    # the default modules; in extrapolate, their harder variants
+    assert {e.module for e in md.generate(8, random.Random(0))} == set(md.DEFAULT_MODULES)
+    assert {e.module for e in md.generate(8, random.Random(0), split="extrapolate")} == {
+        "arithmetic__add_or_sub_big", "arithmetic__mul_big", "numbers__place_value_big", "comparison__sort_more"}
 
 
 def test_task_scores_exact_answer_strings():

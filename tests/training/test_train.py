@@ -115,3 +115,5 @@ def test_carved_validation_set_is_capped(tmp_path):
     assert (len(fraction.valid), len(fraction.train)) == (50, 150)
     capped = prepare_data(load_config(None, [f"data.train={path}", "data.valid_fraction=0.25", "data.valid_max=7"]), task)
     assert (len(capped.valid), len(capped.train)) == (7, 193)
+    assert "capped by valid_max" in capped.report["valid"]["source"]
+    assert fraction.report["valid"]["source"].startswith("25% of train")
