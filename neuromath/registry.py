@@ -52,3 +52,6 @@ MODELS: Registry = Registry("model")
 ATTENTION: Registry = Registry("attention kernel")
 POSITIONS: Registry = Registry("positional encoding")
 TASKS: Registry = Registry("task")
+TREE_CELLS: Registry = Registry("tree cell")  # recursive cells run by the level-batched tree engine
+SEQUENCE_ENCODERS: Registry = Registry("sequence encoder")  # RNN baselines over pre-order token sequences
+CLASSIFIERS: Registry = Registry("equation classifier")  # whole models of the identities task

@@ -1,0 +1,656 @@
+"""Equation trees of the identities task (Arabshahi, Singh, Anandkumar 2018; Mali et al. 2021): the released JSON
+format, numeric evaluation and conversion to SymPy. No torch here.
+
+An equation is a binary tree with an ``Equality`` root. Internal nodes are ``Add``, ``Mul``, ``Pow`` and unary
+functions (``sin`` ... ``acsc``, ``exp``, ``log``); there is no subtraction, division or square root node:
+a - b is ``Add(a, Mul(-1, b))``, a / b is ``Mul(a, Pow(b, -1))``, sqrt(a) is ``Pow(a, 1/2)``. Leaves are symbols
+(``var_0`` .. ``var_3`` shown as x, y, z, w) and numbers (``Integer``, ``Rational``, ``Float``, ``One``,
+``NegativeOne``, ``Half``, ``Pi``).
+
+The released files are JSON lists indexed by tree depth (the height of the root, a leaf being 0). Each record holds
+``equation`` = ``{func, vars, nodeNum, depth, numNodes, variables}``, where ``func`` and ``vars`` are comma-separated
+pre-order lists in which every node is followed by its two child slots and ``#`` marks an empty slot. Verification
+records add ``label`` ("1" true, "0" false), completion records ``blankNodeNum`` (the pre-order number of the
+blanked node) and candidate records ``class`` (the value class of the candidate filler, ``label`` "-1").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterator
+
+from neuromath.errors import DataFormatError, ExpressionError
+from neuromath.fileio import write_text_atomic
+
+BINARY_FUNCTIONS = ("Add", "Mul", "Pow")
+UNARY_FUNCTIONS = (
+    "sin", "cos", "tan", "cot", "sec", "csc",
+    "asin", "acos", "atan", "acot", "asec", "acsc",
+    "exp", "log",
+)
+NUMBER_KINDS = ("Integer", "Rational", "Float", "One", "NegativeOne", "Half", "Pi")
+LEAF_KINDS = ("Symbol",) + NUMBER_KINDS
+ARITY = {"Equality": 2, **{f: 2 for f in BINARY_FUNCTIONS}, **{f: 1 for f in UNARY_FUNCTIONS}}
+SYMBOLS = ("var_0", "var_1", "var_2", "var_3")
+SYMBOL_NAMES = {"var_0": "x", "var_1": "y", "var_2": "z", "var_3": "w"}  # how describe() prints them
+EMPTY = "#"
+
+
+@dataclass(frozen=True)
+class EquationNode:
+    """One node: ``func`` is the operator or the leaf kind; ``value`` the leaf's text (``var_0``, ``2``, ``1/2``,
+    ``0.7``, ``pi``), empty for operators."""
+
+    func: str
+    value: str = ""
+    children: tuple[EquationNode, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "children", tuple(self.children))
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    @property
+    def token(self) -> str:
+        """The node's symbol for a model: the operator name, a symbol's name, or a number in one canonical
+        spelling (``Integer 1`` and ``One 1`` are both ``1``; ``Half`` is ``1/2``)."""
+        if not self.is_leaf or self.func in ("Symbol", "Float"):
+            return self.func if not self.is_leaf else self.value
+        if self.func == "Pi":
+            return "pi"
+        return str(Fraction(self.value))
+
+    def __str__(self) -> str:
+        return format_infix(self)
+
+
+@dataclass(frozen=True)
+class EquationExample:
+    """An equation to verify (``label`` True/False, None when unknown) or to complete (``blank`` set)."""
+
+    tree: EquationNode
+    label: bool | None
+    blank: int | None = None  # pre-order number of the blanked node (completion files)
+    source: str = ""  # "file:line" where the record starts, for messages
+    extra: dict = field(default_factory=dict, compare=False)  # other record keys, kept for writing back
+
+    @property
+    def depth(self) -> int:
+        return height(self.tree)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A completion candidate: a subtree and the class of values it belongs to."""
+
+    tree: EquationNode
+    value_class: str
+    source: str = ""
+
+    @property
+    def depth(self) -> int:
+        return height(self.tree)
+
+
+# ---------------------------------------------------------------------------------------------- tree utilities
+
+
+def leaf(func: str, value: str) -> EquationNode:
+    return EquationNode(func, value)
+
+
+def number(value: int | Fraction | str) -> EquationNode:
+    """A number leaf with the kind SymPy would give it (``One``, ``NegativeOne``, ``Half``, ``Integer``, ``Rational``)."""
+    fraction = Fraction(value)
+    if fraction == 1:
+        return EquationNode("One", "1")
+    if fraction == -1:
+        return EquationNode("NegativeOne", "-1")
+    if fraction == Fraction(1, 2):
+        return EquationNode("Half", "1/2")
+    if fraction.denominator == 1:
+        return EquationNode("Integer", str(fraction.numerator))
+    return EquationNode("Rational", f"{fraction.numerator}/{fraction.denominator}")
+
+
+def symbol(name: str) -> EquationNode:
+    return EquationNode("Symbol", name)
+
+
+PI = EquationNode("Pi", "pi")
+
+
+def apply(func: str, *children: EquationNode) -> EquationNode:
+    if func not in ARITY:
+        raise ExpressionError(f"unknown function {func!r}")
+    if len(children) != ARITY[func]:
+        raise ExpressionError(f"{func} takes {ARITY[func]} argument(s), got {len(children)}")
+    return EquationNode(func, "", children)
+
+
+def height(node: EquationNode) -> int:
+    """Height as the released files count it: a leaf is 0, a node is 1 + its highest child."""
+    heights: dict[int, int] = {}
+    for current in postorder(node):
+        heights[id(current)] = 1 + max((heights[id(c)] for c in current.children), default=-1)
+    return heights[id(node)]
+
+
+def size(node: EquationNode) -> int:
+    return sum(1 for _ in preorder(node))
+
+
+def preorder(node: EquationNode) -> Iterator[EquationNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def postorder(node: EquationNode) -> Iterator[EquationNode]:
+    stack: list[tuple[EquationNode, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if expanded or current.is_leaf:
+            yield current
+            continue
+        stack.append((current, True))
+        stack.extend((child, False) for child in reversed(current.children))
+
+
+def subtree_at(node: EquationNode, index: int) -> EquationNode:
+    """The node with pre-order number ``index`` (the ``nodeNum`` / ``blankNodeNum`` of the files)."""
+    for number_, current in enumerate(preorder(node)):
+        if number_ == index:
+            return current
+    raise IndexError(f"the tree has no node {index} (it has {size(node)} nodes)")
+
+
+def replace_at(node: EquationNode, index: int, replacement: EquationNode) -> EquationNode:
+    """A copy of ``node`` whose pre-order node ``index`` is ``replacement``."""
+    counter = iter(range(1 << 62))
+
+    def rebuild(current: EquationNode) -> EquationNode:
+        if next(counter) == index:
+            skip = size(current) - 1  # keep the numbering of the nodes after the replaced subtree in step
+            for _ in range(skip):
+                next(counter)
+            return replacement
+        if current.is_leaf:
+            return current
+        return EquationNode(current.func, current.value, tuple(rebuild(child) for child in current.children))
+
+    if not 0 <= index < size(node):
+        raise IndexError(f"the tree has no node {index} (it has {size(node)} nodes)")
+    return rebuild(node)
+
+
+def symbols_of(node: EquationNode) -> list[str]:
+    return sorted({n.value for n in preorder(node) if n.func == "Symbol"})
+
+
+def format_infix(node: EquationNode) -> str:
+    """A readable infix string (x, y, z, w for var_0 .. var_3); not meant to be parsed back."""
+
+    def show(current: EquationNode) -> str:
+        if current.is_leaf:
+            if current.func == "Symbol":
+                return SYMBOL_NAMES.get(current.value, current.value)
+            text = current.token
+            return f"({text})" if text.startswith("-") or "/" in text else text
+        parts = [show(child) for child in current.children]
+        if current.func == "Equality":
+            return f"{parts[0]} = {parts[1]}"
+        if current.func == "Add":
+            return f"({parts[0]} + {parts[1]})"
+        if current.func == "Mul":
+            return f"{parts[0]}*{parts[1]}"
+        if current.func == "Pow":
+            base, exponent = (
+                f"({part})" if child.func in ("Mul", "Pow") else part  # Add is bracketed already
+                for child, part in zip(current.children, parts)
+            )
+            return f"{base}^{exponent}"
+        return f"{current.func}({parts[0]})"
+
+    text = show(node)
+    return text[1:-1] if text.startswith("(") and text.endswith(")") and node.func == "Add" else text
+
+
+# ---------------------------------------------------------------------------------------------- file format
+
+
+def check_leaf_value(func: str, value: str) -> str | None:
+    """None when ``value`` is a valid text for a leaf of kind ``func``, else the reason."""
+    try:
+        if func == "Symbol":
+            return None if value and value.replace("_", "").isalnum() else f"bad symbol name {value!r}"
+        if func == "Pi":
+            return None if value == "pi" else f"Pi leaf with value {value!r}"
+        if func == "Float":
+            float(value)
+            return None
+        fraction = Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        return f"{func} leaf with value {value!r} is not a number"
+    expected = {"One": Fraction(1), "NegativeOne": Fraction(-1), "Half": Fraction(1, 2)}.get(func)
+    if expected is not None and fraction != expected:
+        return f"{func} leaf with value {value!r}"
+    if func == "Integer" and fraction.denominator != 1:
+        return f"Integer leaf with value {value!r}"
+    return None
+
+
+def parse_preorder(func: str, values: str) -> EquationNode:
+    """Parse the ``func`` / ``vars`` strings of one record; ExpressionError with the reason when malformed."""
+    funcs, texts = func.split(","), values.split(",")
+    if len(funcs) != len(texts):
+        raise ExpressionError(f"func has {len(funcs)} entries but vars has {len(texts)}")
+    position = 0
+
+    def take() -> EquationNode | None:
+        nonlocal position
+        if position >= len(funcs):
+            raise ExpressionError("the pre-order list ends in the middle of a node (a child slot is missing)")
+        name, text = funcs[position].strip(), texts[position].strip()
+        index = position
+        position += 1
+        if name == EMPTY:
+            return None
+        if name in LEAF_KINDS:
+            reason = check_leaf_value(name, text)
+            if reason:
+                raise ExpressionError(f"entry {index}: {reason}")
+        elif name not in ARITY:
+            raise ExpressionError(f"entry {index}: unknown function {name!r}")
+        return EquationNode(name, text if name in LEAF_KINDS else "", (index,))  # placeholder children
+
+    # An explicit stack instead of recursion: trees in generated files can be deep.
+    root = take()
+    if root is None:
+        raise ExpressionError("the tree is empty (its first entry is '#')")
+    built: dict[int, list] = {}
+    stack: list[tuple[EquationNode, list]] = [(root, [])]
+    result: EquationNode | None = None
+    while stack:
+        node, children = stack[-1]
+        if len(children) < 2:
+            child = take()
+            children.append(child)
+            if child is not None:
+                stack.append((child, []))
+            continue
+        stack.pop()
+        present = [c for c in children if c is not None]
+        entry = node.children[0]
+        if node.func in LEAF_KINDS:
+            if present:
+                raise ExpressionError(f"entry {entry}: leaf {node.func} has a child")
+        else:
+            arity = ARITY[node.func]
+            if arity == 2 and len(present) != 2:
+                raise ExpressionError(f"entry {entry}: {node.func} needs 2 children, has {len(present)}")
+            if arity == 1 and (children[0] is None or children[1] is not None):
+                raise ExpressionError(f"entry {entry}: {node.func} takes one (left) child")
+        finished = EquationNode(node.func, node.value, tuple(built.pop(id(c)) for c in present))
+        if stack:
+            built[id(node)] = finished
+        else:
+            result = finished
+    if position != len(funcs):
+        raise ExpressionError(f"{len(funcs) - position} entries left over after the tree ends")
+    assert result is not None
+    return result
+
+
+def to_preorder(node: EquationNode) -> tuple[str, str]:
+    """The ``func`` and ``vars`` strings of a tree (inverse of parse_preorder)."""
+    funcs: list[str] = []
+    values: list[str] = []
+    stack: list[EquationNode | None] = [node]
+    while stack:
+        current = stack.pop()
+        if current is None:
+            funcs.append(EMPTY)
+            values.append(EMPTY)
+            continue
+        funcs.append(current.func)
+        values.append(current.value)
+        slots = list(current.children) + [None] * (2 - len(current.children))
+        stack.extend(reversed(slots))
+    return ",".join(funcs), ",".join(values)
+
+
+def equation_record(node: EquationNode) -> dict:
+    """The ``equation`` object of a record, with the same derived fields as the released files."""
+    funcs, values = to_preorder(node)
+    heights: dict[int, int] = {}
+    for current in postorder(node):
+        heights[id(current)] = 1 + max((heights[id(c)] for c in current.children), default=-1)
+    numbers, depths = [], []
+    counter = 0
+    stack: list[EquationNode | None] = [node]
+    while stack:
+        current = stack.pop()
+        if current is None:
+            numbers.append(EMPTY)
+            depths.append(EMPTY)
+            continue
+        numbers.append(str(counter))
+        depths.append(str(heights[id(current)]))
+        counter += 1
+        stack.extend(reversed(list(current.children) + [None] * (2 - len(current.children))))
+    names = symbols_of(node)
+    return {
+        "vars": values,
+        "numNodes": str(counter),
+        "variables": {name: index for index, name in enumerate(names)},
+        "depth": ",".join(depths),
+        "nodeNum": ",".join(numbers),
+        "func": funcs,
+    }
+
+
+def iterate_records(text: str, path: str | Path) -> Iterator[tuple[int, int, dict]]:
+    """Yield ``(list_index, line, record)`` for each record of a depth-indexed JSON list, with the line where the
+    record starts, so that errors can point at it."""
+    decoder = json.JSONDecoder()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DataFormatError(path, error.lineno, f"not valid JSON: {error.msg}") from None
+    if not isinstance(data, list) or not all(isinstance(group, list) for group in data):
+        raise DataFormatError(path, 1, "expected a JSON list of lists (records grouped by depth)")
+    position = 0
+
+    def skip(chars: str) -> None:
+        nonlocal position
+        while position < len(text) and text[position] in chars:
+            position += 1
+
+    skip(" \t\r\n")
+    position += 1  # the outer '['
+    for group_index, group in enumerate(data):
+        skip(" \t\r\n,")
+        position += 1  # this group's '['
+        for record in group:
+            skip(" \t\r\n,")
+            line = text.count("\n", 0, position) + 1
+            _, position = decoder.raw_decode(text, position)
+            yield group_index, line, record
+        skip(" \t\r\n,")
+        position += 1  # the group's ']'
+
+
+def _record_tree(record: object, path: str | Path, line: int) -> EquationNode:
+    if not isinstance(record, dict) or not isinstance(record.get("equation"), dict):
+        raise DataFormatError(path, line, "a record needs an 'equation' object")
+    equation = record["equation"]
+    if not isinstance(equation.get("func"), str) or not isinstance(equation.get("vars"), str):
+        raise DataFormatError(path, line, "'equation' needs string fields 'func' and 'vars'")
+    try:
+        return parse_preorder(equation["func"], equation["vars"])
+    except ExpressionError as error:
+        raise DataFormatError(path, line, f"bad tree: {error}") from None
+
+
+def read_equations(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[EquationExample]:
+    """Read a verification or completion file (records with ``label`` and optionally ``blankNodeNum``).
+
+    Each record's tree is checked (arity, known functions, leaf values) and must have the depth of the list it is
+    in; with ``lenient`` a bad record is skipped and its error appended to ``skipped``.
+    """
+    path = Path(path)
+    examples: list[EquationExample] = []
+    for depth, line, record in iterate_records(_read_text(path), path):
+        try:
+            tree = _record_tree(record, path, line)
+            if tree.func != "Equality":
+                raise DataFormatError(path, line, f"the root is {tree.func}, not Equality")
+            if height(tree) != depth:
+                raise DataFormatError(path, line, f"tree of depth {height(tree)} in the list of depth {depth}")
+            label_text = str(record.get("label", ""))
+            if label_text not in ("1", "0", "-1", "True", "False"):
+                raise DataFormatError(path, line, f"label must be 1 or 0, got {record.get('label')!r}")
+            label = {"1": True, "True": True, "0": False, "False": False}.get(label_text)
+            blank = None
+            if "blankNodeNum" in record:
+                # nodeNum may number the nodes in another order than pre-order (some released records count
+                # breadth-first); the blank is stored as its pre-order position.
+                numbers = [n for n in str(record["equation"].get("nodeNum", "")).split(",") if n.strip() != EMPTY]
+                wanted = str(record["blankNodeNum"]).strip()
+                if len(numbers) != size(tree):
+                    numbers = [str(i) for i in range(size(tree))]
+                if wanted not in [n.strip() for n in numbers]:
+                    raise DataFormatError(path, line, f"blankNodeNum {record['blankNodeNum']!r} is not a node of the tree")
+                blank = [n.strip() for n in numbers].index(wanted)
+            extra = {key: value for key, value in record.items() if key not in ("equation", "label", "blankNodeNum")}
+            examples.append(EquationExample(tree, label, blank, f"{path}:{line}", extra))
+        except DataFormatError as error:
+            if not lenient:
+                raise
+            if skipped is not None:
+                skipped.append(error)
+    return examples
+
+
+def read_candidates(path: str | Path) -> list[Candidate]:
+    """Read a candidate-classes file: records ``{equation, class, label}`` grouped by depth."""
+    path = Path(path)
+    candidates = []
+    for depth, line, record in iterate_records(_read_text(path), path):
+        tree = _record_tree(record, path, line)
+        if height(tree) != depth:
+            raise DataFormatError(path, line, f"candidate of depth {height(tree)} in the list of depth {depth}")
+        if "class" not in record:
+            raise DataFormatError(path, line, "a candidate record needs a 'class'")
+        candidates.append(Candidate(tree, str(record["class"]), f"{path}:{line}"))
+    return candidates
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataFormatError(path, None, "no such file") from None
+    except UnicodeDecodeError as error:
+        raise DataFormatError(path, None, f"not UTF-8 ({error.reason})") from None
+
+
+def _grouped(items: list, record) -> str:
+    groups: list[list[dict]] = []
+    for item in items:
+        depth = height(item.tree)
+        while len(groups) <= depth:
+            groups.append([])
+        groups[depth].append(record(item))
+    return json.dumps(groups, indent=1) + "\n"
+
+
+def write_equations(path: str | Path, examples: list[EquationExample]) -> None:
+    """Write examples in the released format (atomically), grouped by depth."""
+
+    def record(example: EquationExample) -> dict:
+        result = {"equation": equation_record(example.tree)}
+        result.update(example.extra)
+        result["label"] = {True: "1", False: "0", None: "-1"}[example.label]
+        if example.blank is not None:
+            result["blankNodeNum"] = str(example.blank)
+        return result
+
+    write_text_atomic(path, _grouped(examples, record))
+
+
+def write_candidates(path: str | Path, candidates: list[Candidate]) -> None:
+    write_text_atomic(
+        path, _grouped(candidates, lambda c: {"equation": equation_record(c.tree), "class": c.value_class, "label": "-1"})
+    )
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+
+
+class OutsideDomain(ArithmeticError):
+    """The expression has no real value at this point (log of a negative, pole, overflow, ...)."""
+
+
+def _inverse(value: float) -> float:
+    if value == 0:
+        raise OutsideDomain("division by zero")
+    return 1.0 / value
+
+
+def _acot(value: float) -> float:
+    return math.pi / 2 if value == 0 else math.atan(1.0 / value)
+
+
+REAL_FUNCTIONS = {
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "cot": lambda v: _inverse(math.tan(v)),
+    "sec": lambda v: _inverse(math.cos(v)),
+    "csc": lambda v: _inverse(math.sin(v)),
+    "asin": math.asin,
+    "acos": math.acos,
+    "atan": math.atan,
+    "acot": _acot,
+    "asec": lambda v: math.acos(_inverse(v)),
+    "acsc": lambda v: math.asin(_inverse(v)),
+    "exp": math.exp,
+    "log": lambda v: math.log(v) if v > 0 else (_ for _ in ()).throw(OutsideDomain("log of a non-positive number")),
+}
+MAGNITUDE_LIMIT = 1e12  # values beyond this are treated as outside the domain (near a pole, or overflowing)
+
+
+def leaf_value(node: EquationNode, point: dict[str, float]) -> float:
+    if node.func == "Symbol":
+        if node.value not in point:
+            raise ExpressionError(f"no value for symbol {node.value!r}")
+        return point[node.value]
+    if node.func == "Pi":
+        return math.pi
+    return float(Fraction(node.value)) if node.func != "Float" else float(node.value)
+
+
+def evaluate(node: EquationNode, point: dict[str, float]) -> float:
+    """The real value of an expression (not an Equality) at ``point``; OutsideDomain where it has none."""
+    values: dict[int, float] = {}
+    for current in postorder(node):
+        if current.is_leaf:
+            values[id(current)] = leaf_value(current, point)
+            continue
+        args = [values.pop(id(child)) for child in current.children]
+        try:
+            if current.func == "Add":
+                result = args[0] + args[1]
+            elif current.func == "Mul":
+                result = args[0] * args[1]
+            elif current.func == "Pow":
+                base, exponent = args
+                if base == 0 and exponent <= 0:
+                    raise OutsideDomain("zero to a non-positive power")
+                if base < 0 and exponent != int(exponent):
+                    raise OutsideDomain("negative number to a fractional power")
+                result = base ** exponent
+            elif current.func in REAL_FUNCTIONS:
+                result = REAL_FUNCTIONS[current.func](args[0])
+            else:
+                raise ExpressionError(f"cannot evaluate {current.func}")
+        except (ValueError, OverflowError, ZeroDivisionError) as error:
+            raise OutsideDomain(str(error)) from None
+        if isinstance(result, complex) or not math.isfinite(result) or abs(result) > MAGNITUDE_LIMIT:
+            raise OutsideDomain(f"{current.func} gives {result}")
+        values[id(current)] = result
+    return values[id(node)]
+
+
+@dataclass(frozen=True)
+class NumericCheck:
+    """The outcome of comparing both sides at random points."""
+
+    verdict: bool | None  # True: equal at every usable point; False: clearly different; None: cannot tell
+    points: int  # usable points (both sides defined)
+    agreeing: int
+
+
+def numeric_check(
+    equation: EquationNode,
+    rng: random.Random,
+    points: int = 8,
+    attempts: int = 40,
+    low: float = -3.0,
+    high: float = 3.0,
+    agree_tolerance: float = 1e-8,
+    differ_tolerance: float = 1e-5,
+) -> NumericCheck:
+    """Evaluate both sides of an Equality at up to ``points`` random points, skipping points outside either side's
+    domain (at most ``attempts`` draws). Two sides agree at a point when their difference is within
+    ``agree_tolerance`` relative to their size, differ when it is beyond ``differ_tolerance``.
+
+    The verdict is True when at least 3 points were usable and all agree, False when at least 2 points differ
+    (one could be a near-pole accident), and None otherwise (too few usable points, or values in between).
+    """
+    if equation.func != "Equality":
+        raise ExpressionError(f"expected an Equality, got {equation.func}")
+    left, right = equation.children
+    names = symbols_of(equation)
+    usable = agreeing = differing = 0
+    for _ in range(attempts):
+        if usable >= points:
+            break
+        point = {name: rng.uniform(low, high) for name in names}
+        try:
+            a, b = evaluate(left, point), evaluate(right, point)
+        except OutsideDomain:
+            continue
+        usable += 1
+        gap = abs(a - b) / max(1.0, abs(a), abs(b))
+        if gap <= agree_tolerance:
+            agreeing += 1
+        elif gap > differ_tolerance:
+            differing += 1
+    if differing >= 2 or (differing >= 1 and not names):  # a constant equation: one point says everything
+        return NumericCheck(False, usable, agreeing)
+    if usable >= (3 if names else 1) and agreeing == usable:
+        return NumericCheck(True, usable, agreeing)
+    return NumericCheck(None, usable, agreeing)
+
+
+def to_sympy(node: EquationNode):
+    """The SymPy expression of a tree (an ``Equality`` becomes ``sympy.Eq`` without evaluation)."""
+    import sympy
+
+    functions = {name: getattr(sympy, name) for name in UNARY_FUNCTIONS}
+    values: dict[int, object] = {}
+    for current in postorder(node):
+        if current.is_leaf:
+            if current.func == "Symbol":
+                values[id(current)] = sympy.Symbol(SYMBOL_NAMES.get(current.value, current.value), real=True)
+            elif current.func == "Pi":
+                values[id(current)] = sympy.pi
+            elif current.func == "Float":
+                values[id(current)] = sympy.Float(current.value)
+            else:
+                values[id(current)] = sympy.Rational(current.value)
+            continue
+        args = [values.pop(id(child)) for child in current.children]
+        if current.func == "Equality":
+            values[id(current)] = sympy.Eq(*args, evaluate=False)
+        elif current.func == "Add":
+            values[id(current)] = sympy.Add(*args)
+        elif current.func == "Mul":
+            values[id(current)] = sympy.Mul(*args)
+        elif current.func == "Pow":
+            values[id(current)] = sympy.Pow(*args)
+        else:
+            values[id(current)] = functions[current.func](args[0])
+    return values[id(node)]

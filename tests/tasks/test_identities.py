@@ -1,0 +1,223 @@
+"""neuromath/tasks/identities.py: the released JSON format (on ../shared/data/identities and on hand-made
+records), tree utilities, numeric evaluation and SymPy conversion."""
+
+import json
+import math
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from neuromath.errors import DataFormatError, ExpressionError
+from neuromath.tasks.identities import (
+    PI,
+    EquationExample,
+    apply,
+    equation_record,
+    evaluate,
+    format_infix,
+    height,
+    number,
+    numeric_check,
+    OutsideDomain,
+    parse_preorder,
+    preorder,
+    read_candidates,
+    read_equations,
+    replace_at,
+    size,
+    subtree_at,
+    symbol,
+    to_preorder,
+    to_sympy,
+    write_candidates,
+    write_equations,
+)
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "identities"
+BLANKS = SHARED / "40k_test_blank_0.json"
+CANDIDATES = SHARED / "candidate_classes.json"
+needs_shared = pytest.mark.skipif(not BLANKS.exists(), reason="../shared/data/identities is not beside the repository")
+
+X, Y = symbol("var_0"), symbol("var_1")
+
+
+def token_key(tree):
+    return tuple(node.token for node in preorder(tree))
+
+
+@needs_shared
+def test_reader_on_the_released_blank_file():
+    examples = read_equations(BLANKS)
+    assert len(examples) == 277
+    assert Counter(e.depth for e in examples) == {8: 277}
+    assert all(e.label is True and e.blank is not None for e in examples)
+    # every blank is a subtree of height at most 1, and the first record's blank is its node 5 (a -1 leaf)
+    assert all(height(subtree_at(e.tree, e.blank)) <= 1 for e in examples)
+    first = examples[0]
+    assert first.source.endswith("40k_test_blank_0.json:11")
+    assert subtree_at(first.tree, first.blank) == number(-1)
+    assert format_infix(first.tree).startswith("(y + sin((-1)*x)) = ")
+
+
+@needs_shared
+def test_reader_on_the_released_candidates_and_the_blank_classes():
+    candidates = read_candidates(CANDIDATES)
+    assert len(candidates) == 1470
+    assert len({c.value_class for c in candidates}) == 602
+    assert Counter(c.depth for c in candidates) == {0: 21, 1: 1449}
+    classes: dict[tuple, set] = {}
+    for candidate in candidates:
+        classes.setdefault(token_key(candidate.tree), set()).add(candidate.value_class)
+    # some records number their nodes breadth-first; the blank must still land on a node whose value class exists
+    blanks = [subtree_at(e.tree, e.blank) for e in read_equations(BLANKS)]
+    assert [len(classes.get(token_key(b), ())) for b in blanks] == [1] * 277
+
+
+@needs_shared
+def test_released_records_survive_writing_and_reading(tmp_path):
+    raw = json.loads(BLANKS.read_text())[8]
+    examples = read_equations(BLANKS)
+    for record, example in zip(raw, examples):
+        written = equation_record(example.tree)
+        for key in ("func", "vars", "numNodes", "depth"):
+            assert written[key] == record["equation"][key]
+    out = tmp_path / "copy.json"
+    write_equations(out, examples)
+    again = read_equations(out)
+    assert [e.tree for e in again] == [e.tree for e in examples]
+    assert [subtree_at(e.tree, e.blank) for e in again] == [subtree_at(e.tree, e.blank) for e in examples]
+    candidates = read_candidates(CANDIDATES)
+    write_candidates(tmp_path / "candidates.json", candidates)
+    back = read_candidates(tmp_path / "candidates.json")
+    assert [(c.tree, c.value_class) for c in back] == [(c.tree, c.value_class) for c in candidates]
+
+
+@needs_shared
+def test_numeric_check_exposes_the_release_noise():
+    """The released 'correct' equations include ones that hold only on part of the domain (cos(x) = sqrt(1 -
+    sin(x)^2)) or not at all; the numeric check must call those false, and the clear identities true."""
+    rng = random.Random(0)
+    verdicts = Counter(numeric_check(e.tree, rng).verdict for e in read_equations(BLANKS))
+    assert verdicts[True] > 200 and verdicts[False] > 10
+
+
+def test_parse_and_print_a_hand_made_tree():
+    funcs = "Equality,Add,Symbol,#,#,sin,Pi,#,#,#,Pow,Symbol,#,#,Half,#,#"
+    values = ",,var_0,#,#,,pi,#,#,#,,var_1,#,#,1/2,#,#"
+    tree = parse_preorder(funcs, values)
+    assert tree == apply("Equality", apply("Add", X, apply("sin", PI)), apply("Pow", Y, number("1/2")))
+    assert to_preorder(tree) == (funcs, values)
+    assert height(tree) == 3 and size(tree) == 8
+    assert [n.token for n in preorder(tree)] == ["Equality", "Add", "var_0", "sin", "pi", "Pow", "var_1", "1/2"]
+
+
+@pytest.mark.parametrize(
+    "funcs, values, reason",
+    [
+        ("Add,Symbol,#,#,#", ",var_0,#,#,#", "Add needs 2 children, has 1"),
+        ("sin,Symbol,#,#,Symbol,#,#", ",var_0,#,#,var_1,#,#", "sin takes one (left) child"),
+        ("sin,#,Symbol,#,#", ",#,var_0,#,#", "sin takes one (left) child"),
+        ("Symbol,Integer,#,#,#", "var_0,2,#,#,#", "leaf Symbol has a child"),
+        ("sinh,Symbol,#,#,#", ",var_0,#,#,#", "unknown function 'sinh'"),
+        ("Integer,#,#", "two,#,#", "not a number"),
+        ("One,#,#", "2,#,#", "One leaf with value '2'"),
+        ("Add,Symbol,#,#", ",var_0,#,#", "ends in the middle of a node"),
+        ("Symbol,#,#,#", "var_0,#,#,#", "left over"),
+        ("Symbol,#", "var_0,#,#", "func has 2 entries but vars has 3"),
+    ],
+)
+def test_malformed_trees_are_refused_with_the_reason(funcs, values, reason):
+    with pytest.raises(ExpressionError, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        parse_preorder(funcs, values)
+
+
+def _write(path, groups):
+    path.write_text(json.dumps(groups, indent=4))
+    return path
+
+
+def test_file_errors_name_the_file_and_line(tmp_path):
+    good = {"equation": equation_record(apply("Equality", X, X)), "label": "1"}
+    bad = {"equation": {**equation_record(apply("Equality", X, X)), "func": "Equality,Symbol,#,#,Foo,#,#"}, "label": "1"}
+    path = _write(tmp_path / "eq.json", [[], [good, bad]])
+    with pytest.raises(DataFormatError) as error:
+        read_equations(path)
+    line = path.read_text().splitlines().index("        {", 10) + 1  # the second record's opening brace
+    assert error.value.line == line and error.value.path == str(path)
+    assert "unknown function 'Foo'" in str(error.value)
+    skipped: list = []
+    assert len(read_equations(path, lenient=True, skipped=skipped)) == 1 and len(skipped) == 1
+
+    wrong_depth = _write(tmp_path / "depth.json", [[good]])
+    with pytest.raises(DataFormatError, match="tree of depth 1 in the list of depth 0"):
+        read_equations(wrong_depth)
+    (tmp_path / "broken.json").write_text("[[{]]")
+    with pytest.raises(DataFormatError, match="not valid JSON"):
+        read_equations(tmp_path / "broken.json")
+    bad_label = _write(tmp_path / "label.json", [[], [{**good, "label": "yes"}]])
+    with pytest.raises(DataFormatError, match="label must be 1 or 0"):
+        read_equations(bad_label)
+    bad_blank = _write(tmp_path / "blank.json", [[], [{**good, "blankNodeNum": "7"}]])
+    with pytest.raises(DataFormatError, match="blankNodeNum '7' is not a node"):
+        read_equations(bad_blank)
+    with pytest.raises(DataFormatError, match="no such file"):
+        read_equations(tmp_path / "missing.json")
+
+
+def test_written_files_read_back_with_labels_and_blanks(tmp_path):
+    examples = [
+        EquationExample(apply("Equality", apply("Add", X, Y), apply("Add", Y, X)), True),
+        EquationExample(apply("Equality", X, Y), False),
+        EquationExample(apply("Equality", apply("Mul", number(2), X), apply("Add", X, X)), True, blank=2),
+    ]
+    write_equations(tmp_path / "set.json", examples)
+    back = read_equations(tmp_path / "set.json")
+    # grouped by depth on writing: the depth-1 equation comes first, then the two of depth 2 in their order
+    assert [(e.tree, e.label, e.blank) for e in back] == [
+        (e.tree, e.label, e.blank) for e in (examples[1], examples[0], examples[2])
+    ]
+
+
+def test_subtree_and_replace_use_preorder_numbers():
+    tree = apply("Equality", apply("Add", X, apply("sin", Y)), number(3))
+    assert subtree_at(tree, 3) == apply("sin", Y)
+    replaced = replace_at(tree, 3, apply("cos", X))
+    assert replaced == apply("Equality", apply("Add", X, apply("cos", X)), number(3))
+    assert replace_at(tree, 5, PI) == apply("Equality", apply("Add", X, apply("sin", Y)), PI)
+    with pytest.raises(IndexError):
+        subtree_at(tree, 6)
+
+
+def test_evaluate_and_domain():
+    expression = apply("Add", apply("Pow", apply("sin", X), number(2)), apply("Pow", apply("cos", X), number(2)))
+    assert evaluate(expression, {"var_0": 0.3}) == pytest.approx(1.0)
+    assert evaluate(apply("Mul", number("2/5"), PI), {}) == pytest.approx(0.4 * math.pi)
+    for outside in (apply("log", number(-1)), apply("Pow", number(-8), number("1/3")), apply("asin", number(2)),
+                    apply("Pow", number(0), number(-1)), apply("exp", number(1000))):
+        with pytest.raises(OutsideDomain):
+            evaluate(outside, {})
+
+
+def test_numeric_check_verdicts():
+    rng = random.Random(1)
+    pythagoras = apply("Equality", apply("Add", apply("Pow", apply("sin", X), number(2)),
+                                        apply("Pow", apply("cos", X), number(2))), number(1))
+    assert numeric_check(pythagoras, rng).verdict is True
+    assert numeric_check(apply("Equality", apply("sin", X), apply("cos", X)), rng).verdict is False
+    # sqrt(x^2) = x holds only for x >= 0: false on the reals
+    assert numeric_check(apply("Equality", apply("Pow", apply("Pow", X, number(2)), number("1/2")), X), rng).verdict is False
+    # log(x) = log(x) is defined only for x > 0, still true wherever defined
+    assert numeric_check(apply("Equality", apply("log", X), apply("log", X)), rng).verdict is True
+    # nowhere defined: no verdict
+    assert numeric_check(apply("Equality", apply("asin", apply("Add", number(3), apply("Pow", X, number(2)))), X), rng).verdict is None
+
+
+def test_to_sympy():
+    import sympy
+
+    tree = apply("Equality", apply("Mul", X, apply("Pow", Y, number(-1))), apply("Pow", X, number("1/2")))
+    expression = to_sympy(tree)
+    x, y = sympy.symbols("x y", real=True)
+    assert expression.lhs == x / y and expression.rhs == sympy.sqrt(x)
