@@ -40,6 +40,9 @@ class DataConfig:
     per_module: int = 0  # read at most this many questions per module file; 0 -> all
     train_splits: str = "train-easy,train-medium,train-hard"  # merged into the training (and validation) set
     test_splits: str = "interpolate,extrapolate"  # read for data.test and by evaluate
+    # Tasks whose examples have a depth (identities): which depths train/validate and which test
+    train_depths: str = "1-7"  # a range "a-b" or a comma list; examples of other depths in the train file are not trained on
+    test_depths: str = "8-13"  # when data.test is unset, the train file's examples of these depths are the test set
 
 
 @dataclass(frozen=True)
@@ -63,12 +66,13 @@ class ModelConfig:
     tree_relations: int = 64  # tree relative attention: relation ids, the most frequent paths + one shared "other"
     tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
     share_embeddings: bool = True  # tie the target embedding and the output projection
+    stack_depth: int = 8  # stack-augmented tree cells and the stack-RNN (identities): slots of the soft stack
     max_len: int = 512
 
 
 @dataclass(frozen=True)
 class OptimConfig:
-    schedule: str = "warmup"  # warmup: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) * lr_scale; constant: lr
+    schedule: str = "warmup"  # warmup: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) * lr_scale; constant: lr; plateau: lr, multiplied by plateau_factor when validation stalls
     lr: float = 1e-3  # the rate of the constant schedule
     lr_scale: float = 1.0  # multiplies the warm-up schedule
     warmup_steps: int = 400
@@ -77,6 +81,8 @@ class OptimConfig:
     weight_decay: float = 0.0
     grad_clip: float = 1.0
     label_smoothing: float = 0.0
+    plateau_factor: float = 0.5  # schedule plateau: the learning rate is multiplied by this ...
+    plateau_patience: int = 2  # ... after this many validations without a better validation accuracy
 
 
 @dataclass(frozen=True)

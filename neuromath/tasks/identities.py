@@ -543,12 +543,13 @@ def leaf_value(node: EquationNode, point: dict[str, float]) -> float:
 
 def evaluate(node: EquationNode, point: dict[str, float]) -> float:
     """The real value of an expression (not an Equality) at ``point``; OutsideDomain where it has none."""
-    values: dict[int, float] = {}
+    values: list[float] = []  # a value stack: post-order visits children before parents
     for current in postorder(node):
         if current.is_leaf:
-            values[id(current)] = leaf_value(current, point)
+            values.append(leaf_value(current, point))
             continue
-        args = [values.pop(id(child)) for child in current.children]
+        args = values[-len(current.children):]
+        del values[-len(current.children):]
         try:
             if current.func == "Add":
                 result = args[0] + args[1]
@@ -569,8 +570,8 @@ def evaluate(node: EquationNode, point: dict[str, float]) -> float:
             raise OutsideDomain(str(error)) from None
         if isinstance(result, complex) or not math.isfinite(result) or abs(result) > MAGNITUDE_LIMIT:
             raise OutsideDomain(f"{current.func} gives {result}")
-        values[id(current)] = result
-    return values[id(node)]
+        values.append(result)
+    return values[0]
 
 
 @dataclass(frozen=True)
@@ -630,27 +631,28 @@ def to_sympy(node: EquationNode):
     import sympy
 
     functions = {name: getattr(sympy, name) for name in UNARY_FUNCTIONS}
-    values: dict[int, object] = {}
+    values: list = []  # a value stack (shared subtrees are visited once per occurrence)
     for current in postorder(node):
         if current.is_leaf:
             if current.func == "Symbol":
-                values[id(current)] = sympy.Symbol(SYMBOL_NAMES.get(current.value, current.value), real=True)
+                values.append(sympy.Symbol(SYMBOL_NAMES.get(current.value, current.value), real=True))
             elif current.func == "Pi":
-                values[id(current)] = sympy.pi
+                values.append(sympy.pi)
             elif current.func == "Float":
-                values[id(current)] = sympy.Float(current.value)
+                values.append(sympy.Float(current.value))
             else:
-                values[id(current)] = sympy.Rational(current.value)
+                values.append(sympy.Rational(current.value))
             continue
-        args = [values.pop(id(child)) for child in current.children]
+        args = values[-len(current.children):]
+        del values[-len(current.children):]
         if current.func == "Equality":
-            values[id(current)] = sympy.Eq(*args, evaluate=False)
+            values.append(sympy.Eq(*args, evaluate=False))
         elif current.func == "Add":
-            values[id(current)] = sympy.Add(*args)
+            values.append(sympy.Add(*args))
         elif current.func == "Mul":
-            values[id(current)] = sympy.Mul(*args)
+            values.append(sympy.Mul(*args))
         elif current.func == "Pow":
-            values[id(current)] = sympy.Pow(*args)
+            values.append(sympy.Pow(*args))
         else:
-            values[id(current)] = functions[current.func](args[0])
-    return values[id(node)]
+            values.append(functions[current.func](args[0]))
+    return values[0]

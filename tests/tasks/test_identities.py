@@ -191,6 +191,8 @@ def test_subtree_and_replace_use_preorder_numbers():
 
 
 def test_evaluate_and_domain():
+    shared = apply("Add", X, X)  # the same node object twice
+    assert evaluate(apply("Mul", shared, shared), {"var_0": 1.5}) == pytest.approx(9.0)
     expression = apply("Add", apply("Pow", apply("sin", X), number(2)), apply("Pow", apply("cos", X), number(2)))
     assert evaluate(expression, {"var_0": 0.3}) == pytest.approx(1.0)
     assert evaluate(apply("Mul", number("2/5"), PI), {}) == pytest.approx(0.4 * math.pi)
