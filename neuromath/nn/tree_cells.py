@@ -1,0 +1,297 @@
+"""Recursive tree cells: Tree-RNN, N-ary Tree-LSTM (Tai et al. 2015, eqs. 9-14; one parameter set per operator as in
+Arabshahi et al. 2018), second-order Tree-RNN (Mali, Ororbia, Kifer, Giles 2021, eq. 1), multiplicative Tree-LSTM
+(their eqs. 2-9) and Tree-LSTM with multiplicative integration (their eqs. 10-15, after Wu et al. 2016).
+
+Every cell is registered in ``neuromath.registry.TREE_CELLS`` and run by the level-batched engine of
+``neuromath.nn.tree_engine``, which calls ``leaf`` once on all leaves and ``node`` once per height level on all
+internal nodes of that level in the whole batch. A state is a tuple of tensors: ``state[0]`` is h ``(n, hidden)``,
+the LSTM cells add the memory c as ``state[1]``.
+
+The Mali et al. paper's text could not be retrieved while this module was written (only its abstract), so its
+three cells follow the forms below, built from the works it extends (second-order recurrent networks, Krause et
+al.'s mLSTM, Wu et al.'s multiplicative integration); the equation numbers are the ones these cells are said to
+follow there and were not checked against the paper:
+
+* ``second_order_tree_rnn`` (eq. 1): ``h = tanh(h_l^T T_op h_r + W_op [h_l; h_r] + b_op)`` with a third-order
+  tensor ``T_op`` of shape (hidden, hidden, hidden) per operator: ``(h_l^T T h_r)_k = sum_ij h_l[i] T[i, j, k] h_r[j]``.
+* ``mtree_lstm`` (eqs. 2-9), a Tree-LSTM in the spirit of Krause et al.'s multiplicative LSTM: an intermediate
+  ``m = (M^l_op h_l) * (M^r_op h_r)`` replaces the children's hidden states as the input of every gate:
+  ``[i, f_l, f_r, o] = sigmoid(W_op m + b_op)``, ``u = tanh(W^u_op m + b^u_op)``,
+  ``c = i*u + f_l*c_l + f_r*c_r``, ``h = o*tanh(c)``.
+* ``mi_tree_lstm`` (eqs. 10-15), multiplicative integration (Wu et al. 2016): every gate's pre-activation is
+  ``alpha_op * (W_op h_l) * (U_op h_r) + beta1_op * (W_op h_l) + beta2_op * (U_op h_r) + b_op``; the same
+  gates and memory update as the Tree-LSTM follow.
+
+Unary nodes (an operator with one child, ``has_right`` = 0): the engine gives the missing right child as the empty
+state (zeros). An additive cell then simply sees a zero right input. In a product with the right child's projection
+that zero would wipe out the single child's information, so the multiplicative cells use 1 instead of the missing
+factor: ``m = M^l h_l`` in ``mtree_lstm`` and ``alpha * (W h_l) + beta1 * (W h_l) + b`` in ``mi_tree_lstm``. In the
+second-order Tree-RNN the product term ``h_l^T T h_r`` vanishes for a unary node and the first-order term
+``W [h_l; 0]`` carries the child, so a unary node there is exactly a first-order Tree-RNN node.
+
+Leaves: the Tree-RNN cells use the leaf embedding itself as h. The LSTM cells treat a leaf as a Tree-LSTM node
+without children whose input is the embedding x (Tai et al. 2015 with no child terms): ``[i, o, u]`` from
+``W_leaf x + b_leaf``, ``c = i*u``, ``h = o*tanh(c)``.
+
+Per-operator parameters are stacked tensors ``(n_operators, in, out)``; ``operator_linear`` applies operator k's
+slice to its run of rows (the rows of a level are sorted by operator), one matrix product per operator present in
+the level, so no per-node Python work happens.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from neuromath.errors import ConfigError
+from neuromath.registry import TREE_CELLS
+
+Segments = list[tuple[int, int, int]]  # (operator_id, start, end) runs over the rows of one level
+
+
+def operator_linear(inputs: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                    segments: Segments) -> torch.Tensor:
+    """Apply operator k's slice ``weight[k]`` (in, out) and ``bias[k]`` (out,) to the rows of its run.
+
+    inputs (n, in); weight (n_operators, in, out); bias (n_operators, out) or None; segments: (operator_id, start,
+    end) runs that cover the n rows in order. Returns (n, out); one matrix product per run.
+
+    The rows are cut into runs with one ``split`` and the stacked weight into operators with one ``unbind``: their
+    backward passes join the gradients with one concatenation each, where slicing or indexing per run would build
+    a full-size zero gradient for every run.
+    """
+    if len(segments) == 1:
+        operator_id = segments[0][0]
+        if bias is None:
+            return inputs @ weight[operator_id]
+        return torch.addmm(bias[operator_id], inputs, weight[operator_id])
+    runs = inputs.split([end - start for _, start, end in segments])
+    weight_per_operator = weight.unbind(0)
+    outputs = []
+    if bias is None:
+        for (operator_id, _, _), rows in zip(segments, runs):
+            outputs.append(rows @ weight_per_operator[operator_id])
+    else:
+        bias_per_operator = bias.unbind(0)
+        for (operator_id, _, _), rows in zip(segments, runs):
+            outputs.append(torch.addmm(bias_per_operator[operator_id], rows, weight_per_operator[operator_id]))
+    return torch.cat(outputs, dim=0)
+
+
+def operator_bilinear(left: torch.Tensor, right: torch.Tensor, weight: torch.Tensor,
+                      segments: Segments) -> torch.Tensor:
+    """Third-order product per operator: ``out[n, k] = sum_ij left[n, i] * weight[op(n), i, j, k] * right[n, j]``.
+
+    left (n, I), right (n, J), weight (n_operators, I, J, K) -> (n, K). The outer products of all rows are formed
+    at once and each operator's tensor, seen as an (I*J, K) matrix, is applied to its run by ``operator_linear``:
+    one matrix product per run, none per node.
+    """
+    n_operators, in_left, in_right, out = weight.shape
+    outer = (left.unsqueeze(2) * right.unsqueeze(1)).reshape(left.shape[0], in_left * in_right)  # (n, I*J)
+    weight_as_matrices = weight.reshape(n_operators, in_left * in_right, out)  # (ops, I*J, K)
+    return operator_linear(outer, weight_as_matrices, None, segments)  # (n, K)
+
+
+def gather_per_operator(table: torch.Tensor, operator_ids: torch.Tensor) -> torch.Tensor:
+    """Rows of a per-operator table (n_operators, d) for each node: (n, d)."""
+    return table.index_select(0, operator_ids)
+
+
+def init_stacked_linear(weight: torch.Tensor, bias: torch.Tensor | None = None) -> None:
+    """nn.Linear's default initialisation for every operator's slice of a stacked weight (n_operators, in, out)."""
+    bound = 1.0 / math.sqrt(weight.shape[1])
+    with torch.no_grad():
+        weight.uniform_(-bound, bound)
+        if bias is not None:
+            bias.uniform_(-bound, bound)
+
+
+class TreeCell(nn.Module):
+    """Base class of the cells run by the level-batched tree engine (see the module docstring for the API)."""
+
+    uses_stack: bool = False
+
+    def __init__(self, hidden_size: int, n_operators: int, **options):
+        super().__init__()
+        if options:
+            raise ConfigError(f"tree cell {type(self).__name__} got unknown options: {', '.join(sorted(options))}")
+        if hidden_size < 1 or n_operators < 1:
+            raise ConfigError(
+                f"tree cell needs hidden_size >= 1 and n_operators >= 1, got {hidden_size}, {n_operators}"
+            )
+        self.hidden_size = hidden_size
+        self.n_operators = n_operators
+
+    def leaf(self, embedded: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """State of the leaves from their embeddings (n, hidden)."""
+        raise NotImplementedError
+
+    def node(self, operator_ids: torch.Tensor, segments: Segments, left: tuple[torch.Tensor, ...],
+             right: tuple[torch.Tensor, ...], has_right: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """State of n internal nodes sorted by operator (runs in ``segments``) from their children's states.
+
+        A missing right child is given as ``empty_state`` rows, and ``has_right`` (n, 1) float is 0 there.
+        """
+        raise NotImplementedError
+
+    def empty_state(self, n: int, like: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Zeros with the structure of a state: (h,)."""
+        return (like.new_zeros(n, self.hidden_size),)
+
+
+@TREE_CELLS.register("tree_rnn")
+class TreeRNNCell(TreeCell):
+    """h = tanh(W_op [h_l; h_r] + b_op); a leaf's h is its embedding."""
+
+    def __init__(self, hidden_size: int, n_operators: int, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        self.weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, hidden_size))
+        self.bias = nn.Parameter(torch.empty(n_operators, hidden_size))
+        init_stacked_linear(self.weight, self.bias)
+
+    def leaf(self, embedded):
+        return (embedded,)
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H)
+        return (torch.tanh(operator_linear(children, self.weight, self.bias, segments)),)
+
+
+class TreeLSTMBase(TreeCell):
+    """What the three Tree-LSTM cells share: the leaf transform, the (h, c) state and the memory update."""
+
+    def __init__(self, hidden_size: int, n_operators: int, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        self.leaf_gates = nn.Linear(hidden_size, 3 * hidden_size)  # input gate, output gate, candidate
+
+    def leaf(self, embedded):
+        input_gate, output_gate, candidate = self.leaf_gates(embedded).chunk(3, dim=1)
+        memory = torch.sigmoid(input_gate) * torch.tanh(candidate)
+        return (torch.sigmoid(output_gate) * torch.tanh(memory), memory)
+
+    def empty_state(self, n, like):
+        return (like.new_zeros(n, self.hidden_size), like.new_zeros(n, self.hidden_size))
+
+    def lstm_update(self, preactivations: torch.Tensor, left_memory: torch.Tensor,
+                    right_memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """From the pre-activations (n, 5H) ordered [i, f_l, f_r, o, u]: c = i*u + f_l*c_l + f_r*c_r, h = o*tanh(c)."""
+        gates = torch.sigmoid(preactivations[:, : 4 * self.hidden_size])
+        input_gate, forget_left, forget_right, output_gate = gates.chunk(4, dim=1)
+        candidate = torch.tanh(preactivations[:, 4 * self.hidden_size:])
+        memory = input_gate * candidate + forget_left * left_memory + forget_right * right_memory
+        return (output_gate * torch.tanh(memory), memory)
+
+    def set_forget_bias(self, bias: torch.Tensor, value: float = 1.0) -> None:
+        """Start both forget gates open (bias (n_operators, 5H), gates ordered [i, f_l, f_r, o, u])."""
+        with torch.no_grad():
+            bias[:, self.hidden_size: 3 * self.hidden_size] = value
+
+
+@TREE_CELLS.register("tree_lstm")
+class TreeLSTMCell(TreeLSTMBase):
+    """Binary Tree-LSTM (Tai et al. 2015, eqs. 9-14) with its own parameters per operator (Arabshahi et al. 2018).
+
+    [i, f_l, f_r, o, u] = W_op [h_l; h_r] + b_op; c = i*u + f_l*c_l + f_r*c_r; h = o*tanh(c).
+    """
+
+    def __init__(self, hidden_size: int, n_operators: int, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        self.weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, 5 * hidden_size))
+        self.bias = nn.Parameter(torch.empty(n_operators, 5 * hidden_size))
+        init_stacked_linear(self.weight, self.bias)
+        self.set_forget_bias(self.bias)
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H)
+        preactivations = operator_linear(children, self.weight, self.bias, segments)
+        return self.lstm_update(preactivations, left[1], right[1])
+
+
+@TREE_CELLS.register("second_order_tree_rnn")
+class SecondOrderTreeRNNCell(TreeCell):
+    """Second-order Tree-RNN (Mali et al. 2021, eq. 1): h = tanh(h_l^T T_op h_r + W_op [h_l; h_r] + b_op)."""
+
+    def __init__(self, hidden_size: int, n_operators: int, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        self.tensor_weight = nn.Parameter(torch.empty(n_operators, hidden_size, hidden_size, hidden_size))
+        self.weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, hidden_size))
+        self.bias = nn.Parameter(torch.empty(n_operators, hidden_size))
+        init_stacked_linear(self.weight, self.bias)
+        with torch.no_grad():  # the product term sums hidden^2 terms: scale 1/hidden keeps it of order one
+            self.tensor_weight.uniform_(-1.0 / hidden_size, 1.0 / hidden_size)
+
+    def leaf(self, embedded):
+        return (embedded,)
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H)
+        first_order = operator_linear(children, self.weight, self.bias, segments)
+        second_order = operator_bilinear(left[0], right[0], self.tensor_weight, segments)
+        return (torch.tanh(second_order + first_order),)
+
+
+@TREE_CELLS.register("mtree_lstm")
+class MTreeLSTMCell(TreeLSTMBase):
+    """Multiplicative Tree-LSTM (Mali et al. 2021, eqs. 2-9; mLSTM of Krause et al. 2016).
+
+    m = (M^l_op h_l) * (M^r_op h_r) (the right factor is 1 for a unary node); [i, f_l, f_r, o, u] = W_op m + b_op.
+    """
+
+    def __init__(self, hidden_size: int, n_operators: int, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        self.left_weight = nn.Parameter(torch.empty(n_operators, hidden_size, hidden_size))
+        self.right_weight = nn.Parameter(torch.empty(n_operators, hidden_size, hidden_size))
+        self.weight = nn.Parameter(torch.empty(n_operators, hidden_size, 5 * hidden_size))
+        self.bias = nn.Parameter(torch.empty(n_operators, 5 * hidden_size))
+        init_stacked_linear(self.left_weight)
+        init_stacked_linear(self.right_weight)
+        init_stacked_linear(self.weight, self.bias)
+        self.set_forget_bias(self.bias)
+
+    def intermediate(self, segments: Segments, left_hidden: torch.Tensor, right_hidden: torch.Tensor,
+                     has_right: torch.Tensor) -> torch.Tensor:
+        """m = (M^l h_l) * (M^r h_r), with 1 in place of the right factor where has_right is 0. (n, H)."""
+        left_factor = operator_linear(left_hidden, self.left_weight, None, segments)
+        right_factor = operator_linear(right_hidden, self.right_weight, None, segments)
+        right_factor = has_right * right_factor + (1.0 - has_right)
+        return left_factor * right_factor
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        intermediate = self.intermediate(segments, left[0], right[0], has_right)
+        preactivations = operator_linear(intermediate, self.weight, self.bias, segments)
+        return self.lstm_update(preactivations, left[1], right[1])
+
+
+@TREE_CELLS.register("mi_tree_lstm")
+class MITreeLSTMCell(TreeLSTMBase):
+    """Tree-LSTM with multiplicative integration (Mali et al. 2021, eqs. 10-15; Wu et al. 2016).
+
+    pre = alpha_op * (W_op h_l) * (U_op h_r) + beta1_op * (W_op h_l) + beta2_op * (U_op h_r) + b_op for all five
+    gates [i, f_l, f_r, o, u] at once; the factor (U_op h_r) of the product is 1 for a unary node.
+    """
+
+    def __init__(self, hidden_size: int, n_operators: int, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        self.left_weight = nn.Parameter(torch.empty(n_operators, hidden_size, 5 * hidden_size))
+        self.right_weight = nn.Parameter(torch.empty(n_operators, hidden_size, 5 * hidden_size))
+        self.alpha = nn.Parameter(torch.ones(n_operators, 5 * hidden_size))
+        self.beta_left = nn.Parameter(torch.full((n_operators, 5 * hidden_size), 0.5))
+        self.beta_right = nn.Parameter(torch.full((n_operators, 5 * hidden_size), 0.5))
+        self.bias = nn.Parameter(torch.zeros(n_operators, 5 * hidden_size))
+        init_stacked_linear(self.left_weight)
+        init_stacked_linear(self.right_weight)
+        self.set_forget_bias(self.bias)
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        left_projected = operator_linear(left[0], self.left_weight, None, segments)  # (n, 5H)
+        right_projected = operator_linear(right[0], self.right_weight, None, segments)  # (n, 5H), 0 if no right
+        right_factor = has_right * right_projected + (1.0 - has_right)
+        alpha = gather_per_operator(self.alpha, operator_ids)
+        beta_left = gather_per_operator(self.beta_left, operator_ids)
+        beta_right = gather_per_operator(self.beta_right, operator_ids)
+        bias = gather_per_operator(self.bias, operator_ids)
+        preactivations = (alpha * left_projected * right_factor + beta_left * left_projected
+                          + beta_right * right_projected + bias)
+        return self.lstm_update(preactivations, left[1], right[1])

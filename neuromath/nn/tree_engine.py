@@ -1,0 +1,241 @@
+"""Level-batched recursive tree networks (the batching of Looks et al. 2017 "Deep learning with dynamic computation
+graphs", by height level, for the Tree-RNN / Tree-LSTM encoders of Arabshahi et al. 2018 and Mali et al. 2021).
+
+A forest of binary trees is flattened by ``make_tree_batch`` so that nodes are sorted by height: leaves (height 0)
+first, then every node of height 1, and so on; within a level of internal nodes the rows are sorted by operator id,
+so each operator is one run (a *segment*) and a cell applies each operator's parameters with one matrix product.
+``TreeEncoder.forward`` then makes one ``cell.leaf`` call for all leaves and one ``cell.node`` call per level for
+the whole batch, gathering the children's states by index from the states computed so far.
+
+Node order (what ``make_tree_batch`` produces and ``TreeEncoder.recursive_forward`` reproduces): sorted by
+(height, operator id for internal nodes, tree index, pre-order position in its tree); leaves are not sorted by
+token, only by (tree index, pre-order position).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import itertools
+import operator
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from neuromath.errors import ExpressionError
+import neuromath.nn.tree_cells  # noqa: F401  (registers the cells in TREE_CELLS)
+from neuromath.registry import TREE_CELLS
+
+Tree = tuple  # (id, ()) | (id, (child,)) | (id, (left, right))
+
+
+@dataclass
+class TreeBatch:
+    """A forest of binary trees flattened so that nodes are sorted by height (leaves, height 0, first).
+
+    ``level_starts`` has one entry per level plus the total node count, so level k is
+    ``level_starts[k] .. level_starts[k + 1] - 1``. ``segments`` is indexed by level like ``level_starts``:
+    ``segments[0]`` (the leaves) is empty and ``segments[k]`` for k >= 1 lists that level's (operator_id, start,
+    end) runs, start and end relative to ``level_starts[k]``.
+    """
+
+    node_ids: torch.Tensor  # (N,) long: leaf-token id for height-0 nodes, operator id for internal nodes
+    left: torch.Tensor  # (N,) long: index of the left (or only) child; -1 for a leaf
+    right: torch.Tensor  # (N,) long: index of the right child; -1 for a leaf or a unary node
+    level_starts: list[int]
+    segments: list[list[tuple[int, int, int]]]
+    roots: torch.Tensor  # (T,) long: node index of each tree's root, in the order the trees were given
+    tree_index: torch.Tensor | None = None  # (N,) long: the tree (its position in the input) each node belongs to
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.level_starts) - 1
+
+    @property
+    def n_nodes(self) -> int:
+        return self.level_starts[-1]
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.roots.shape[0])
+
+    def to(self, device) -> "TreeBatch":
+        return TreeBatch(
+            node_ids=self.node_ids.to(device),
+            left=self.left.to(device),
+            right=self.right.to(device),
+            level_starts=self.level_starts,
+            segments=self.segments,
+            roots=self.roots.to(device),
+            tree_index=self.tree_index.to(device) if self.tree_index is not None else None,
+        )
+
+
+def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
+    """Flatten nested-tuple trees into a ``TreeBatch`` (iteratively: no recursion limit for deep trees).
+
+    A leaf is ``(leaf_id, ())``, a unary node ``(op_id, (child,))``, a binary node ``(op_id, (left, right))``.
+    Raises ExpressionError naming the tree for a malformed node.
+    """
+    if len(trees) == 0:
+        raise ExpressionError("make_tree_batch needs at least one tree")
+    # Pass 1: pre-order numbering of every node of every tree (tree after tree); children get larger numbers.
+    ids: list[int] = []
+    tree_of: list[int] = []
+    first_child: list[int] = []
+    second_child: list[int] = []
+    root_numbers: list[int] = []
+    for tree_index, tree in enumerate(trees):
+        root_numbers.append(len(ids))
+        pending = [(tree, -1, 0)]  # (node, parent number, child slot)
+        while pending:
+            node, parent, slot = pending.pop()
+            try:
+                node_id, children = node
+                node_id = operator.index(node_id)
+                n_children = len(children)
+            except (TypeError, ValueError):
+                raise ExpressionError(
+                    f"tree {tree_index}: a node must be (id, children) with an integer id, got {node!r:.80}"
+                ) from None
+            if node_id < 0 or n_children > 2:
+                raise ExpressionError(
+                    f"tree {tree_index}: node id must be >= 0 and a node has at most 2 children, "
+                    f"got id {node_id} with {n_children} children"
+                )
+            number = len(ids)
+            ids.append(node_id)
+            tree_of.append(tree_index)
+            first_child.append(-1)
+            second_child.append(-1)
+            if parent >= 0:
+                (first_child if slot == 0 else second_child)[parent] = number
+            for child_slot in range(n_children - 1, -1, -1):  # left child popped first: pre-order
+                pending.append((children[child_slot], number, child_slot))
+
+    # Pass 2: heights, children before parents (reverse pre-order).
+    n_nodes = len(ids)
+    heights = [0] * n_nodes
+    for number in range(n_nodes - 1, -1, -1):
+        left_child = first_child[number]
+        if left_child >= 0:
+            right_child = second_child[number]
+            height = heights[left_child]
+            if right_child >= 0 and heights[right_child] > height:
+                height = heights[right_child]
+            heights[number] = height + 1
+
+    # Pass 3: bucket by height (in pre-order, i.e. tree then position), sort internal levels by operator (stable).
+    levels: list[list[int]] = [[] for _ in range(max(heights) + 1)]
+    for number, height in enumerate(heights):
+        levels[height].append(number)
+    level_starts = [0]
+    segments: list[list[tuple[int, int, int]]] = [[]]
+    order: list[int] = list(levels[0])
+    for level in levels[1:]:
+        level.sort(key=ids.__getitem__)
+        runs = []
+        start = 0
+        for operator_id, run in itertools.groupby(level, key=ids.__getitem__):
+            length = sum(1 for _ in run)
+            runs.append((operator_id, start, start + length))
+            start += length
+        segments.append(runs)
+        level_starts.append(len(order))
+        order.extend(level)
+    level_starts.append(n_nodes)
+
+    position = [0] * n_nodes
+    for index, number in enumerate(order):
+        position[number] = index
+    left = [position[first_child[number]] if first_child[number] >= 0 else -1 for number in order]
+    right = [position[second_child[number]] if second_child[number] >= 0 else -1 for number in order]
+    return TreeBatch(
+        node_ids=torch.tensor([ids[number] for number in order], dtype=torch.long),
+        left=torch.tensor(left, dtype=torch.long),
+        right=torch.tensor(right, dtype=torch.long),
+        level_starts=level_starts,
+        segments=segments,
+        roots=torch.tensor([position[number] for number in root_numbers], dtype=torch.long),
+        tree_index=torch.tensor([tree_of[number] for number in order], dtype=torch.long),
+    )
+
+
+class TreeEncoder(nn.Module):
+    """Leaf embedding plus a registered tree cell, run level by level over a whole ``TreeBatch``."""
+
+    def __init__(self, cell: str, n_leaf_tokens: int, n_operators: int, hidden_size: int, **cell_options):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.leaf_embedding = nn.Embedding(n_leaf_tokens, hidden_size)
+        self.cell = TREE_CELLS.get(cell)(hidden_size, n_operators, **cell_options)
+
+    def forward(self, batch: TreeBatch) -> tuple[torch.Tensor, ...]:
+        """The state of every node in node order (``state[0]`` is h, (N, hidden)); one ``cell.node`` call per level."""
+        level_starts = batch.level_starts
+        embedded = self.leaf_embedding(batch.node_ids[: level_starts[1]])
+        level_states = [self.cell.leaf(embedded)]
+        empty_row = self.cell.empty_state(1, like=embedded)
+        for level in range(1, batch.n_levels):
+            start, end = level_starts[level], level_starts[level + 1]
+            # every node computed so far (indices 0 .. start-1), then the empty state at index `start`
+            computed = tuple(torch.cat(parts, dim=0) for parts in zip(*level_states, empty_row))
+            left_index = batch.left[start:end]
+            right_index = batch.right[start:end]
+            has_right = right_index >= 0
+            right_index = torch.where(has_right, right_index, torch.full_like(right_index, start))
+            left_state = tuple(part.index_select(0, left_index) for part in computed)
+            right_state = tuple(part.index_select(0, right_index) for part in computed)
+            state = self.cell.node(
+                batch.node_ids[start:end], batch.segments[level], left_state, right_state,
+                has_right.unsqueeze(1).to(embedded.dtype),  # (n, 1)
+            )
+            level_states.append(state)
+        if len(level_states) == 1:
+            return level_states[0]
+        return tuple(torch.cat(parts, dim=0) for parts in zip(*level_states))
+
+    def recursive_forward(self, tree: Tree) -> list[torch.Tensor]:
+        """Reference: the same parameters applied node at a time by plain recursion on one nested-tuple tree.
+
+        Returns h (hidden,) of every node in the order ``make_tree_batch([tree])`` puts them.
+        """
+        device = self.leaf_embedding.weight.device
+        dtype = self.leaf_embedding.weight.dtype
+        preorder_counter = itertools.count()
+        visited: list[tuple[tuple[int, int, int], torch.Tensor]] = []  # (sort key, h)
+
+        def visit(node) -> tuple[tuple[torch.Tensor, ...], int]:
+            node_id, children = node
+            preorder = next(preorder_counter)
+            if len(children) == 0:
+                state = self.cell.leaf(self.leaf_embedding(torch.tensor([node_id], device=device)))
+                height = 0
+            else:
+                left_state, height = visit(children[0])
+                if len(children) == 2:
+                    right_state, right_height = visit(children[1])
+                    height = max(height, right_height)
+                    has_right = 1.0
+                else:
+                    right_state = self.cell.empty_state(1, like=left_state[0])
+                    has_right = 0.0
+                height += 1
+                state = self.cell.node(
+                    torch.tensor([node_id], device=device), [(node_id, 0, 1)], left_state, right_state,
+                    torch.full((1, 1), has_right, dtype=dtype, device=device),
+                )
+            visited.append(((height, node_id if height > 0 else 0, preorder), state[0][0]))
+            return state, height
+
+        visit(tree)
+        visited.sort(key=lambda entry: entry[0])
+        return [hidden for _, hidden in visited]
+
+
+# The stack-augmented cells live in their own module; register them too when it is present. Imported last, so
+# that module may itself import this one.
+if importlib.util.find_spec("neuromath.nn.tree_stack_cells") is not None:
+    importlib.import_module("neuromath.nn.tree_stack_cells")

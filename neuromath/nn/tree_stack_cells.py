@@ -1,0 +1,172 @@
+"""Stack-augmented tree cells: stack MTree-LSTM and MI-Tree-LSTM (Mali et al. 2021, eqs. 16-19) and the
+Tree Stack Memory Unit (Arabshahi, Lu, Singh, Anandkumar 2019, "Memory augmented recursive neural networks").
+
+The papers' full texts could not be retrieved while this module was written, so the cells follow the descriptions
+in their abstracts, the soft stack of Joulin & Mikolov 2015 that both build on, and the brief of this project,
+written here in full. A state is the base cell's state plus the stack: ``(h, c, stack)`` with stack
+(n, stack_depth, hidden); ``stack[:, 0]`` is the top. Leaves start with an empty (zero) stack. The stack update is
+``neuromath.nn.stack.soft_stack_update``:
+``new[0] = push*pushed + pop*s[1] + noop*s[0]``, ``new[i] = push*s[i-1] + pop*s[i+1] + noop*s[i]``.
+
+``stack_mtree_lstm`` / ``stack_mi_tree_lstm`` (Mali et al. 2021, eqs. 16-19, on the cells of
+``neuromath.nn.tree_cells``), at a node with operator op and children l, r:
+
+* the children's stacks are mixed by a learned gate, g = sigmoid(G_op [h_l; h_r] + g_op) (n, hidden), applied to
+  every stack element: ``s~ = g * s_l + (1 - g) * s_r``; a unary node keeps its child's stack (g = 1);
+* the top of the mixed stack, ``r = s~[0]``, is read into the base cell: its five gate pre-activations
+  [i, f_l, f_r, o, u] get the extra term ``R_op r`` (R_op: hidden -> 5 hidden); c and h follow as in the base cell;
+* the new h chooses the soft actions and the pushed vector (Joulin & Mikolov): ``(push, pop, noop) =
+  softmax(A h + a)``, ``pushed = sigmoid(D h + d)``, and the node's stack is the soft update of s~.
+
+``tree_smu``, the Tree Stack Memory Unit (Arabshahi et al. 2019): a binary Tree-LSTM with its own parameters per
+operator (the Tree-LSTM of ``tree_cells``) whose nodes also carry a stack. Following "each SMU cell learns to read
+from its stack and to write to it by combining the stacks and states of its children through gating":
+
+* each child's stack is gated into the parent's: ``[g_l, g_r] = sigmoid(G_op [h_l; h_r] + g_op)`` (two (n, hidden)
+  gates), ``s~ = g_l * s_l + g_r * s_r`` (s_r is zero for a unary node);
+* the gates and candidate read the children's states and the top of s~: ``[i, f_l, f_r, o, u] =
+  W_op [h_l; h_r; s~[0]] + b_op``, ``c = i*u + f_l*c_l + f_r*c_r``, ``h = o*tanh(c)``;
+* the push and pop probabilities are decided from the children's states, ``(push, pop) = softmax(P_op [h_l; h_r] +
+  p_op)`` (two actions, no no-op), and a push writes the node's new h: ``s = soft_stack_update(s~, push, pop, 0,
+  h)``. So every node can read, through its stack, states of its descendants further down than its children.
+
+Per-operator parameters are stacked (n_operators, in, out) and applied with ``operator_linear``: one matrix product
+per operator present in a level, no per-node Python work.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from neuromath.errors import ConfigError
+from neuromath.nn.stack import StackController, empty_stack, soft_stack_update, stack_top
+from neuromath.nn.tree_cells import (
+    MITreeLSTMCell,
+    MTreeLSTMCell,
+    Segments,
+    TreeLSTMBase,
+    gather_per_operator,
+    init_stacked_linear,
+    operator_linear,
+)
+from neuromath.registry import TREE_CELLS
+
+
+def check_stack_depth(stack_depth: int) -> None:
+    if stack_depth < 1:
+        raise ConfigError(f"stack_depth must be at least 1, got {stack_depth}")
+
+
+class StackMixingTreeLSTM(TreeLSTMBase):
+    """What the two stack cells of Mali et al. share: the gated mix of the children's stacks, the read of its top
+    into the five gate pre-activations, and the push/pop/no-op controller driven by the new h.
+
+    A subclass gives ``base_preactivations`` (the base cell's [i, f_l, f_r, o, u] pre-activations, (n, 5H)).
+    """
+
+    uses_stack = True
+
+    def __init__(self, hidden_size: int, n_operators: int, stack_depth: int = 8, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        check_stack_depth(stack_depth)
+        self.stack_depth = stack_depth
+        self.mix_weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, hidden_size))
+        self.mix_bias = nn.Parameter(torch.empty(n_operators, hidden_size))
+        self.read_weight = nn.Parameter(torch.empty(n_operators, hidden_size, 5 * hidden_size))
+        init_stacked_linear(self.mix_weight, self.mix_bias)
+        init_stacked_linear(self.read_weight)
+        self.controller = StackController(hidden_size, hidden_size)
+
+    def base_preactivations(self, operator_ids: torch.Tensor, segments: Segments, left_hidden: torch.Tensor,
+                            right_hidden: torch.Tensor, has_right: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def leaf(self, embedded):
+        hidden, memory = super().leaf(embedded)
+        return (hidden, memory, empty_stack(embedded.shape[0], self.stack_depth, self.hidden_size, like=embedded))
+
+    def empty_state(self, n, like):
+        return (*super().empty_state(n, like), empty_stack(n, self.stack_depth, self.hidden_size, like=like))
+
+    def mixed_stack(self, segments: Segments, left: tuple[torch.Tensor, ...], right: tuple[torch.Tensor, ...],
+                    has_right: torch.Tensor) -> torch.Tensor:
+        """s~ = g * s_l + (1 - g) * s_r with g = sigmoid(G_op [h_l; h_r] + g_op), g = 1 for a unary node."""
+        children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H)
+        gate = torch.sigmoid(operator_linear(children, self.mix_weight, self.mix_bias, segments))  # (n, H)
+        gate = has_right * gate + (1.0 - has_right)
+        gate = gate.unsqueeze(1)  # (n, 1, H): the same gate for every stack element
+        return gate * left[2] + (1.0 - gate) * right[2]
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        stack = self.mixed_stack(segments, left, right, has_right)  # (n, depth, H)
+        read = operator_linear(stack_top(stack), self.read_weight, None, segments)  # (n, 5H)
+        preactivations = self.base_preactivations(operator_ids, segments, left[0], right[0], has_right) + read
+        hidden, memory = self.lstm_update(preactivations, left[1], right[1])
+        return (hidden, memory, self.controller.step(stack, hidden))
+
+
+@TREE_CELLS.register("stack_mtree_lstm")
+class StackMTreeLSTMCell(StackMixingTreeLSTM, MTreeLSTMCell):
+    """MTree-LSTM with a stack (Mali et al. 2021, eqs. 2-9 and 16-19): pre = W_op m + b_op + R_op top(s~)."""
+
+    def base_preactivations(self, operator_ids, segments, left_hidden, right_hidden, has_right):
+        intermediate = self.intermediate(segments, left_hidden, right_hidden, has_right)  # (n, H)
+        return operator_linear(intermediate, self.weight, self.bias, segments)  # (n, 5H)
+
+
+@TREE_CELLS.register("stack_mi_tree_lstm")
+class StackMITreeLSTMCell(StackMixingTreeLSTM, MITreeLSTMCell):
+    """MI-Tree-LSTM with a stack (Mali et al. 2021, eqs. 10-15 and 16-19): the MI pre-activation plus R_op top(s~)."""
+
+    def base_preactivations(self, operator_ids, segments, left_hidden, right_hidden, has_right):
+        left_projected = operator_linear(left_hidden, self.left_weight, None, segments)  # (n, 5H)
+        right_projected = operator_linear(right_hidden, self.right_weight, None, segments)  # (n, 5H)
+        right_factor = has_right * right_projected + (1.0 - has_right)
+        alpha = gather_per_operator(self.alpha, operator_ids)
+        beta_left = gather_per_operator(self.beta_left, operator_ids)
+        beta_right = gather_per_operator(self.beta_right, operator_ids)
+        bias = gather_per_operator(self.bias, operator_ids)
+        return alpha * left_projected * right_factor + beta_left * left_projected + beta_right * right_projected + bias
+
+
+@TREE_CELLS.register("tree_smu")
+class TreeSMUCell(TreeLSTMBase):
+    """Tree Stack Memory Unit (Arabshahi et al. 2019): a per-operator Tree-LSTM whose children's stacks are gated
+    into the parent's, read at the top, and pushed (the new h) or popped as the children's states decide."""
+
+    uses_stack = True
+
+    def __init__(self, hidden_size: int, n_operators: int, stack_depth: int = 8, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        check_stack_depth(stack_depth)
+        self.stack_depth = stack_depth
+        self.weight = nn.Parameter(torch.empty(n_operators, 3 * hidden_size, 5 * hidden_size))
+        self.bias = nn.Parameter(torch.empty(n_operators, 5 * hidden_size))
+        self.stack_gate_weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, 2 * hidden_size))
+        self.stack_gate_bias = nn.Parameter(torch.empty(n_operators, 2 * hidden_size))
+        self.action_weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, 2))
+        self.action_bias = nn.Parameter(torch.empty(n_operators, 2))
+        init_stacked_linear(self.weight, self.bias)
+        init_stacked_linear(self.stack_gate_weight, self.stack_gate_bias)
+        init_stacked_linear(self.action_weight, self.action_bias)
+        self.set_forget_bias(self.bias)
+
+    def leaf(self, embedded):
+        hidden, memory = super().leaf(embedded)
+        return (hidden, memory, empty_stack(embedded.shape[0], self.stack_depth, self.hidden_size, like=embedded))
+
+    def empty_state(self, n, like):
+        return (*super().empty_state(n, like), empty_stack(n, self.stack_depth, self.hidden_size, like=like))
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H)
+        stack_gates = torch.sigmoid(operator_linear(children, self.stack_gate_weight, self.stack_gate_bias, segments))
+        left_gate, right_gate = stack_gates.unsqueeze(1).chunk(2, dim=2)  # (n, 1, H) each
+        stack = left_gate * left[2] + (has_right.unsqueeze(-1) * right_gate) * right[2]  # (n, depth, H)
+        inputs = torch.cat([children, stack_top(stack)], dim=1)  # (n, 3H)
+        preactivations = operator_linear(inputs, self.weight, self.bias, segments)
+        hidden, memory = self.lstm_update(preactivations, left[1], right[1])
+        actions = torch.softmax(operator_linear(children, self.action_weight, self.action_bias, segments), dim=1)
+        push, pop = actions.split(1, dim=1)  # (n, 1) each
+        return (hidden, memory, soft_stack_update(stack, push, pop, torch.zeros_like(push), hidden))

@@ -1,0 +1,210 @@
+"""Tests of neuromath/nn/tree_cells.py: per-operator products, each cell's equations, and that every cell learns."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from neuromath.errors import ConfigError
+from neuromath.registry import TREE_CELLS
+
+importlib.import_module("neuromath.nn.tree_cells")
+if importlib.util.find_spec("neuromath.nn.tree_stack_cells") is not None:
+    importlib.import_module("neuromath.nn.tree_stack_cells")
+
+from neuromath.nn.tree_cells import operator_bilinear, operator_linear  # noqa: E402
+from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # noqa: E402
+
+CELL_NAMES = TREE_CELLS.names()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny matrices run fastest on one thread, and other jobs share the cores; restored after this module."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def runs_of(operator_ids: list[int]) -> list[tuple[int, int, int]]:
+    runs, start = [], 0
+    for index in range(1, len(operator_ids) + 1):
+        if index == len(operator_ids) or operator_ids[index] != operator_ids[start]:
+            runs.append((operator_ids[start], start, index))
+            start = index
+    return runs
+
+
+@pytest.mark.parametrize("operator_ids", [[0, 0, 1, 3, 3, 3, 4], [2, 2, 2]])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_operator_linear_equals_row_loop(operator_ids, with_bias):
+    torch.manual_seed(0)
+    inputs = torch.randn(len(operator_ids), 3, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(5, 3, 4, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(5, 4, dtype=torch.float64, requires_grad=True) if with_bias else None
+    result = operator_linear(inputs, weight, bias, runs_of(operator_ids))
+    expected = torch.stack([
+        inputs[row] @ weight[op] + (bias[op] if with_bias else 0.0) for row, op in enumerate(operator_ids)
+    ])
+    torch.testing.assert_close(result, expected)
+    direction = torch.randn_like(expected)
+    tensors = [inputs, weight] + ([bias] if with_bias else [])
+    for got, want in zip(torch.autograd.grad((result * direction).sum(), tensors),
+                         torch.autograd.grad((expected * direction).sum(), tensors)):
+        torch.testing.assert_close(got, want)
+
+
+def test_operator_bilinear_equals_row_loop():
+    torch.manual_seed(0)
+    operator_ids = [0, 1, 1, 2, 2]
+    left = torch.randn(5, 3, dtype=torch.float64)
+    right = torch.randn(5, 2, dtype=torch.float64)
+    weight = torch.randn(3, 3, 2, 4, dtype=torch.float64)
+    result = operator_bilinear(left, right, weight, runs_of(operator_ids))
+    expected = torch.zeros(5, 4, dtype=torch.float64)
+    for row, op in enumerate(operator_ids):
+        for i in range(3):
+            for j in range(2):
+                expected[row] += left[row, i] * weight[op, i, j] * right[row, j]
+    torch.testing.assert_close(result, expected)
+
+
+def lstm_update(pre, left_memory, right_memory):
+    """The Tree-LSTM memory update written out for one node; pre ordered [i, f_l, f_r, o, u]."""
+    i, f_l, f_r, o, u = pre.chunk(5, dim=-1)
+    memory = torch.sigmoid(i) * torch.tanh(u) + torch.sigmoid(f_l) * left_memory + torch.sigmoid(f_r) * right_memory
+    return torch.sigmoid(o) * torch.tanh(memory), memory
+
+
+def one_node_reference(cell_name, cell, op, h_l, c_l, h_r, c_r, has_right):
+    """Each cell's equation for a single node, from its parameters, without the batched helpers."""
+    if cell_name == "tree_rnn":
+        return (torch.tanh(torch.cat([h_l, h_r]) @ cell.weight[op] + cell.bias[op]),)
+    if cell_name == "tree_lstm":
+        return lstm_update(torch.cat([h_l, h_r]) @ cell.weight[op] + cell.bias[op], c_l, c_r)
+    if cell_name == "second_order_tree_rnn":
+        second_order = torch.einsum("i,ijk,j->k", h_l, cell.tensor_weight[op], h_r)
+        return (torch.tanh(second_order + torch.cat([h_l, h_r]) @ cell.weight[op] + cell.bias[op]),)
+    if cell_name == "mtree_lstm":
+        right_factor = h_r @ cell.right_weight[op] if has_right else torch.ones_like(h_l)
+        intermediate = (h_l @ cell.left_weight[op]) * right_factor
+        return lstm_update(intermediate @ cell.weight[op] + cell.bias[op], c_l, c_r)
+    if cell_name == "mi_tree_lstm":
+        left_projected, right_projected = h_l @ cell.left_weight[op], h_r @ cell.right_weight[op]
+        product = cell.alpha[op] * left_projected * (right_projected if has_right else 1.0)
+        pre = product + cell.beta_left[op] * left_projected + cell.beta_right[op] * right_projected + cell.bias[op]
+        return lstm_update(pre, c_l, c_r)
+    raise AssertionError(cell_name)
+
+
+@pytest.mark.parametrize("cell_name", ["tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm"])
+def test_cell_node_follows_its_equations(cell_name):
+    torch.manual_seed(0)
+    hidden, n_operators = 4, 3
+    cell = TREE_CELLS.get(cell_name)(hidden, n_operators).double()
+    with torch.no_grad():  # move the multiplicative-integration scalars off their initial values
+        for name in ("alpha", "beta_left", "beta_right"):
+            if hasattr(cell, name):
+                getattr(cell, name).normal_()
+    operator_ids = [0, 2, 2, 2]
+    has_right = torch.tensor([[1.0], [1.0], [0.0], [1.0]], dtype=torch.float64)
+    n = len(operator_ids)
+    left = (torch.randn(n, hidden, dtype=torch.float64), torch.randn(n, hidden, dtype=torch.float64))
+    right = (torch.randn(n, hidden, dtype=torch.float64) * has_right,
+             torch.randn(n, hidden, dtype=torch.float64) * has_right)  # the empty state (zeros) where unary
+    is_lstm = len(cell.empty_state(1, left[0])) == 2
+    left, right = (left, right) if is_lstm else ((left[0],), (right[0],))
+    state = cell.node(torch.tensor(operator_ids), runs_of(operator_ids), left, right, has_right)
+    for row, op in enumerate(operator_ids):
+        c_l, c_r = (left[1][row], right[1][row]) if is_lstm else (None, None)
+        expected = one_node_reference(cell_name, cell, op, left[0][row], c_l, right[0][row], c_r,
+                                      bool(has_right[row, 0]))
+        for got, want in zip(state, expected):
+            torch.testing.assert_close(got[row], want)
+
+
+@pytest.mark.parametrize("cell_name", CELL_NAMES)
+def test_empty_state_has_the_structure_of_a_leaf_state(cell_name):
+    cell = TREE_CELLS.get(cell_name)(5, 3)
+    embedded = torch.randn(2, 5)
+    leaf_state = cell.leaf(embedded)
+    empty = cell.empty_state(3, embedded)
+    assert len(empty) == len(leaf_state)
+    for empty_part, leaf_part in zip(empty, leaf_state):
+        assert empty_part.shape[1:] == leaf_part.shape[1:] and empty_part.shape[0] == 3
+        assert not empty_part.any()
+
+
+def test_unknown_cell_option_is_a_config_error():
+    with pytest.raises(ConfigError):
+        TREE_CELLS.get("tree_lstm")(4, 2, no_such_option=1)
+
+
+def test_second_order_unary_node_is_first_order():
+    """With no right child the product term vanishes and the first-order term carries the child."""
+    torch.manual_seed(0)
+    cell = TREE_CELLS.get("second_order_tree_rnn")(3, 2).double()
+    h_l = torch.randn(1, 3, dtype=torch.float64)
+    (h,) = cell.node(torch.tensor([1]), [(1, 0, 1)], (h_l,), cell.empty_state(1, h_l),
+                     torch.zeros(1, 1, dtype=torch.float64))
+    torch.testing.assert_close(h[0], torch.tanh(h_l[0] @ cell.weight[1][:3] + cell.bias[1]))
+
+
+# --- learning: every cell must learn a task that needs composition through the tree ---
+
+def random_tree(rng: random.Random, height: int):
+    """Leaf tokens 0/1; operators 0 (unary), 1 and 2 (binary)."""
+    if height == 0 or (height < 3 and rng.random() < 0.3):
+        return (rng.randrange(2), ())
+    operator_id = rng.randrange(3)
+    if operator_id == 0:
+        return (0, (random_tree(rng, height - 1),))
+    return (operator_id, (random_tree(rng, height - 1), random_tree(rng, height - 1)))
+
+
+def outermost_leaves(tree) -> tuple[int, int]:
+    leftmost = rightmost = tree
+    while leftmost[1]:
+        leftmost = leftmost[1][0]
+    while rightmost[1]:
+        rightmost = rightmost[1][-1]
+    return leftmost[0], rightmost[0]
+
+
+def labelled_trees(rng: random.Random, n: int):
+    trees = [random_tree(rng, 3) for _ in range(n)]
+    labels = torch.tensor([float(len(set(outermost_leaves(tree))) == 1) for tree in trees])
+    return make_tree_batch(trees), labels
+
+
+@pytest.mark.parametrize("cell_name", CELL_NAMES)
+def test_cell_learns_whether_outermost_leaves_are_equal(cell_name):
+    """Label: the left-most leaf token equals the right-most one, which needs both subtrees' information at the
+    root. Trained on 1024 trees, judged on 256 others (the majority class is below 60%)."""
+    torch.manual_seed(0)
+    rng = random.Random(0)
+    batch, labels = labelled_trees(rng, 1024)
+    held_out_batch, held_out_labels = labelled_trees(rng, 256)
+    encoder = TreeEncoder(cell_name, n_leaf_tokens=2, n_operators=3, hidden_size=12)
+    readout = torch.nn.Linear(12, 1)
+    optimizer = torch.optim.Adam([*encoder.parameters(), *readout.parameters()], lr=0.03)
+    losses = []
+    for _ in range(60):
+        logits = readout(encoder(batch)[0][batch.roots]).squeeze(1)
+        loss = F.binary_cross_entropy_with_logits(logits, labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        held_out_logits = readout(encoder(held_out_batch)[0][held_out_batch.roots]).squeeze(1)
+    accuracy = ((held_out_logits > 0).float() == held_out_labels).float().mean().item()
+    assert max(held_out_labels.mean().item(), 1 - held_out_labels.mean().item()) < 0.6
+    assert losses[-1] < 0.3 * losses[0], losses[::10]
+    assert accuracy > 0.8, accuracy

@@ -1,0 +1,187 @@
+"""Tests of neuromath/nn/tree_engine.py: the flattened forest, and the level-batched engine against plain recursion."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import random
+
+import pytest
+import torch
+
+from neuromath.errors import ExpressionError
+from neuromath.registry import TREE_CELLS
+
+importlib.import_module("neuromath.nn.tree_cells")
+if importlib.util.find_spec("neuromath.nn.tree_stack_cells") is not None:
+    importlib.import_module("neuromath.nn.tree_stack_cells")
+
+from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # noqa: E402
+
+CELL_NAMES = TREE_CELLS.names()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny matrices run fastest on one thread, and other jobs share the cores; restored after this module."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+# leaf tokens x=0, y=1, z=2, w=4; operators Add=1, Mul=2, sin=3 (unary)
+X, Y, Z, W = (0, ()), (1, ()), (2, ()), (4, ())
+TREE_A = (1, (X, (2, (Y, Z))))  # Add(x, Mul(y, z))
+TREE_B = (3, (X,))  # sin(x)
+TREE_C = W  # a single leaf
+TREE_D = (2, ((1, (X, Y)), (3, (Z,))))  # Mul(Add(x, y), sin(z))
+
+
+def test_make_tree_batch_matches_hand_built_forest():
+    batch = make_tree_batch([TREE_A, TREE_B, TREE_C, TREE_D])
+    # leaves in (tree, pre-order) order: x y z (A), x (B), w (C), x y z (D)
+    # height 1 sorted by operator: Add(x,y) of D, Mul(y,z) of A, sin(x) of B, sin(z) of D
+    # height 2: Add of A, Mul of D
+    assert batch.level_starts == [0, 8, 12, 14]
+    assert batch.node_ids.tolist() == [0, 1, 2, 0, 4, 0, 1, 2, 1, 2, 3, 3, 1, 2]
+    assert batch.left.tolist() == [-1] * 8 + [5, 1, 3, 7, 0, 8]
+    assert batch.right.tolist() == [-1] * 8 + [6, 2, -1, -1, 9, 11]
+    assert batch.segments == [[], [(1, 0, 1), (2, 1, 2), (3, 2, 4)], [(1, 0, 1), (2, 1, 2)]]
+    assert batch.roots.tolist() == [12, 10, 4, 13]
+    assert batch.tree_index.tolist() == [0, 0, 0, 1, 2, 3, 3, 3, 3, 0, 1, 3, 0, 3]
+    assert (batch.n_levels, batch.n_nodes, batch.n_trees) == (3, 14, 4)
+    moved = batch.to("cpu")
+    assert moved.left.tolist() == batch.left.tolist() and moved.segments == batch.segments
+
+
+def test_make_tree_batch_of_single_leaf():
+    batch = make_tree_batch([(3, ())])
+    assert batch.level_starts == [0, 1]
+    assert batch.segments == [[]]
+    assert batch.node_ids.tolist() == [3]
+    assert batch.left.tolist() == [-1] and batch.right.tolist() == [-1]
+    assert batch.roots.tolist() == [0]
+
+
+def test_make_tree_batch_of_deep_tree_needs_no_recursion():
+    depth = 2000
+    tree = (0, ())
+    for level in range(depth):  # alternate unary sin(...) and binary Add(..., leaf)
+        tree = (3, (tree,)) if level % 2 == 0 else (1, (tree, (1, ())))
+    batch = make_tree_batch([tree])
+    assert batch.n_levels == depth + 1
+    assert batch.n_nodes == 1 + depth + depth // 2
+    assert batch.roots.tolist() == [batch.n_nodes - 1]
+    # every internal node's left child is the single node one level down
+    internal_starts = batch.level_starts[1:-1]
+    left_of_level = batch.left[internal_starts].tolist()
+    assert left_of_level[0] in range(0, batch.level_starts[1])
+    assert left_of_level[1:] == internal_starts[:-1]
+    assert batch.level_starts[1] == 1 + depth // 2  # leaves
+    rights = batch.right[internal_starts].tolist()
+    assert all(right == -1 for right in rights[0::2])  # sin
+    assert all(0 <= right < batch.level_starts[1] for right in rights[1::2])  # Add(..., leaf)
+
+
+@pytest.mark.parametrize("bad", [[], [(1, (X, Y, Z))], [("a", ())], [(-1, ())], [(1, 2, 3)]])
+def test_make_tree_batch_rejects_malformed_trees(bad):
+    with pytest.raises(ExpressionError):
+        make_tree_batch(bad)
+
+
+def random_tree(rng: random.Random, height: int, n_leaf_tokens: int, n_operators: int):
+    """A random tree of at most this height; operator 0 is unary, the others binary."""
+    if height == 0 or rng.random() < 0.25:
+        return (rng.randrange(n_leaf_tokens), ())
+    operator_id = rng.randrange(n_operators)
+    if operator_id == 0:
+        return (operator_id, (random_tree(rng, height - 1, n_leaf_tokens, n_operators),))
+    return (operator_id, tuple(random_tree(rng, height - 1, n_leaf_tokens, n_operators) for _ in range(2)))
+
+
+def small_forest(seed: int) -> list:
+    rng = random.Random(seed)
+    trees = [random_tree(rng, 4, 5, 4) for _ in range(4)]
+    trees.append((0, ((2, ((1, ()), (0, ((3, ()),)))),)))  # a unary root over a binary node with a unary child
+    trees.append((2, ()))  # a single leaf
+    return trees
+
+
+@pytest.mark.parametrize("cell", CELL_NAMES)
+def test_level_batched_forward_equals_recursion(cell):
+    torch.manual_seed(0)
+    encoder = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=6).double()
+    trees = small_forest(seed=1)
+    batch = make_tree_batch(trees)
+    states = encoder(batch)
+    assert states[0].shape == (batch.n_nodes, 6) and states[0].dtype == torch.float64
+    for tree_index, tree in enumerate(trees):
+        reference = torch.stack(encoder.recursive_forward(tree))  # (nodes of the tree, hidden)
+        batched = states[0][batch.tree_index == tree_index]  # same relative order: (height, operator, pre-order)
+        torch.testing.assert_close(batched, reference, rtol=0, atol=1e-6)
+        assert int(batch.roots[tree_index]) == int((batch.tree_index == tree_index).nonzero()[-1])
+
+
+@pytest.mark.parametrize("cell", CELL_NAMES)
+def test_level_batched_gradients_equal_recursion(cell):
+    torch.manual_seed(0)
+    encoder = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=6).double()
+    trees = small_forest(seed=2)
+    readout = torch.randn(len(trees), 6, dtype=torch.float64)
+    parameters = [parameter for parameter in encoder.parameters() if parameter.requires_grad]
+
+    batch = make_tree_batch(trees)
+    batched_value = (encoder(batch)[0][batch.roots] * readout).sum()
+    batched_grads = torch.autograd.grad(batched_value, parameters, allow_unused=True)
+    recursive_value = sum((encoder.recursive_forward(tree)[-1] * readout[i]).sum() for i, tree in enumerate(trees))
+    recursive_grads = torch.autograd.grad(recursive_value, parameters, allow_unused=True)
+
+    torch.testing.assert_close(batched_value, recursive_value, rtol=0, atol=1e-6)
+    n_nonzero = 0
+    for parameter, batched, recursive in zip(parameters, batched_grads, recursive_grads):
+        batched = torch.zeros_like(parameter) if batched is None else batched
+        recursive = torch.zeros_like(parameter) if recursive is None else recursive
+        torch.testing.assert_close(batched, recursive, rtol=0, atol=1e-6)
+        n_nonzero += int(batched.abs().sum() > 0)
+    assert n_nonzero >= len(parameters) - 1  # the gradients reach (nearly) every parameter
+
+
+@pytest.mark.parametrize("cell", CELL_NAMES)
+def test_one_node_call_per_level(cell):
+    encoder = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=4)
+    calls = {"leaf": 0, "node": []}
+    leaf, node = encoder.cell.leaf, encoder.cell.node
+
+    def counting_leaf(embedded):
+        calls["leaf"] += 1
+        return leaf(embedded)
+
+    def counting_node(operator_ids, *rest):
+        calls["node"].append(operator_ids.shape[0])
+        return node(operator_ids, *rest)
+
+    encoder.cell.leaf, encoder.cell.node = counting_leaf, counting_node
+    batch = make_tree_batch(small_forest(seed=3))
+    encoder(batch)
+    assert calls["leaf"] == 1
+    assert calls["node"] == [batch.level_starts[k + 1] - batch.level_starts[k] for k in range(1, batch.n_levels)]
+
+
+@pytest.mark.parametrize("cell", CELL_NAMES)
+def test_unary_node_keeps_its_child(cell):
+    """Changing the single child of a unary node changes the node's h (no product term wipes it out)."""
+    torch.manual_seed(0)
+    encoder = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=6).double()
+    first = encoder(make_tree_batch([(0, ((1, ()),))]))[0][-1]
+    second = encoder(make_tree_batch([(0, ((2, ()),))]))[0][-1]
+    assert (first - second).abs().max() > 1e-3
+
+
+def test_single_leaf_forward_is_the_leaf_state():
+    torch.manual_seed(0)
+    encoder = TreeEncoder("tree_lstm", n_leaf_tokens=5, n_operators=4, hidden_size=3)
+    states = encoder(make_tree_batch([(4, ())]))
+    expected = encoder.cell.leaf(encoder.leaf_embedding.weight[4:5])
+    assert len(states) == 2
+    for state, reference in zip(states, expected):
+        torch.testing.assert_close(state, reference)
