@@ -76,7 +76,13 @@ class Solver:
         if unknown:
             raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")
         self.decode = check_decode(dataclasses.replace(self.config.decode, **decode))
-        self.task: SequenceTask = get_task(self.config.data.task)
+        task = get_task(self.config.data.task)
+        if not isinstance(task, SequenceTask):
+            raise NeuromathError(
+                f"{run_dir} is a {task.name} run: use neuromath.training.identities.load_classifier "
+                "(or `neuromath evaluate` / `neuromath complete`), not a sequence solver"
+            )
+        self.task: SequenceTask = task
         self.source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         self.target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
         self.device = torch.device(device)

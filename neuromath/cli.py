@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -42,33 +43,169 @@ def command_generate_mathematics(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_generate_identities(args: argparse.Namespace) -> int:
+    from neuromath.tasks.identity_generator import generate_identity_files
+
+    report = generate_identity_files(
+        args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress
+    )
+    print(report.table)
+    print(report.summary())
+    return 0
+
+
 def command_train(args: argparse.Namespace) -> int:
     from neuromath.config import load_config
-    from neuromath.training.run import train
-
-    from neuromath.tasks import get_task
 
     config = load_config(args.config, args.set or [])
+    if args.seeds < 1:
+        raise NeuromathError(f"--seeds must be at least 1, not {args.seeds}")
+    if args.seeds == 1:
+        train_one(config, args.out, args.resume)
+        return 0
+    # N seeds: RUN_DIR/seed<S> for S = train.seed .. train.seed + N - 1, then mean and standard deviation
+    summaries = []
+    for offset in range(args.seeds):
+        seed = config.train.seed + offset
+        print(f"== seed {seed}")
+        seeded = dataclasses.replace(config, train=dataclasses.replace(config.train, seed=seed))
+        summaries.append(train_one(seeded, Path(args.out) / f"seed{seed}", args.resume))
+    summarise_seeds(config, summaries, Path(args.out))
+    return 0
+
+
+def train_one(config, out, resume: bool) -> dict:
+    """Train one run and print its outcome; returns its summary."""
+    from neuromath.tasks import get_task
+
+    if config.data.task == "identities":
+        from neuromath.training.identities import train_classifier
+
+        summary = train_classifier(config, out, resume=resume)
+        print(f"trained {summary['model']}: {summary['epochs']} epochs ({summary['steps']} steps); best validation "
+              f"accuracy {_percent(summary['best_val_accuracy'])}; run saved in {out}")
+        if "test" in summary:
+            test = summary["test"]
+            print(f"test: accuracy {_percent(test['accuracy'])}, precision {_percent(test['precision'])}, "
+                  f"recall {_percent(test['recall'])} on {test['n']} equations")
+        return summary
+    from neuromath.training.run import train
+
     task = get_task(config.data.task)
-    result = train(config, args.out, resume=args.resume)
-    summary = result.summary
+    summary = train(config, out, resume=resume).summary
     print(
         f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation {task.accuracy_label} "
-        f"{_percent(summary['best_val_value_accuracy'])}; run saved in {args.out}"
+        f"{_percent(summary['best_val_value_accuracy'])}; run saved in {out}"
     )
     if "test" in summary:
         test = summary["test"]
         equation = f", {task.equation_label} {_percent(test['equation_accuracy'])}" if task.equation_label else ""
         print(f"test: {task.accuracy_label} {_percent(test['value_accuracy'])}{equation} on {test['n']} examples")
-    return 0
+    return summary
+
+
+def summarise_seeds(config, summaries: list[dict], out: Path) -> None:
+    """Mean ± standard deviation of the test scores over seeds: printed and written to OUT/seeds.json (and, for
+    the identities task, OUT/seeds.md with the by-depth table)."""
+    import statistics
+
+    from neuromath.fileio import write_text_atomic
+
+    tested = [s["test"] for s in summaries if "test" in s]
+    if not tested:
+        print("no test set: nothing to average over seeds")
+        return
+    if config.data.task == "identities":
+        from neuromath.evaluation.identities import mean_and_std, mean_std_table
+
+        combined = mean_and_std(tested)
+        table = mean_std_table({config.model.name: combined})
+        write_text_atomic(out / "seeds.md", f"# {config.model.name}: test over {len(tested)} seeds (mean ± std, %)\n\n{table}")
+        print(table, end="")
+    else:
+        values = [t["value_accuracy"] for t in tested]
+        combined = {"value_accuracy": {"mean": statistics.fmean(values),
+                                       "std": statistics.stdev(values) if len(values) > 1 else 0.0}}
+        print(f"test {_percent(combined['value_accuracy']['mean'])} ± {100 * combined['value_accuracy']['std']:.1f} "
+              f"over {len(values)} seeds")
+    combined["runs"] = [s["run_dir"] for s in summaries]
+    write_text_atomic(out / "seeds.json", json.dumps(combined, indent=2))
+    print(f"written to {out / 'seeds.json'}")
 
 
 def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def is_identities_run(run_dir: str) -> bool:
+    return (Path(run_dir) / "node_vocab.json").exists()
+
+
+def command_evaluate_identities(args: argparse.Namespace) -> int:
+    """Verification accuracy, precision and recall by depth of each run and of the numeric checker."""
+    from neuromath.evaluation.identities import depth_table, numeric_checker, verification_metrics, write_verification_report
+    from neuromath.tasks.identities import read_equations
+    from neuromath.training.identities import load_classifier
+
+    skipped: list = []
+    examples = read_equations(args.data, lenient=args.lenient, skipped=skipped)
+    for error in skipped:
+        print(f"skipped: {error}", file=sys.stderr)
+    if not examples or any(e.label is None for e in examples):
+        raise NeuromathError(f"{args.data}: evaluation needs equations labelled 1 or 0")
+    rows = {}
+    for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
+        classifier = load_classifier(run_dir)
+        rows[name] = verification_metrics(examples, (classifier.logits(examples) > 0).tolist())
+    predictions, undecided = numeric_checker(examples)
+    rows["numeric checker"] = verification_metrics(examples, predictions)
+    rows["numeric checker"]["undecided"] = undecided
+    out = Path(args.report) if args.report else Path(args.run_dirs[0]) / "report"
+    write_verification_report(rows, out)
+    if args.json:
+        print(json.dumps({"data": str(args.data), "skipped": len(skipped), "runs": rows}))
+        return 0
+    for measure in ("accuracy", "precision", "recall"):
+        print(f"{measure} (%) by depth on {args.data}\n{depth_table(rows, measure)}")
+    print(f"the numeric checker left {undecided} equations undecided (counted as not identities)")
+    print(f"report written to {out}/report.md, report.json, accuracy_by_depth.png")
+    return 0
+
+
+def command_complete(args: argparse.Namespace) -> int:
+    """Equation completion: rank every candidate for each blank by the run's verification logit."""
+    from neuromath.evaluation.identities import completion_metrics, completion_table, numeric_completion_score
+    from neuromath.fileio import write_text_atomic
+    from neuromath.tasks.identities import read_candidates, read_equations
+    from neuromath.training.identities import load_classifier
+
+    examples = read_equations(args.blanks)
+    examples = [e for e in examples if e.blank is not None]
+    if not examples:
+        raise NeuromathError(f"{args.blanks}: no equation with a blank (blankNodeNum)")
+    candidates = read_candidates(args.candidates)
+    rows = {}
+    for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
+        classifier = load_classifier(run_dir)
+        rows[name] = completion_metrics(examples, candidates, lambda filled: classifier.logits(filled).tolist())
+    if args.numeric:
+        rows["numeric checker"] = completion_metrics(examples, candidates, numeric_completion_score())
+    if args.json:
+        print(json.dumps({"blanks": str(args.blanks), "candidates": str(args.candidates), "runs": rows}))
+    else:
+        print(f"{len(examples)} blanks, {len(candidates)} candidates in "
+              f"{len({c.value_class for c in candidates})} value classes\n")
+        print(completion_table(rows), end="")
+    if args.out:
+        write_text_atomic(args.out, json.dumps(rows, indent=2))
+    return 0
+
+
 def command_evaluate(args: argparse.Namespace) -> int:
     import neuromath
+
+    if all(is_identities_run(run_dir) for run_dir in args.run_dirs):
+        return command_evaluate_identities(args)
     from neuromath.evaluation.evaluate import evaluate_examples, write_predictions
 
     if args.predictions and len(args.run_dirs) > 1:
@@ -286,11 +423,26 @@ def build_parser() -> argparse.ArgumentParser:
     mathematics.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     mathematics.set_defaults(handler=command_generate_mathematics)
 
+    identities = generators.add_parser(
+        "identities", help="trigonometric / algebraic equations labelled true or false (released JSON format)"
+    )
+    identities.add_argument("--n", type=int, required=True, help="equations (half true, half false at each depth)")
+    identities.add_argument("--max-depth", dest="max_depth", type=int, default=13)
+    identities.add_argument("--seed", type=int, default=0)
+    identities.add_argument("--out", required=True,
+                            help="FILE.json: all equations; beside it FILE.train/.valid/.test.json and FILE.stats.md")
+    identities.add_argument("--workers", type=int, default=1, help="worker processes")
+    identities.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    identities.set_defaults(handler=command_generate_identities)
+
     train = commands.add_parser("train", help="train a model from a config")
     train.add_argument("--config", required=True)
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     train.add_argument("--out", required=True, help="run directory")
     train.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoints/last.ckpt")
+    train.add_argument("--seeds", type=int, default=1,
+                       help="train N runs with seeds train.seed, train.seed+1, ... in RUN_DIR/seed<S> and report "
+                            "the test scores' mean and standard deviation")
     train.set_defaults(handler=command_train)
 
     evaluate = commands.add_parser("evaluate", help="evaluate one or more runs on a data file or folder")
@@ -309,6 +461,15 @@ def build_parser() -> argparse.ArgumentParser:
                                "default RUN_DIR/report of the first run")
     add_decode_options(evaluate)
     evaluate.set_defaults(handler=command_evaluate)
+
+    complete = commands.add_parser("complete", help="equation completion: rank candidate fillers of blanks (identities)")
+    complete.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="trained identities runs")
+    complete.add_argument("--blanks", required=True, help="equations with a blank (blankNodeNum), released JSON format")
+    complete.add_argument("--candidates", required=True, help="candidate classes file, released JSON format")
+    complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row (slow)")
+    complete.add_argument("--json", action="store_true", help="print one JSON object")
+    complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")
+    complete.set_defaults(handler=command_complete)
 
     solve = commands.add_parser("solve", help="solve one word problem with a trained run")
     solve.add_argument("run_dir")

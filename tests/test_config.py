@@ -81,6 +81,17 @@ def test_every_preset_loads_and_builds_its_model(path):
 
     config = load_config(path)
     task = get_task(config.data.task)
+    if config.data.task == "identities":  # equation classifiers: build and score one equation
+        from neuromath.models.identities import CLASSIFIERS, build_classifier
+        from neuromath.tasks.identities import EquationExample, apply, symbol
+        from neuromath.training.identities import node_vocabulary, predict_logits
+
+        equation = apply("Equality", apply("sin", symbol("var_0")), symbol("var_1"))
+        vocab = node_vocabulary([EquationExample(equation, True)])
+        model = build_classifier(config.model, vocab)
+        assert config.model.name in CLASSIFIERS
+        assert predict_logits(model, [EquationExample(equation, True)], vocab).shape == (1,)
+        return
     source = Vocabulary(["n0", "n1", "had", "pens"])
     target = Vocabulary(["+", "-", "*", "/", "^", "neg", "n0", "n1"])
     model = build_task_model(config.model, task, source, target)

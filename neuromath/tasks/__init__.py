@@ -84,9 +84,33 @@ def _mathematics_dataset_task() -> SequenceTask:
     )
 
 
+@dataclass(frozen=True)
+class EquationTask:
+    """A task whose examples are whole equation trees to classify (identities): no token sequences, so training,
+    evaluation and completion go through ``neuromath.training.identities`` and ``neuromath.evaluation.identities``."""
+
+    name: str
+    read: Callable[..., list]  # read(path, *, lenient=False, skipped=None) -> examples
+    generate: Callable[..., list]  # generate(n, rng, **params) -> examples
+    write: Callable[[str, list], None]  # write(path, examples), the released JSON format
+    accuracy_label: str = "accuracy"
+
+
+def _identities_task() -> EquationTask:
+    from neuromath.tasks import identities, identity_generator
+
+    return EquationTask(
+        name="identities",
+        read=identities.read_equations,
+        generate=identity_generator.generate,
+        write=identities.write_equations,
+    )
+
+
 TASKS.add("word_problems", _word_problem_task)
 TASKS.add("mathematics_dataset", _mathematics_dataset_task)
+TASKS.add("identities", _identities_task)
 
 
-def get_task(name: str) -> SequenceTask:
+def get_task(name: str) -> SequenceTask | EquationTask:
     return TASKS.get(name)()

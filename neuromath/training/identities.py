@@ -1,0 +1,386 @@
+"""Training equation classifiers (identities task) as Arabshahi et al. 2018 and Mali et al. 2021 describe it:
+Adam with weight decay, the learning rate halved when validation accuracy stalls, mini-batches of 50 equations,
+early stopping on validation accuracy; trained on shallow equations (depth 1-7), tested on deeper ones (8-13).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+from neuromath.config import Config, load_config, save_config
+from neuromath.errors import ConfigError, NeuromathError
+from neuromath.fileio import write_text_atomic
+from neuromath.tasks.identities import EquationExample, EquationNode, postorder, preorder, read_equations
+from neuromath.text import Vocabulary
+
+
+def parse_depths(text: str, key: str = "data.train_depths") -> set[int]:
+    """``"1-7"`` -> {1, ..., 7}; ``"8,10-12"`` -> {8, 10, 11, 12}."""
+    depths: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                low, high = (int(p) for p in part.split("-", 1))
+                if low > high:
+                    raise ValueError
+                depths.update(range(low, high + 1))
+            elif part:
+                depths.add(int(part))
+    except ValueError:
+        raise ConfigError(f"{key} must be depth ranges like '1-7' or '8,10-12', got {text!r}") from None
+    if not depths:
+        raise ConfigError(f"{key} names no depth")
+    return depths
+
+
+@dataclass
+class IdentityData:
+    train: list[EquationExample]
+    valid: list[EquationExample]
+    test: list[EquationExample]
+    report: dict = field(default_factory=dict)
+
+
+def prepare_identity_data(config: Config) -> IdentityData:
+    """Train / validation / test equations from the config's data section.
+
+    ``data.train`` is a file in the released format, or unset to generate ``generate_train`` equations with the
+    built-in generator (seed ``generate_seed``, depths up to the largest test depth). Training uses its equations
+    of ``data.train_depths``; validation is ``data.valid`` or a seeded ``valid_fraction`` carved from them; the test
+    set is ``data.test`` (all its depths) or, when unset, the train source's equations of ``data.test_depths``.
+    """
+    data = config.data
+    train_depths = parse_depths(data.train_depths, "data.train_depths")
+    test_depths = parse_depths(data.test_depths, "data.test_depths")
+    report: dict = {}
+    if data.train:
+        pool = read_equations(data.train, lenient=data.lenient, skipped=(skipped := []))
+        report["train_source"] = {"file": data.train, "read": len(pool), "skipped": [str(e) for e in skipped]}
+    else:
+        from neuromath.tasks.identity_generator import generate
+
+        pool = generate(data.generate_train, random.Random(data.generate_seed), max_depth=max(train_depths | test_depths))
+        report["train_source"] = {"generated": len(pool), "seed": data.generate_seed}
+    if any(e.label is None for e in pool):
+        raise NeuromathError(f"{data.train}: training equations need labels 1 or 0 (found -1)")
+    train = [e for e in pool if e.depth in train_depths]
+    if data.valid:
+        valid = read_equations(data.valid, lenient=data.lenient)
+    else:
+        order = list(range(len(train)))
+        random.Random(data.generate_seed + 1).shuffle(order)
+        n_valid = max(1, round(data.valid_fraction * len(train)))
+        if data.valid_max:
+            n_valid = min(n_valid, data.valid_max)
+        chosen = set(order[:n_valid])
+        valid = [e for i, e in enumerate(train) if i in chosen]
+        train = [e for i, e in enumerate(train) if i not in chosen]
+    test = read_equations(data.test, lenient=data.lenient) if data.test else [e for e in pool if e.depth in test_depths]
+    if not train or not valid:
+        raise NeuromathError(f"no training or validation equations of depths {data.train_depths} (train source: {report})")
+    report.update({"train": len(train), "valid": len(valid), "test": len(test)})
+    return IdentityData(train, valid, test, report)
+
+
+# ------------------------------------------------------------------------------------------ encoding and batches
+
+
+def node_vocabulary(examples: Sequence[EquationExample]) -> Vocabulary:
+    """Every node symbol of the training equations (operators and leaves) plus the four symbols."""
+    from neuromath.tasks.identities import SYMBOLS
+
+    return Vocabulary.build([[n.token for n in preorder(e.tree) if n.func != "Equality"] for e in examples] + [list(SYMBOLS)])
+
+
+def side_tree(side: EquationNode, vocab: Vocabulary) -> tuple:
+    """A side as the tree engine's nested tuples: leaves carry vocabulary ids, internal nodes operator ids."""
+    from neuromath.models.identities import OPERATOR_IDS
+
+    built: list[tuple] = []  # a stack: post-order visits children before parents
+    for node in postorder(side):
+        if node.is_leaf:
+            built.append((vocab.index.get(node.token, vocab.unk_id), ()))
+        else:
+            children = tuple(built[-len(node.children):])
+            del built[-len(node.children):]
+            built.append((OPERATOR_IDS[node.func], children))
+    return built[0]
+
+
+class EncodedEquations(Dataset):
+    """Each equation's two sides as trees and as pre-order id sequences, computed once."""
+
+    def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary):
+        self.examples = list(examples)
+        self.items = []
+        for example in self.examples:
+            left, right = example.tree.children
+            self.items.append(
+                (
+                    (side_tree(left, vocab), side_tree(right, vocab)),
+                    (vocab.encode([n.token for n in preorder(left)]), vocab.encode([n.token for n in preorder(right)])),
+                    float(bool(example.label)),
+                )
+            )
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int):
+        return self.items[index]
+
+
+def make_collate(input_kind: str):
+    """The collate function for a classifier reading ``trees``, ``tokens`` or nothing (``none``)."""
+    from neuromath.nn.tree_engine import make_tree_batch
+    from neuromath.training.data import pad
+
+    def collate(items) -> dict:
+        trees, tokens, labels = zip(*items)
+        batch = {"labels": torch.tensor(labels, dtype=torch.float)}  # (B,)
+        if input_kind == "trees":
+            batch["trees"] = make_tree_batch([side for pair in trees for side in pair])  # sides 2i, 2i+1
+        elif input_kind == "tokens":
+            sequences = [side for pair in tokens for side in pair]
+            batch["tokens"] = pad(sequences)  # (2B, T)
+            batch["lengths"] = torch.tensor([len(s) for s in sequences], dtype=torch.long)  # (2B,)
+        return batch
+
+    return collate
+
+
+def make_loader(dataset: EncodedEquations, input_kind: str, batch_size: int, seed: int | None = None) -> DataLoader:
+    from neuromath.training.data import EpochShuffleSampler
+
+    sampler = EpochShuffleSampler(len(dataset), seed) if seed is not None else None
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=make_collate(input_kind))
+
+
+def move_batch(batch: dict, device) -> dict:
+    return {key: value.to(device) for key, value in batch.items()}
+
+
+# ------------------------------------------------------------------------------------------ Lightning module
+
+
+def _lightning_module():
+    import lightning.pytorch as pl
+
+    class ClassifierModule(pl.LightningModule):
+        """Binary cross-entropy on the logits; validation accuracy drives the plateau schedule and early stopping."""
+
+        def __init__(self, config: Config, model: torch.nn.Module):
+            super().__init__()
+            self.config = config
+            self.model = model
+            self._counts = [0, 0]
+
+        def transfer_batch_to_device(self, batch, device, dataloader_idx):
+            return move_batch(batch, device)
+
+        def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
+            loss = F.binary_cross_entropy_with_logits(self.model(batch), batch["labels"])
+            self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["labels"].shape[0])
+            return loss
+
+        def on_validation_epoch_start(self) -> None:
+            self._counts = [0, 0]
+
+        def validation_step(self, batch: dict, batch_index: int) -> None:
+            logits = self.model(batch)
+            size = batch["labels"].shape[0]
+            self.log("val_loss", F.binary_cross_entropy_with_logits(logits, batch["labels"]), batch_size=size)
+            self._counts[0] += int(((logits > 0).float() == batch["labels"]).sum())
+            self._counts[1] += size
+
+        def on_validation_epoch_end(self) -> None:
+            self.log("val_accuracy", self._counts[0] / max(1, self._counts[1]), prog_bar=True)
+
+        def configure_optimizers(self):
+            optim = self.config.optim
+            optimizer = torch.optim.Adam(
+                self.model.parameters(), lr=optim.lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay
+            )
+            if optim.schedule == "constant":
+                return optimizer
+            if optim.schedule != "plateau":
+                raise ConfigError(f"identities models use optim.schedule 'plateau' or 'constant', not {optim.schedule!r}")
+            scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+                optimizer, mode="max", factor=optim.plateau_factor, patience=optim.plateau_patience
+            )
+            return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "monitor": "val_accuracy"}}
+
+    return ClassifierModule
+
+
+# ------------------------------------------------------------------------------------------ training
+
+
+def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) -> dict:
+    """Train (or resume) an equation classifier in ``run_dir``; returns the summary (also summary.json)."""
+    import lightning.pytorch as pl
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+    from lightning.pytorch.loggers import CSVLogger
+
+    from neuromath.models.identities import build_classifier
+    from neuromath.training.module import ProgressBar
+    from neuromath.training.run import check_resume_config, merge_metrics, save_weights
+
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    run_dir = Path(run_dir)
+    checkpoints = run_dir / "checkpoints"
+    last = checkpoints / "last.ckpt"
+    if resume:
+        if not last.exists():
+            raise NeuromathError(f"{run_dir}: nothing to resume (no checkpoints/last.ckpt)")
+        check_resume_config(load_config(run_dir / "config.yaml"), config)
+    elif checkpoints.exists() and any(checkpoints.iterdir()):
+        raise NeuromathError(f"{run_dir} already holds a run; pass --resume to continue it or choose another --out")
+    if config.train.num_threads:
+        torch.set_num_threads(config.train.num_threads)
+    pl.seed_everything(config.train.seed, workers=True, verbose=False)
+    data = prepare_identity_data(config)
+    vocab = Vocabulary.load(run_dir / "node_vocab.json") if resume else node_vocabulary(data.train)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    vocab.save(run_dir / "node_vocab.json")
+    save_config(config, run_dir / "config.yaml")
+    write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2))
+
+    model = build_classifier(config.model, vocab)
+    kind = model.input_kind
+    train_set, valid_set = EncodedEquations(data.train, vocab), EncodedEquations(data.valid, vocab)
+    summary: dict = {
+        "run_dir": str(run_dir),
+        "model": config.model.name,
+        "train_examples": len(train_set),
+        "valid_examples": len(valid_set),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "node_vocab_size": len(vocab),
+    }
+    if hasattr(model, "fit"):  # the majority class: nothing to train
+        model.fit([bool(e.label) for e in data.train])
+        save_weights(model.state_dict(), run_dir / "model.pt")
+        summary.update({"epochs": 0, "steps": 0, "best_val_accuracy": predict_accuracy(model, data.valid, vocab)})
+    else:
+        module = _lightning_module()(config, model)
+        monitor = {"monitor": "val_accuracy", "mode": "max"}
+        best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **monitor)
+        latest = ModelCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
+        callbacks = [best, latest]
+        if config.train.progress:
+            callbacks.append(ProgressBar())
+        if config.train.patience > 0:
+            callbacks.append(EarlyStopping(patience=config.train.patience, **monitor))
+        train_loader = make_loader(train_set, kind, config.train.batch_size, seed=config.train.seed)
+        session = len(list((run_dir / "logs").glob("session*")))
+        trainer = pl.Trainer(
+            default_root_dir=run_dir,
+            accelerator=config.train.accelerator,
+            devices=config.train.devices,
+            precision=config.train.precision,
+            max_epochs=config.train.max_epochs,
+            max_steps=config.train.max_steps,
+            min_epochs=config.train.min_epochs,
+            max_time={"minutes": config.train.max_time_minutes} if config.train.max_time_minutes > 0 else None,
+            gradient_clip_val=config.optim.grad_clip or None,
+            callbacks=callbacks,
+            logger=CSVLogger(run_dir / "logs", name="", version=f"session{session}"),
+            enable_progress_bar=config.train.progress,
+            enable_model_summary=False,
+            log_every_n_steps=max(1, min(10, len(train_loader))),
+            num_sanity_val_steps=0,
+        )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", ".*does not have many workers.*")
+            warnings.filterwarnings("ignore", ".*Checkpoint directory.*exists and is not empty.*")
+            warnings.filterwarnings("ignore", ".*LeafSpec.*is deprecated.*")
+            try:
+                trainer.fit(
+                    module,
+                    train_dataloaders=train_loader,
+                    val_dataloaders=make_loader(valid_set, kind, config.decode.batch_size),
+                    ckpt_path=str(last) if resume else None,
+                )
+            finally:
+                merge_metrics(run_dir)
+        best_path = best.best_model_path or str(last)
+        state = torch.load(best_path, map_location="cpu", weights_only=False)["state_dict"]
+        weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
+        save_weights(weights, run_dir / "model.pt")
+        model.load_state_dict(weights)
+        summary.update(
+            {
+                "best_checkpoint": best_path,
+                "best_val_accuracy": float(best.best_model_score) if best.best_model_score is not None else None,
+                "epochs": trainer.current_epoch,
+                "steps": trainer.global_step,
+            }
+        )
+    if data.test:
+        from neuromath.evaluation.identities import verification_metrics
+
+        model.eval()
+        summary["test"] = verification_metrics(data.test, predict_logits(model, data.test, vocab) > 0)
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+    return summary
+
+
+# ------------------------------------------------------------------------------------------ using a trained run
+
+
+@torch.no_grad()
+def predict_logits(model: torch.nn.Module, examples: Sequence[EquationExample], vocab: Vocabulary,
+                   batch_size: int = 512) -> torch.Tensor:
+    """The verification logit of every equation, in order (labels are not needed)."""
+    was_training = model.training
+    model.eval()
+    examples = [e if e.label is not None else replace(e, label=False) for e in examples]
+    loader = make_loader(EncodedEquations(examples, vocab), model.input_kind, batch_size)
+    device = next(iter(model.buffers()), next(iter(model.parameters()), torch.empty(0))).device
+    logits = torch.cat([model(move_batch(batch, device)).float().cpu() for batch in loader]) if examples else torch.empty(0)
+    model.train(was_training)
+    return logits
+
+
+def predict_accuracy(model: torch.nn.Module, examples: Sequence[EquationExample], vocab: Vocabulary) -> float:
+    predicted = predict_logits(model, examples, vocab) > 0
+    return sum(bool(p) == bool(e.label) for p, e in zip(predicted.tolist(), examples)) / max(1, len(examples))
+
+
+@dataclass
+class LoadedClassifier:
+    model: torch.nn.Module
+    vocab: Vocabulary
+    config: Config
+    run_dir: Path
+
+    def logits(self, examples: Sequence[EquationExample], batch_size: int = 512) -> torch.Tensor:
+        return predict_logits(self.model, examples, self.vocab, batch_size)
+
+
+def load_classifier(run_dir: str | Path) -> LoadedClassifier:
+    """A trained classifier from a run directory (its config, node vocabulary and best weights)."""
+    from neuromath.models.identities import build_classifier
+
+    run_dir = Path(run_dir)
+    for needed in ("config.yaml", "node_vocab.json", "model.pt"):
+        if not (run_dir / needed).exists():
+            raise NeuromathError(f"{run_dir} is not a trained identities run (no {needed})")
+    config = load_config(run_dir / "config.yaml")
+    vocab = Vocabulary.load(run_dir / "node_vocab.json")
+    model = build_classifier(config.model, vocab)
+    model.load_state_dict(torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True))
+    model.eval()
+    return LoadedClassifier(model, vocab, config, run_dir)

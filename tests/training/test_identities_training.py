@@ -1,0 +1,135 @@
+"""Training equation classifiers end to end (neuromath/training/identities.py and the CLI): a tree model and a
+sequence model learn a small verification set; evaluate writes the by-depth report; complete ranks candidates;
+--seeds averages runs."""
+
+import json
+import random
+
+import pytest
+
+from neuromath.cli import main
+from neuromath.config import load_config
+from neuromath.tasks.identities import (
+    PI,
+    Candidate,
+    EquationExample,
+    apply,
+    number,
+    symbol,
+    write_candidates,
+    write_equations,
+)
+from neuromath.training.identities import load_classifier, parse_depths, predict_accuracy, train_classifier
+
+SYMBOLS = [symbol(f"var_{i}") for i in range(3)]
+LEAVES = SYMBOLS + [number(2), number(3), number("1/2"), PI]
+UNARY = ["sin", "cos", "exp", "tan"]
+
+
+def random_expression(rng: random.Random, depth: int):
+    if depth == 0:
+        return rng.choice(LEAVES)
+    if rng.random() < 0.4:
+        return apply(rng.choice(UNARY), random_expression(rng, depth - 1))
+    children = [random_expression(rng, depth - 1), random_expression(rng, rng.randrange(depth))]
+    rng.shuffle(children)
+    return apply(rng.choice(["Add", "Mul"]), *children)
+
+
+def sameness_set(n: int, seed: int, depths=(1, 2, 3)) -> list[EquationExample]:
+    """e = e (true) against e = f with a different random f (false): learnable only by comparing both sides."""
+    rng = random.Random(seed)
+    examples = []
+    while len(examples) < n:
+        left = random_expression(rng, rng.choice(depths) - 1 if rng.random() < 0.5 else rng.choice(depths))
+        if rng.random() < 0.5:
+            examples.append(EquationExample(apply("Equality", left, left), True))
+        else:
+            right = random_expression(rng, rng.choice(depths))
+            if right != left:
+                examples.append(EquationExample(apply("Equality", left, right), False))
+    return examples
+
+
+def config_for(tmp_path, model: str, train_file, **overrides):
+    sets = [
+        "data.task=identities", f"data.train={train_file}", "data.train_depths=1-3", "data.test_depths=4-5",
+        f"model.name={model}", "model.d_model=24", "optim.schedule=plateau", "optim.lr=0.01", "optim.weight_decay=2e-5",
+        "train.batch_size=50", "train.max_epochs=12", "train.patience=0", "train.progress=false", "train.num_threads=1",
+    ] + [f"{key}={value}" for key, value in overrides.items()]
+    return load_config(None, sets)
+
+
+@pytest.fixture(scope="module")
+def data_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("identities") / "sameness.json"
+    write_equations(path, sameness_set(2000, 0, depths=(1, 2, 3, 4)))
+    return path
+
+
+def test_parse_depths():
+    assert parse_depths("1-3,6") == {1, 2, 3, 6}
+    from neuromath.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="depth ranges"):
+        parse_depths("3-1")
+
+
+@pytest.mark.parametrize("model", ["tree_lstm", "lstm"])
+def test_a_classifier_learns_to_compare_sides(tmp_path, data_file, model):
+    summary = train_classifier(config_for(tmp_path, model, data_file), tmp_path / model)
+    assert summary["best_val_accuracy"] > 0.85, summary
+    test = summary["test"]  # depths 4-5 of the file: deeper than anything trained on
+    assert test["n"] > 50 and set(test["by_depth"]) <= {4, 5}
+    assert test["accuracy"] > 0.7, test
+    loaded = load_classifier(tmp_path / model)
+    held_out = sameness_set(200, 99)
+    assert predict_accuracy(loaded.model, held_out, loaded.vocab) > 0.7  # chance: 0.5
+    header = (tmp_path / model / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert "val_accuracy" in header and "train_loss_epoch" in header
+
+
+def test_majority_and_data_errors(tmp_path, data_file):
+    summary = train_classifier(config_for(tmp_path, "majority", data_file), tmp_path / "majority")
+    assert summary["parameters"] == 0 and 0.35 < summary["best_val_accuracy"] < 0.65
+    from neuromath.errors import NeuromathError
+
+    with pytest.raises(NeuromathError, match="no training or validation equations"):
+        train_classifier(config_for(tmp_path, "majority", data_file, **{"data.train_depths": "9-10"}), tmp_path / "none")
+
+
+def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
+    run = tmp_path / "run"
+    sets = ["data.task=identities", f"data.train={data_file}", "data.train_depths=1-3", "data.test_depths=4-5",
+            "model.name=tree_rnn", "model.d_model=16", "optim.schedule=plateau", "optim.lr=0.01",
+            "train.max_epochs=3", "train.patience=0", "train.progress=false", "train.num_threads=1"]
+    config = tmp_path / "config.yaml"
+    from neuromath.config import save_config
+
+    save_config(load_config(None, sets), config)
+    assert main(["train", "--config", str(config), "--out", str(run), "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "| tree_rnn | 2 |" in out and (run / "seeds.md").exists()
+    seeds = json.loads((run / "seeds.json").read_text())
+    assert seeds["seeds"] == 2 and seeds["runs"] == [str(run / "seed0"), str(run / "seed1")]
+
+    test_file = tmp_path / "test.json"
+    write_equations(test_file, sameness_set(120, 5, depths=(2, 3, 4)))
+    assert main(["evaluate", str(run / "seed0"), str(run / "seed1"), "--data", str(test_file),
+                 "--report", str(tmp_path / "report")]) == 0
+    out = capsys.readouterr().out
+    assert "| numeric checker | 100.0 |" in out  # e = e is always true, e = f (almost) never
+    assert (tmp_path / "report" / "accuracy_by_depth.png").exists()
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert set(report) == {"seed0", "seed1", "numeric checker"}
+
+    x = symbol("var_0")
+    blanks = tmp_path / "blanks.json"
+    write_equations(blanks, [EquationExample(apply("Equality", apply("sin", x), apply("sin", x)), True, blank=4)])
+    candidates = tmp_path / "candidates.json"
+    write_candidates(candidates, [Candidate(x, "0"), Candidate(PI, "1"), Candidate(number(2), "2")])
+    assert main(["complete", str(run / "seed0"), "--blanks", str(blanks), "--candidates", str(candidates),
+                 "--numeric", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["runs"]["numeric checker"]["top1"] == 1.0
+    assert result["runs"]["seed0"]["n"] == 1 and result["runs"]["seed0"]["top5"] == 1.0  # 3 candidates
