@@ -32,7 +32,6 @@ Conventions (documented in the README and tested in tests/nn/test_tree.py):
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import Iterable, Sequence
 

@@ -16,6 +16,7 @@ blanked node) and candidate records ``class`` (the value class of the candidate 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -536,9 +537,15 @@ def leaf_value(node: EquationNode, point: dict[str, float]) -> float:
         if node.value not in point:
             raise ExpressionError(f"no value for symbol {node.value!r}")
         return point[node.value]
-    if node.func == "Pi":
+    return number_value(node.func, node.value)
+
+
+@functools.lru_cache(maxsize=8192)
+def number_value(func: str, value: str) -> float:
+    """The float of a number leaf, parsed once (the numeric checks evaluate the same leaves many times)."""
+    if func == "Pi":
         return math.pi
-    return float(Fraction(node.value)) if node.func != "Float" else float(node.value)
+    return float(value) if func == "Float" else float(Fraction(value))
 
 
 def evaluate(node: EquationNode, point: dict[str, float]) -> float:
