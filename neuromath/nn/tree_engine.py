@@ -14,8 +14,6 @@ token, only by (tree index, pre-order position).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import itertools
 import operator
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ import torch
 from torch import nn
 
 from neuromath.errors import ExpressionError
-import neuromath.nn.tree_cells  # noqa: F401  (registers the cells in TREE_CELLS)
+from neuromath.nn import tree_cells, tree_stack_cells  # noqa: F401  (register every cell in TREE_CELLS)
 from neuromath.registry import TREE_CELLS
 
 Tree = tuple  # (id, ()) | (id, (child,)) | (id, (left, right))
@@ -234,8 +232,3 @@ class TreeEncoder(nn.Module):
         visited.sort(key=lambda entry: entry[0])
         return [hidden for _, hidden in visited]
 
-
-# The stack-augmented cells live in their own module; register them too when it is present. Imported last, so
-# that module may itself import this one.
-if importlib.util.find_spec("neuromath.nn.tree_stack_cells") is not None:
-    importlib.import_module("neuromath.nn.tree_stack_cells")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import random
 
 import pytest
@@ -13,12 +11,9 @@ import torch.nn.functional as F
 from neuromath.errors import ConfigError
 from neuromath.registry import TREE_CELLS
 
-importlib.import_module("neuromath.nn.tree_cells")
-if importlib.util.find_spec("neuromath.nn.tree_stack_cells") is not None:
-    importlib.import_module("neuromath.nn.tree_stack_cells")
-
-from neuromath.nn.tree_cells import operator_bilinear, operator_linear  # noqa: E402
-from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # noqa: E402
+import neuromath.nn.tree_engine  # noqa: F401  (registers every tree cell)
+from neuromath.nn.tree_cells import operator_bilinear, operator_linear
+from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch
 
 CELL_NAMES = TREE_CELLS.names()
 

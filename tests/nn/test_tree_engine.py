@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import random
 
 import pytest
@@ -12,13 +10,16 @@ import torch
 from neuromath.errors import ExpressionError
 from neuromath.registry import TREE_CELLS
 
-importlib.import_module("neuromath.nn.tree_cells")
-if importlib.util.find_spec("neuromath.nn.tree_stack_cells") is not None:
-    importlib.import_module("neuromath.nn.tree_stack_cells")
-
-from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # noqa: E402
+import neuromath.nn.tree_engine  # noqa: F401  (registers every tree cell)
+from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch
 
 CELL_NAMES = TREE_CELLS.names()
+ALL_CELLS = {"tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm",
+             "stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu"}
+
+
+def test_every_cell_of_the_issue_is_registered():
+    assert ALL_CELLS <= set(CELL_NAMES)
 
 
 @pytest.fixture(autouse=True, scope="module")
