@@ -379,12 +379,14 @@ def iterate_records(text: str, path: str | Path) -> Iterator[tuple[int, int, dic
 
     skip(" \t\r\n")
     position += 1  # the outer '['
+    line, counted_to = 1, 0  # line numbers are counted incrementally: one pass over the text in all
     for group_index, group in enumerate(data):
         skip(" \t\r\n,")
         position += 1  # this group's '['
         for record in group:
             skip(" \t\r\n,")
-            line = text.count("\n", 0, position) + 1
+            line += text.count("\n", counted_to, position)
+            counted_to = position
             _, position = decoder.raw_decode(text, position)
             yield group_index, line, record
         skip(" \t\r\n,")
