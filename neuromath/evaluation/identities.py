@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks.identities import Candidate, EquationExample, numeric_check, preorder, replace_at, subtree_at
+from neuromath.tasks.identities import (
+    Candidate,
+    EquationExample,
+    numeric_check,
+    path_to,
+    preorder,
+    replace_path,
+    subtree_at,
+)
 
 
 def _scores(labels: list[bool], predictions: list[bool]) -> dict:
@@ -181,7 +189,8 @@ def completion_metrics(
         if wanted is None:
             no_class += 1
             continue
-        filled = [EquationExample(replace_at(example.tree, example.blank, c.tree), True) for c in candidates]
+        path = path_to(example.tree, example.blank)  # the filled equations share every subtree off this path
+        filled = [EquationExample(replace_path(example.tree, path, c.tree), True) for c in candidates]
         scores = list(score(filled))
         order = sorted(range(len(candidates)), key=lambda i: -scores[i])
         rank = next(position for position, i in enumerate(order, 1) if candidates[i].value_class == wanted)

@@ -62,14 +62,19 @@ class EquationNode:
     def token(self) -> str:
         """The node's symbol for a model: the operator name, a symbol's name, or a number in one canonical
         spelling (``Integer 1`` and ``One 1`` are both ``1``; ``Half`` is ``1/2``)."""
-        if not self.is_leaf or self.func in ("Symbol", "Float"):
-            return self.func if not self.is_leaf else self.value
-        if self.func == "Pi":
-            return "pi"
-        return str(Fraction(self.value))
+        return self.func if self.children else leaf_token(self.func, self.value)
 
     def __str__(self) -> str:
         return format_infix(self)
+
+
+@functools.lru_cache(maxsize=8192)
+def leaf_token(func: str, value: str) -> str:
+    if func in ("Symbol", "Float"):
+        return value
+    if func == "Pi":
+        return "pi"
+    return str(Fraction(value))
 
 
 @dataclass(frozen=True)
@@ -177,21 +182,37 @@ def subtree_at(node: EquationNode, index: int) -> EquationNode:
 
 def replace_at(node: EquationNode, index: int, replacement: EquationNode) -> EquationNode:
     """A copy of ``node`` whose pre-order node ``index`` is ``replacement``."""
-    counter = iter(range(1 << 62))
-
-    def rebuild(current: EquationNode) -> EquationNode:
-        if next(counter) == index:
-            skip = size(current) - 1  # keep the numbering of the nodes after the replaced subtree in step
-            for _ in range(skip):
-                next(counter)
-            return replacement
-        if current.is_leaf:
-            return current
-        return EquationNode(current.func, current.value, tuple(rebuild(child) for child in current.children))
-
     if not 0 <= index < size(node):
         raise IndexError(f"the tree has no node {index} (it has {size(node)} nodes)")
-    return rebuild(node)
+    return replace_path(node, path_to(node, index), replacement)
+
+
+def path_to(node: EquationNode, index: int) -> tuple[int, ...]:
+    """The child indices leading from the root to the node with pre-order number ``index``."""
+    path: list[int] = []
+    current, remaining = node, index
+    while remaining:
+        remaining -= 1  # step past ``current`` itself
+        for child_index, child in enumerate(current.children):
+            child_size = size(child)
+            if remaining < child_size:
+                path.append(child_index)
+                current = child
+                break
+            remaining -= child_size
+        else:
+            raise IndexError(f"the tree has no node {index} (it has {size(node)} nodes)")
+    return tuple(path)
+
+
+def replace_path(node: EquationNode, path: tuple[int, ...], replacement: EquationNode) -> EquationNode:
+    """A copy of ``node`` with the subtree at ``path`` replaced; only the nodes on the path are rebuilt, every other
+    subtree is shared with ``node``."""
+    if not path:
+        return replacement
+    children = list(node.children)
+    children[path[0]] = replace_path(children[path[0]], path[1:], replacement)
+    return EquationNode(node.func, node.value, tuple(children))
 
 
 def symbols_of(node: EquationNode) -> list[str]:

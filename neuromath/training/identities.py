@@ -124,15 +124,16 @@ class EncodedEquations(Dataset):
     def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary):
         self.examples = list(examples)
         self.items = []
+        encoded: dict[int, tuple] = {}  # side object -> (tree, ids): equations that share a side encode it once
+
+        def encode(side: EquationNode) -> tuple:
+            if id(side) not in encoded:
+                encoded[id(side)] = (side_tree(side, vocab), vocab.encode([n.token for n in preorder(side)]))
+            return encoded[id(side)]
+
         for example in self.examples:
-            left, right = example.tree.children
-            self.items.append(
-                (
-                    (side_tree(left, vocab), side_tree(right, vocab)),
-                    (vocab.encode([n.token for n in preorder(left)]), vocab.encode([n.token for n in preorder(right)])),
-                    float(bool(example.label)),
-                )
-            )
+            left, right = (encode(side) for side in example.tree.children)
+            self.items.append(((left[0], right[0]), (left[1], right[1]), float(bool(example.label))))
 
     def __len__(self) -> int:
         return len(self.items)

@@ -25,7 +25,9 @@ from neuromath.tasks.identities import (
     preorder,
     read_candidates,
     read_equations,
+    path_to,
     replace_at,
+    replace_path,
     size,
     subtree_at,
     symbol,
@@ -188,6 +190,11 @@ def test_subtree_and_replace_use_preorder_numbers():
     assert replace_at(tree, 5, PI) == apply("Equality", apply("Add", X, apply("sin", Y)), PI)
     with pytest.raises(IndexError):
         subtree_at(tree, 6)
+    with pytest.raises(IndexError):
+        replace_at(tree, 6, PI)
+    assert path_to(tree, 4) == (0, 1, 0) and path_to(tree, 0) == ()
+    shared = replace_path(tree, path_to(tree, 4), PI)
+    assert shared.children[1] is tree.children[1] and shared.children[0].children[0] is X  # off-path subtrees shared
 
 
 def test_evaluate_and_domain():
