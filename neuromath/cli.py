@@ -457,7 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--per-module", dest="per_module", type=int, default=None,
                           help="at most this many questions per module file")
     evaluate.add_argument("--report", default=None,
-                          help="folder for the per-module report (report.md, .csv, .json, accuracy.png); "
+                          help="folder for the report (Mathematics Dataset: per-module report.md, .csv, .json, "
+                               "accuracy.png; identities: report.md, .json, accuracy_by_depth.png); "
                                "default RUN_DIR/report of the first run")
     add_decode_options(evaluate)
     evaluate.set_defaults(handler=command_evaluate)

@@ -560,11 +560,11 @@ def leaf_value(node: EquationNode, point: dict[str, float]) -> float:
         if node.value not in point:
             raise ExpressionError(f"no value for symbol {node.value!r}")
         return point[node.value]
-    return number_value(node.func, node.value)
+    return leaf_float(node.func, node.value)
 
 
 @functools.lru_cache(maxsize=8192)
-def number_value(func: str, value: str) -> float:
+def leaf_float(func: str, value: str) -> float:
     """The float of a number leaf, parsed once (the numeric checks evaluate the same leaves many times)."""
     if func == "Pi":
         return math.pi
