@@ -1,0 +1,85 @@
+"""neuromath/models/identities.py: every registered equation classifier learns a tiny verification set (is the
+right side a copy of the left one?), which needs the dot-product output over both encoded sides to work."""
+
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from neuromath.config import ModelConfig
+from neuromath.models.identities import CLASSIFIERS, OPERATORS, MajorityClassifier, build_classifier
+from neuromath.tasks.identities import EquationExample, apply, number, symbol
+from neuromath.training.identities import EncodedEquations, make_collate, node_vocabulary, predict_logits
+
+LEAVES = [symbol("var_0"), symbol("var_1"), number(2), number(3)]
+
+
+def tiny_set(n: int, seed: int) -> list[EquationExample]:
+    rng = random.Random(seed)
+
+    def term(depth: int):
+        if depth == 0 or rng.random() < 0.3:
+            return rng.choice(LEAVES)
+        if rng.random() < 0.4:
+            return apply(rng.choice(["sin", "cos"]), term(depth - 1))
+        return apply(rng.choice(["Add", "Mul"]), term(depth - 1), term(depth - 1))
+
+    examples = []
+    while len(examples) < n:
+        left = term(2)
+        right = left if rng.random() < 0.5 else term(2)
+        examples.append(EquationExample(apply("Equality", left, right), right == left))
+    return examples
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+LEARNED = [name for name in CLASSIFIERS.names() if name != "majority"]
+
+
+def test_every_model_of_the_issue_is_registered():
+    assert {"tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm", "stack_mtree_lstm",
+            "stack_mi_tree_lstm", "tree_smu", "rnn", "lstm", "stack_rnn", "majority"} <= set(CLASSIFIERS.names())
+    assert len(OPERATORS) == 17
+
+
+@pytest.mark.parametrize("name", LEARNED)
+def test_each_classifier_learns_a_tiny_verification_set(name):
+    torch.manual_seed(0)
+    train, held_out = tiny_set(400, 0), tiny_set(200, 1)
+    vocab = node_vocabulary(train)
+    model = build_classifier(ModelConfig(name=name, d_model=16, stack_depth=4), vocab)
+    loader = torch.utils.data.DataLoader(
+        EncodedEquations(train, vocab), batch_size=50, shuffle=True, collate_fn=make_collate(model.input_kind),
+        generator=torch.Generator().manual_seed(0),
+    )
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    losses = []
+    for _ in range(8):
+        total = 0.0
+        for batch in loader:
+            loss = F.binary_cross_entropy_with_logits(model(batch), batch["labels"])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        losses.append(total / len(loader))
+    accuracy = ((predict_logits(model, held_out, vocab) > 0) == torch.tensor([e.label for e in held_out])).float().mean()
+    assert losses[-1] < 0.6 * losses[0], losses
+    assert accuracy > 0.8, (name, float(accuracy))
+
+
+def test_majority_follows_the_training_labels():
+    model = MajorityClassifier()
+    model.fit([False, False, True])
+    batch = {"labels": torch.zeros(4)}
+    assert (model(batch) < 0).all()
+    model.fit([True, False])  # a tie counts as true
+    assert (model(batch) > 0).all()
