@@ -93,6 +93,7 @@ class EquationTask:
     read: Callable[..., list]  # read(path, *, lenient=False, skipped=None) -> examples
     generate: Callable[..., list]  # generate(n, rng, **params) -> examples
     write: Callable[[str, list], None]  # write(path, examples), the released JSON format
+    is_correct: Callable[[bool, Any], bool]  # is a verification prediction right?
     accuracy_label: str = "accuracy"
 
 
@@ -104,6 +105,7 @@ def _identities_task() -> EquationTask:
         read=identities.read_equations,
         generate=identity_generator.generate,
         write=identities.write_equations,
+        is_correct=identities.is_correct,
     )
 
 

@@ -105,6 +105,13 @@ class Candidate:
         return height(self.tree)
 
 
+def is_correct(prediction: bool, example: EquationExample) -> bool:
+    """The task's scorer: a verification prediction (is it an identity?) is right when it equals the label."""
+    if example.label is None:
+        raise ValueError(f"{example.source or 'the equation'} has no label to score against")
+    return bool(prediction) == example.label
+
+
 # ---------------------------------------------------------------------------------------------- tree utilities
 
 

@@ -20,7 +20,7 @@ from torch.utils.data import DataLoader, Dataset
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks.identities import EquationExample, EquationNode, postorder, preorder, read_equations
+from neuromath.tasks.identities import EquationExample, EquationNode, is_correct, postorder, preorder, read_equations
 from neuromath.text import Vocabulary
 
 
@@ -357,7 +357,7 @@ def predict_logits(model: torch.nn.Module, examples: Sequence[EquationExample], 
 
 def predict_accuracy(model: torch.nn.Module, examples: Sequence[EquationExample], vocab: Vocabulary) -> float:
     predicted = predict_logits(model, examples, vocab) > 0
-    return sum(bool(p) == bool(e.label) for p, e in zip(predicted.tolist(), examples)) / max(1, len(examples))
+    return sum(is_correct(p, e) for p, e in zip(predicted.tolist(), examples)) / max(1, len(examples))
 
 
 @dataclass

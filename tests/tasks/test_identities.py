@@ -18,6 +18,7 @@ from neuromath.tasks.identities import (
     evaluate,
     format_infix,
     height,
+    is_correct,
     number,
     numeric_check,
     OutsideDomain,
@@ -180,6 +181,14 @@ def test_written_files_read_back_with_labels_and_blanks(tmp_path):
     assert [(e.tree, e.label, e.blank) for e in back] == [
         (e.tree, e.label, e.blank) for e in (examples[1], examples[0], examples[2])
     ]
+
+
+def test_the_scorer_compares_with_the_label():
+    true_example = EquationExample(apply("Equality", X, X), True)
+    assert is_correct(True, true_example) and not is_correct(False, true_example)
+    assert is_correct(False, EquationExample(apply("Equality", X, Y), False))
+    with pytest.raises(ValueError, match="no label"):
+        is_correct(True, EquationExample(apply("Equality", X, X), None))
 
 
 def test_subtree_and_replace_use_preorder_numbers():
