@@ -18,9 +18,7 @@ from torch import nn
 
 from neuromath.config import ModelConfig
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
-from neuromath.nn import tree_cells  # noqa: F401  (registers the tree cells)
-from neuromath.nn import tree_stack_cells  # noqa: F401  (registers the stack cells)
-from neuromath.nn.tree_engine import TreeEncoder
+from neuromath.nn.tree_engine import TreeEncoder  # importing the engine registers every tree cell
 from neuromath.registry import CLASSIFIERS, SEQUENCE_ENCODERS, TREE_CELLS
 from neuromath.tasks.identities import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 

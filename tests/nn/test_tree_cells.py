@@ -11,9 +11,8 @@ import torch.nn.functional as F
 from neuromath.errors import ConfigError
 from neuromath.registry import TREE_CELLS
 
-import neuromath.nn.tree_engine  # noqa: F401  (registers every tree cell)
 from neuromath.nn.tree_cells import operator_bilinear, operator_linear
-from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch
+from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
 
 CELL_NAMES = TREE_CELLS.names()
 

@@ -10,8 +10,7 @@ import torch
 from neuromath.errors import ExpressionError
 from neuromath.registry import TREE_CELLS
 
-import neuromath.nn.tree_engine  # noqa: F401  (registers every tree cell)
-from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch
+from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
 
 CELL_NAMES = TREE_CELLS.names()
 ALL_CELLS = {"tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm",
