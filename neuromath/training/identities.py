@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -231,20 +230,16 @@ def _lightning_module():
 def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) -> dict:
     """Train (or resume) an equation classifier in ``run_dir``; returns the summary (also summary.json)."""
     import lightning.pytorch as pl
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
-    from lightning.pytorch.loggers import CSVLogger
 
     from neuromath.models.identities import build_classifier
-    from neuromath.training.module import ProgressBar
-    from neuromath.training.run import check_resume_config, merge_metrics, save_weights
+    from neuromath.training.run import check_resume_config, fit_and_keep_best, save_weights
 
     for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
         logging.getLogger(name).setLevel(logging.WARNING)
     run_dir = Path(run_dir)
     checkpoints = run_dir / "checkpoints"
-    last = checkpoints / "last.ckpt"
     if resume:
-        if not last.exists():
+        if not (checkpoints / "last.ckpt").exists():
             raise NeuromathError(f"{run_dir}: nothing to resume (no checkpoints/last.ckpt)")
         check_resume_config(load_config(run_dir / "config.yaml"), config)
     elif checkpoints.exists() and any(checkpoints.iterdir()):
@@ -276,57 +271,18 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
         summary.update({"epochs": 0, "steps": 0, "best_val_accuracy": predict_accuracy(model, data.valid, vocab)})
     else:
         module = _lightning_module()(config, model)
-        monitor = {"monitor": "val_accuracy", "mode": "max"}
-        best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **monitor)
-        latest = ModelCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
-        callbacks = [best, latest]
-        if config.train.progress:
-            callbacks.append(ProgressBar())
-        if config.train.patience > 0:
-            callbacks.append(EarlyStopping(patience=config.train.patience, **monitor))
-        train_loader = make_loader(train_set, kind, config.train.batch_size, seed=config.train.seed)
-        session = len(list((run_dir / "logs").glob("session*")))
-        trainer = pl.Trainer(
-            default_root_dir=run_dir,
-            accelerator=config.train.accelerator,
-            devices=config.train.devices,
-            precision=config.train.precision,
-            max_epochs=config.train.max_epochs,
-            max_steps=config.train.max_steps,
-            min_epochs=config.train.min_epochs,
-            max_time={"minutes": config.train.max_time_minutes} if config.train.max_time_minutes > 0 else None,
-            gradient_clip_val=config.optim.grad_clip or None,
-            callbacks=callbacks,
-            logger=CSVLogger(run_dir / "logs", name="", version=f"session{session}"),
-            enable_progress_bar=config.train.progress,
-            enable_model_summary=False,
-            log_every_n_steps=max(1, min(10, len(train_loader))),
-            num_sanity_val_steps=0,
+        fitted = fit_and_keep_best(
+            config, run_dir, module, make_loader(train_set, kind, config.train.batch_size, seed=config.train.seed),
+            make_loader(valid_set, kind, config.decode.batch_size), monitor="val_accuracy", resume=resume,
         )
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", ".*does not have many workers.*")
-            warnings.filterwarnings("ignore", ".*Checkpoint directory.*exists and is not empty.*")
-            warnings.filterwarnings("ignore", ".*LeafSpec.*is deprecated.*")
-            try:
-                trainer.fit(
-                    module,
-                    train_dataloaders=train_loader,
-                    val_dataloaders=make_loader(valid_set, kind, config.decode.batch_size),
-                    ckpt_path=str(last) if resume else None,
-                )
-            finally:
-                merge_metrics(run_dir)
-        best_path = best.best_model_path or str(last)
-        state = torch.load(best_path, map_location="cpu", weights_only=False)["state_dict"]
-        weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
-        save_weights(weights, run_dir / "model.pt")
-        model.load_state_dict(weights)
+        model.load_state_dict(fitted.weights)
+        score = fitted.best.best_model_score
         summary.update(
             {
-                "best_checkpoint": best_path,
-                "best_val_accuracy": float(best.best_model_score) if best.best_model_score is not None else None,
-                "epochs": trainer.current_epoch,
-                "steps": trainer.global_step,
+                "best_checkpoint": fitted.best_path,
+                "best_val_accuracy": float(score) if score is not None else None,
+                "epochs": fitted.trainer.current_epoch,
+                "steps": fitted.trainer.global_step,
             }
         )
     if data.test:

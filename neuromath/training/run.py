@@ -109,15 +109,13 @@ class TrainResult:
 def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
     """Train (or resume) a run in ``run_dir``."""
     import lightning.pytorch as pl
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
-    from lightning.pytorch.loggers import CSVLogger
 
     for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
         logging.getLogger(name).setLevel(logging.WARNING)  # no banners about GPUs, TPUs and tips
 
     from neuromath.training.data import EncodedExamples, make_loader
     from neuromath.models import build_task_model
-    from neuromath.training.module import ProgressBar, SequenceModule
+    from neuromath.training.module import SequenceModule
 
     run_dir = Path(run_dir)
     checkpoints = run_dir / "checkpoints"
@@ -155,7 +153,6 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
     save_config(config, run_dir / "config.yaml")
     write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2, ensure_ascii=False))
 
-    session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
     train_set = EncodedExamples(data.train, task, source_vocab, target_vocab)
     valid_set = EncodedExamples(data.valid, task, source_vocab, target_vocab)
 
@@ -172,15 +169,63 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
     if not resume and hasattr(model, "fit_structure"):  # tree-relation ids from the training data
         model.fit_structure([source for source, _ in train_set.items], [target[:-1] for _, target in train_set.items])
     module = SequenceModule(config, model, scorer)
-    monitor = {"monitor": "val_value_accuracy", "mode": "max"}
+    fitted = fit_and_keep_best(
+        config, run_dir, module, train_loader, make_loader(valid_set, config.decode.batch_size),
+        monitor="val_value_accuracy", resume=resume,
+    )
+    trainer, best, best_path = fitted.trainer, fitted.best, fitted.best_path
+    best_score = best.best_model_score
+    summary = {
+        "run_dir": str(run_dir),
+        "best_checkpoint": best_path,
+        "best_val_value_accuracy": float(best_score) if best_score is not None else None,
+        "epochs": trainer.current_epoch,
+        "steps": trainer.global_step,
+        "train_examples": len(train_set),
+        "valid_examples": len(valid_set),
+        "source_vocab_size": len(source_vocab),
+        "target_vocab_size": len(target_vocab),
+        "parameters": sum(p.numel() for p in module.model.parameters()),
+    }
+    if data.test:  # the held-out split, scored once with the best weights
+        from neuromath.api import load
+        from neuromath.evaluation.evaluate import evaluate_examples
+
+        summary["test"], _ = evaluate_examples(load(run_dir), data.test)
+    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+    return TrainResult(summary, data)
+
+
+@dataclass
+class FitResult:
+    trainer: object  # the lightning Trainer
+    best: object  # the ModelCheckpoint callback that kept the best validation score
+    best_path: str  # the best checkpoint (the last one when no validation ran)
+    weights: dict  # the model's weights from the best checkpoint, without the module's "model." prefix
+
+
+def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid_loader, monitor: str,
+                      resume: bool) -> FitResult:
+    """Fit a LightningModule whose ``model`` is the thing trained: checkpoints ``best`` (highest ``monitor``) and
+    ``last`` in RUN_DIR/checkpoints, early stopping after ``train.patience`` validations, a CSV log per session
+    merged into RUN_DIR/metrics.csv, and the best weights saved as RUN_DIR/model.pt."""
+    import lightning.pytorch as pl
+    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+    from lightning.pytorch.loggers import CSVLogger
+
+    from neuromath.training.module import ProgressBar
+
+    checkpoints = run_dir / "checkpoints"
+    session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
+    target = {"monitor": monitor, "mode": "max"}
     # Two checkpoint callbacks: Lightning's save_last only writes when the best one improves.
-    best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **monitor)
+    best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **target)
     latest = ModelCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
     callbacks = [best, latest]
     if config.train.progress:
         callbacks.append(ProgressBar())
     if config.train.patience > 0:
-        callbacks.append(EarlyStopping(patience=config.train.patience, **monitor))
+        callbacks.append(EarlyStopping(patience=config.train.patience, **target))
     max_time = None
     if config.train.max_time_minutes > 0:
         max_time = {"minutes": config.train.max_time_minutes}
@@ -210,36 +255,16 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
             trainer.fit(
                 module,
                 train_dataloaders=train_loader,
-                val_dataloaders=make_loader(valid_set, config.decode.batch_size),
-                ckpt_path=str(last) if resume else None,
+                val_dataloaders=valid_loader,
+                ckpt_path=str(checkpoints / "last.ckpt") if resume else None,
             )
         finally:
             merge_metrics(run_dir)
-
-    best_path = best.best_model_path or str(last)
+    best_path = best.best_model_path or str(checkpoints / "last.ckpt")
     state = torch.load(best_path, map_location="cpu", weights_only=False)["state_dict"]
     weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
     save_weights(weights, run_dir / "model.pt")
-    best_score = best.best_model_score
-    summary = {
-        "run_dir": str(run_dir),
-        "best_checkpoint": best_path,
-        "best_val_value_accuracy": float(best_score) if best_score is not None else None,
-        "epochs": trainer.current_epoch,
-        "steps": trainer.global_step,
-        "train_examples": len(train_set),
-        "valid_examples": len(valid_set),
-        "source_vocab_size": len(source_vocab),
-        "target_vocab_size": len(target_vocab),
-        "parameters": sum(p.numel() for p in module.model.parameters()),
-    }
-    if data.test:  # the held-out split, scored once with the best weights
-        from neuromath.api import load
-        from neuromath.evaluation.evaluate import evaluate_examples
-
-        summary["test"], _ = evaluate_examples(load(run_dir), data.test)
-    write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
-    return TrainResult(summary, data)
+    return FitResult(trainer, best, best_path, weights)
 
 
 def validation_schedule(config: Config) -> dict:
