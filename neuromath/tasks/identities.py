@@ -340,48 +340,44 @@ def parse_preorder(func: str, values: str) -> EquationNode:
     return result
 
 
-def to_preorder(node: EquationNode) -> tuple[str, str]:
-    """The ``func`` and ``vars`` strings of a tree (inverse of parse_preorder)."""
-    funcs: list[str] = []
-    values: list[str] = []
+def slots(node: EquationNode) -> Iterator[EquationNode | None]:
+    """Pre-order over the nodes and their empty child slots (None), the order of the released strings: every node
+    is followed by its two child slots."""
     stack: list[EquationNode | None] = [node]
     while stack:
         current = stack.pop()
-        if current is None:
-            funcs.append(EMPTY)
-            values.append(EMPTY)
-            continue
-        funcs.append(current.func)
-        values.append(current.value)
-        slots = list(current.children) + [None] * (2 - len(current.children))
-        stack.extend(reversed(slots))
-    return ",".join(funcs), ",".join(values)
+        yield current
+        if current is not None:
+            stack.extend(reversed(list(current.children) + [None] * (2 - len(current.children))))
+
+
+def to_preorder(node: EquationNode) -> tuple[str, str]:
+    """The ``func`` and ``vars`` strings of a tree (inverse of parse_preorder)."""
+    entries = [(EMPTY, EMPTY) if n is None else (n.func, n.value) for n in slots(node)]
+    return ",".join(func for func, _ in entries), ",".join(value for _, value in entries)
 
 
 def equation_record(node: EquationNode) -> dict:
-    """The ``equation`` object of a record, with the same derived fields as the released files."""
+    """The ``equation`` object of a record, with the same derived fields as the released files (nodes numbered in
+    pre-order)."""
     funcs, values = to_preorder(node)
     heights: dict[int, int] = {}
     for current in postorder(node):
         heights[id(current)] = 1 + max((heights[id(c)] for c in current.children), default=-1)
     numbers, depths = [], []
     counter = 0
-    stack: list[EquationNode | None] = [node]
-    while stack:
-        current = stack.pop()
+    for current in slots(node):
         if current is None:
             numbers.append(EMPTY)
             depths.append(EMPTY)
-            continue
-        numbers.append(str(counter))
-        depths.append(str(heights[id(current)]))
-        counter += 1
-        stack.extend(reversed(list(current.children) + [None] * (2 - len(current.children))))
-    names = symbols_of(node)
+        else:
+            numbers.append(str(counter))
+            depths.append(str(heights[id(current)]))
+            counter += 1
     return {
         "vars": values,
         "numNodes": str(counter),
-        "variables": {name: index for index, name in enumerate(names)},
+        "variables": {name: index for index, name in enumerate(symbols_of(node))},
         "depth": ",".join(depths),
         "nodeNum": ",".join(numbers),
         "func": funcs,

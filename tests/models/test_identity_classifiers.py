@@ -33,12 +33,7 @@ def tiny_set(n: int, seed: int) -> list[EquationExample]:
     return examples
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 LEARNED = [name for name in CLASSIFIERS.names() if name != "majority"]

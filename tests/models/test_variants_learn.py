@@ -73,15 +73,6 @@ VARIANTS = {
 }
 
 
-@pytest.fixture
-def one_thread():
-    """One CPU thread, so the run does not depend on the thread count earlier tests left behind
-    (a different summation order sends a tiny model down another training path)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

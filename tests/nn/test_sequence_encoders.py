@@ -125,14 +125,6 @@ def test_bad_inputs_are_rejected():
         encoder(torch.ones(2, 3, dtype=torch.long), torch.tensor([4, 1]))
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny matrices run fastest on one thread, and other jobs share the cores; the setting is restored after."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
 
 def first_equals_last_data(n, generator):
     """Sequences of 2..6 tokens from {1, 2, 3}; half of them end with their first token. Label: first == last."""

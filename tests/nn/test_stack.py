@@ -257,14 +257,6 @@ def test_the_stack_carries_a_leaf_past_nodes_that_ignore_their_child(name):
     assert (root_hidden(0) - root_hidden(1)).abs().max() < 1e-12
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny matrices run fastest on one thread, and other jobs share the cores; the setting is restored after."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
 
 def boolean_expressions(n, seed):
     """Random trees over the leaves False (0) and True (1) with NOT (0, unary), AND (1), OR (2); label: the value."""

@@ -17,13 +17,7 @@ from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers e
 CELL_NAMES = TREE_CELLS.names()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny matrices run fastest on one thread, and other jobs share the cores; restored after this module."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def runs_of(operator_ids: list[int]) -> list[tuple[int, int, int]]:

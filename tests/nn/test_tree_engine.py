@@ -21,13 +21,7 @@ def test_every_cell_of_the_issue_is_registered():
     assert ALL_CELLS <= set(CELL_NAMES)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny matrices run fastest on one thread, and other jobs share the cores; restored after this module."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # leaf tokens x=0, y=1, z=2, w=4; operators Add=1, Mul=2, sin=3 (unary)
 X, Y, Z, W = (0, ()), (1, ()), (2, ()), (4, ())

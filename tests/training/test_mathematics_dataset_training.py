@@ -10,20 +10,12 @@ import shutil
 from collections import Counter
 
 import pytest
-import torch
 
 from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.tasks import mathematics_dataset as md
 from neuromath.training.run import train
 
-
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.slow
