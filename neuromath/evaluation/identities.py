@@ -6,7 +6,6 @@ candidate ranking (top-k and mean reciprocal rank, Arabshahi et al. 2018 Sec. 5.
 from __future__ import annotations
 
 import json
-import math
 import random
 import statistics
 from collections import defaultdict
@@ -241,11 +240,6 @@ def write_verification_report(rows: dict[str, dict], out_dir: str | Path) -> Non
     for measure in ("accuracy", "precision", "recall"):
         parts.append(f"\n## {measure.capitalize()} (%) by depth\n\n{depth_table(rows, measure)}")
     write_text_atomic(out_dir / "report.md", "".join(parts))
-    write_text_atomic(out_dir / "report.json", json.dumps(rows, indent=2, default=_json_default))
+    write_text_atomic(out_dir / "report.json", json.dumps(rows, indent=2))
     plot_accuracy_by_depth(rows, out_dir / "accuracy_by_depth.png")
 
-
-def _json_default(value):
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")

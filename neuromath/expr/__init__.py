@@ -12,6 +12,7 @@ from neuromath.expr.tree import (
     check_arity,
     depth,
     node_paths,
+    preorder,
     substitute,
 )
 
@@ -31,6 +32,7 @@ __all__ = [
     "from_prefix",
     "is_number",
     "node_paths",
+    "preorder",
     "parse_infix",
     "parse_number",
     "substitute",

@@ -55,6 +55,16 @@ def depth(node: Node) -> int:
     return deepest
 
 
+def preorder(node):
+    """Every node of a tree in pre-order, without recursion; works for any node with a ``children`` tuple
+    (``Node`` here, ``EquationNode`` of the identities task)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
 def node_paths(node: Node) -> list[tuple[int, ...]]:
     """Each node's path of child indices from the root, in pre-order; the root's path is ``()``."""
     paths = []

@@ -108,8 +108,7 @@ def _register() -> None:
     CLASSIFIERS.add("majority", lambda config, vocab: MajorityClassifier())
 
 
-if "majority" not in CLASSIFIERS:
-    _register()
+_register()
 
 
 def build_classifier(config: ModelConfig, vocab) -> nn.Module:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from neuromath.errors import DataFormatError, ExpressionError
+from neuromath.expr.tree import preorder
 from neuromath.fileio import write_text_atomic
 
 BINARY_FUNCTIONS = ("Add", "Mul", "Pow")
@@ -158,14 +159,6 @@ def height(node: EquationNode) -> int:
 
 def size(node: EquationNode) -> int:
     return sum(1 for _ in preorder(node))
-
-
-def preorder(node: EquationNode) -> Iterator[EquationNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def postorder(node: EquationNode) -> Iterator[EquationNode]:

@@ -68,6 +68,7 @@ from neuromath.expr import (
     is_number,
     parse_infix,
     parse_number,
+    preorder,
     substitute,
     to_prefix,
     to_sympy,
@@ -242,16 +243,8 @@ def prepare_problem(text: str, id: str = "problem") -> Example:
 # Equations: from infix with real numbers to prefix over n0, n1, ...
 
 
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
 def _names(node: Node) -> set[str]:
-    return {leaf.value for leaf in _walk(node) if leaf.is_leaf and not is_number(leaf.value)}
+    return {leaf.value for leaf in preorder(node) if leaf.is_leaf and not is_number(leaf.value)}
 
 
 def _number_value(number: str) -> Fraction:
@@ -322,7 +315,7 @@ def _sympy_to_node(expression: sympy.Expr) -> Node:
 
 def _solve_linear(unknown: str, left: Node, right: Node) -> Node:
     """Solve ``left = right`` for ``unknown`` when it is linear in it (its other leaves stay symbols)."""
-    if any(node.value == "^" for side in (left, right) for node in _walk(side)):
+    if any(node.value == "^" for side in (left, right) for node in preorder(side)):
         raise ExpressionError(f"cannot solve for {unknown}: equations with powers must be written as {unknown}=...")
     symbol = sympy.Symbol(unknown)
     difference = sympy.expand(to_sympy(left) - to_sympy(right))
@@ -388,7 +381,7 @@ def example_from_equation(
 def fill_numbers(equation_tokens: Sequence[str], numbers: Sequence[str]) -> Node:
     """The tree of a prefix equation with each ``nK`` replaced by the problem's K-th number."""
     tree = from_prefix(list(equation_tokens))
-    for leaf in _walk(tree):
+    for leaf in preorder(tree):
         mask = MASK_REGEX.fullmatch(leaf.value) if leaf.is_leaf else None
         if mask and int(mask[1]) >= len(numbers):
             raise ExpressionError(f"{leaf.value} refers to a number the problem does not have (it has {len(numbers)})")

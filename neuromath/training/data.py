@@ -40,6 +40,11 @@ def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> torch.Tensor:
     return out
 
 
+def move_batch(batch: dict, device) -> dict:
+    """A batch dict on ``device``: every value has ``.to`` (tensors, and the tree engine's ``TreeBatch``)."""
+    return {key: value.to(device) for key, value in batch.items()}
+
+
 def collate(items: list[tuple[list[int], list[int], int]]) -> dict:
     sources, targets, indices = zip(*items)
     target = pad(targets)  # (B, T+1): bos ... eos

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import logging
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import torch
-import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 from neuromath.config import Config, load_config, save_config
@@ -21,6 +20,7 @@ from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.identities import EquationExample, EquationNode, is_correct, postorder, preorder, read_equations
 from neuromath.text import Vocabulary
+from neuromath.training.data import EpochShuffleSampler, move_batch, pad
 
 
 def parse_depths(text: str, key: str = "data.train_depths") -> set[int]:
@@ -118,21 +118,28 @@ def side_tree(side: EquationNode, vocab: Vocabulary) -> tuple:
 
 
 class EncodedEquations(Dataset):
-    """Each equation's two sides as trees and as pre-order id sequences, computed once."""
+    """Each equation's two sides encoded once for a classifier reading ``input_kind``: ``trees`` (the tree engine's
+    nested tuples), ``tokens`` (pre-order id sequences) or ``none`` (the majority class reads only the labels)."""
 
-    def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary):
+    def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary, input_kind: str):
+        if input_kind not in ("trees", "tokens", "none"):
+            raise ValueError(f"input_kind must be trees, tokens or none, not {input_kind!r}")
         self.examples = list(examples)
-        self.items = []
-        encoded: dict[int, tuple] = {}  # side object -> (tree, ids): equations that share a side encode it once
+        self.input_kind = input_kind
+        encoded: dict[int, object] = {}  # side object -> its encoding: equations that share a side encode it once
 
-        def encode(side: EquationNode) -> tuple:
+        def encode(side: EquationNode):
             if id(side) not in encoded:
-                encoded[id(side)] = (side_tree(side, vocab), vocab.encode([n.token for n in preorder(side)]))
+                if input_kind == "trees":
+                    encoded[id(side)] = side_tree(side, vocab)
+                else:
+                    encoded[id(side)] = vocab.encode([n.token for n in preorder(side)]) if input_kind == "tokens" else None
             return encoded[id(side)]
 
-        for example in self.examples:
-            left, right = (encode(side) for side in example.tree.children)
-            self.items.append(((left[0], right[0]), (left[1], right[1]), float(bool(example.label))))
+        self.items = [
+            (encode(example.tree.children[0]), encode(example.tree.children[1]), float(bool(example.label)))
+            for example in self.examples
+        ]
 
     def __len__(self) -> int:
         return len(self.items)
@@ -144,84 +151,24 @@ class EncodedEquations(Dataset):
 def make_collate(input_kind: str):
     """The collate function for a classifier reading ``trees``, ``tokens`` or nothing (``none``)."""
     from neuromath.nn.tree_engine import make_tree_batch
-    from neuromath.training.data import pad
 
     def collate(items) -> dict:
-        trees, tokens, labels = zip(*items)
+        lefts, rights, labels = zip(*items)
         batch = {"labels": torch.tensor(labels, dtype=torch.float)}  # (B,)
+        sides = [side for pair in zip(lefts, rights) for side in pair]  # sides 2i (left) and 2i+1 (right)
         if input_kind == "trees":
-            batch["trees"] = make_tree_batch([side for pair in trees for side in pair])  # sides 2i, 2i+1
+            batch["trees"] = make_tree_batch(sides)
         elif input_kind == "tokens":
-            sequences = [side for pair in tokens for side in pair]
-            batch["tokens"] = pad(sequences)  # (2B, T)
-            batch["lengths"] = torch.tensor([len(s) for s in sequences], dtype=torch.long)  # (2B,)
+            batch["tokens"] = pad(sides)  # (2B, T)
+            batch["lengths"] = torch.tensor([len(s) for s in sides], dtype=torch.long)  # (2B,)
         return batch
 
     return collate
 
 
-def make_loader(dataset: EncodedEquations, input_kind: str, batch_size: int, seed: int | None = None) -> DataLoader:
-    from neuromath.training.data import EpochShuffleSampler
-
+def make_loader(dataset: EncodedEquations, batch_size: int, seed: int | None = None) -> DataLoader:
     sampler = EpochShuffleSampler(len(dataset), seed) if seed is not None else None
-    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=make_collate(input_kind))
-
-
-def move_batch(batch: dict, device) -> dict:
-    return {key: value.to(device) for key, value in batch.items()}
-
-
-# ------------------------------------------------------------------------------------------ Lightning module
-
-
-def _lightning_module():
-    import lightning.pytorch as pl
-
-    class ClassifierModule(pl.LightningModule):
-        """Binary cross-entropy on the logits; validation accuracy drives the plateau schedule and early stopping."""
-
-        def __init__(self, config: Config, model: torch.nn.Module):
-            super().__init__()
-            self.config = config
-            self.model = model
-            self._counts = [0, 0]
-
-        def transfer_batch_to_device(self, batch, device, dataloader_idx):
-            return move_batch(batch, device)
-
-        def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
-            loss = F.binary_cross_entropy_with_logits(self.model(batch), batch["labels"])
-            self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["labels"].shape[0])
-            return loss
-
-        def on_validation_epoch_start(self) -> None:
-            self._counts = [0, 0]
-
-        def validation_step(self, batch: dict, batch_index: int) -> None:
-            logits = self.model(batch)
-            size = batch["labels"].shape[0]
-            self.log("val_loss", F.binary_cross_entropy_with_logits(logits, batch["labels"]), batch_size=size)
-            self._counts[0] += int(((logits > 0).float() == batch["labels"]).sum())
-            self._counts[1] += size
-
-        def on_validation_epoch_end(self) -> None:
-            self.log("val_accuracy", self._counts[0] / max(1, self._counts[1]), prog_bar=True)
-
-        def configure_optimizers(self):
-            optim = self.config.optim
-            optimizer = torch.optim.Adam(
-                self.model.parameters(), lr=optim.lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay
-            )
-            if optim.schedule == "constant":
-                return optimizer
-            if optim.schedule != "plateau":
-                raise ConfigError(f"identities models use optim.schedule 'plateau' or 'constant', not {optim.schedule!r}")
-            scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-                optimizer, mode="max", factor=optim.plateau_factor, patience=optim.plateau_patience
-            )
-            return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "monitor": "val_accuracy"}}
-
-    return ClassifierModule
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=make_collate(dataset.input_kind))
 
 
 # ------------------------------------------------------------------------------------------ training
@@ -232,6 +179,7 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
     import lightning.pytorch as pl
 
     from neuromath.models.identities import build_classifier
+    from neuromath.training.module import ClassifierModule
     from neuromath.training.run import check_resume_config, fit_and_keep_best, save_weights
 
     for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
@@ -255,8 +203,8 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
     write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2))
 
     model = build_classifier(config.model, vocab)
-    kind = model.input_kind
-    train_set, valid_set = EncodedEquations(data.train, vocab), EncodedEquations(data.valid, vocab)
+    train_set = EncodedEquations(data.train, vocab, model.input_kind)
+    valid_set = EncodedEquations(data.valid, vocab, model.input_kind)
     summary: dict = {
         "run_dir": str(run_dir),
         "model": config.model.name,
@@ -270,10 +218,10 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
         save_weights(model.state_dict(), run_dir / "model.pt")
         summary.update({"epochs": 0, "steps": 0, "best_val_accuracy": predict_accuracy(model, data.valid, vocab)})
     else:
-        module = _lightning_module()(config, model)
         fitted = fit_and_keep_best(
-            config, run_dir, module, make_loader(train_set, kind, config.train.batch_size, seed=config.train.seed),
-            make_loader(valid_set, kind, config.decode.batch_size), monitor="val_accuracy", resume=resume,
+            config, run_dir, ClassifierModule(config, model),
+            make_loader(train_set, config.train.batch_size, seed=config.train.seed),
+            make_loader(valid_set, config.decode.batch_size), monitor="val_accuracy", resume=resume,
         )
         model.load_state_dict(fitted.weights)
         score = fitted.best.best_model_score
@@ -303,8 +251,7 @@ def predict_logits(model: torch.nn.Module, examples: Sequence[EquationExample], 
     """The verification logit of every equation, in order (labels are not needed)."""
     was_training = model.training
     model.eval()
-    examples = [e if e.label is not None else replace(e, label=False) for e in examples]
-    loader = make_loader(EncodedEquations(examples, vocab), model.input_kind, batch_size)
+    loader = make_loader(EncodedEquations(examples, vocab, model.input_kind), batch_size)
     device = next(iter(model.buffers()), next(iter(model.parameters()), torch.empty(0))).device
     logits = torch.cat([model(move_batch(batch, device)).float().cpu() for batch in loader]) if examples else torch.empty(0)
     model.train(was_training)

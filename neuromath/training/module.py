@@ -1,4 +1,5 @@
-"""Lightning glue for sequence models: loss, validation by the task's scorer, optimiser and schedule."""
+"""Lightning glue: sequence models (loss, validation by the task's scorer, optimiser and schedule) and equation
+classifiers of the identities task (binary cross-entropy, validation accuracy, the plateau schedule)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from lightning.pytorch.callbacks import TQDMProgressBar
 from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
+from neuromath.training.data import move_batch
 
 
 def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:
@@ -110,3 +112,50 @@ class ProgressBar(TQDMProgressBar):
         metrics = super().get_metrics(trainer, module)
         metrics.pop("v_num", None)
         return metrics
+
+
+class ClassifierModule(pl.LightningModule):
+    """Equation classifiers: binary cross-entropy on the logits; validation accuracy drives the plateau schedule
+    (Adam, learning rate times ``optim.plateau_factor`` after ``optim.plateau_patience`` validations without a
+    better accuracy) and early stopping. Batches are dicts of tensors plus a ``TreeBatch``, moved by hand."""
+
+    def __init__(self, config: Config, model: torch.nn.Module):
+        super().__init__()
+        self.config = config
+        self.model = model
+        self._counts = [0, 0]  # right, total
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        return move_batch(batch, device)
+
+    def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
+        loss = F.binary_cross_entropy_with_logits(self.model(batch), batch["labels"])
+        self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["labels"].shape[0])
+        return loss
+
+    def on_validation_epoch_start(self) -> None:
+        self._counts = [0, 0]
+
+    def validation_step(self, batch: dict, batch_index: int) -> None:
+        logits = self.model(batch)
+        size = batch["labels"].shape[0]
+        self.log("val_loss", F.binary_cross_entropy_with_logits(logits, batch["labels"]), batch_size=size)
+        self._counts[0] += int(((logits > 0).float() == batch["labels"]).sum())
+        self._counts[1] += size
+
+    def on_validation_epoch_end(self) -> None:
+        self.log("val_accuracy", self._counts[0] / max(1, self._counts[1]), prog_bar=True)
+
+    def configure_optimizers(self):
+        optim = self.config.optim
+        optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=optim.lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay
+        )
+        if optim.schedule == "constant":
+            return optimizer
+        if optim.schedule != "plateau":
+            raise ConfigError(f"identities models use optim.schedule 'plateau' or 'constant', not {optim.schedule!r}")
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer, mode="max", factor=optim.plateau_factor, patience=optim.plateau_patience
+        )
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "monitor": "val_accuracy"}}

@@ -1,7 +1,7 @@
 import pytest
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.tree import ARITY, OPERATORS, Node, check_arity, depth, node_paths, substitute
+from neuromath.expr.tree import ARITY, OPERATORS, Node, check_arity, depth, node_paths, preorder, substitute
 
 
 def leaf(value):
@@ -60,3 +60,12 @@ def test_check_arity():
         check_arity(leaf("neg"))
     with pytest.raises(ExpressionError, match="unknown operator 'sin'"):
         check_arity(Node("sin", (leaf("x"),)))
+
+
+def test_preorder_visits_parents_before_children_left_to_right():
+    tree = Node("+", (Node("*", (Node("a"), Node("b"))), Node("neg", (Node("c"),))))
+    assert [node.value for node in preorder(tree)] == ["+", "*", "a", "b", "neg", "c"]
+    deep = Node("x")
+    for _ in range(5000):  # no recursion limit
+        deep = Node("neg", (deep,))
+    assert sum(1 for _ in preorder(deep)) == 5001

@@ -52,7 +52,8 @@ def test_each_classifier_learns_a_tiny_verification_set(name):
     vocab = node_vocabulary(train)
     model = build_classifier(ModelConfig(name=name, d_model=16, stack_depth=4), vocab)
     loader = torch.utils.data.DataLoader(
-        EncodedEquations(train, vocab), batch_size=50, shuffle=True, collate_fn=make_collate(model.input_kind),
+        EncodedEquations(train, vocab, model.input_kind), batch_size=50, shuffle=True,
+        collate_fn=make_collate(model.input_kind),
         generator=torch.Generator().manual_seed(0),
     )
     optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
