@@ -148,24 +148,23 @@ class Solver:
         """One hypothesis (target tokens) per example: the chosen entry of its n-best list."""
         return [list(self.choose(candidates).tokens) for candidates in self.predict_nbest(examples, batch_size)]
 
-    @staticmethod
-    def describe_candidate(candidate: Candidate, example) -> Candidate:
-        from neuromath.tasks.word_problems import describe_prediction
-
-        record = describe_prediction(list(candidate.tokens), example)
+    def describe_candidate(self, candidate: Candidate, example) -> Candidate:
+        record = self.task.describe(list(candidate.tokens), example)
         return dataclasses.replace(
             candidate, equation=record["predicted_equation"] or "", answer_text=record.get("predicted_answer_text") or ""
         )
 
     def solve(self, text: str) -> Solution:
-        if self.task.name != "word_problems":
+        from neuromath.tasks import WORD_PROBLEM_TASKS
+
+        if self.task.name not in WORD_PROBLEM_TASKS:
             raise NeuromathError(f"solve works on word-problem runs; this run's task is {self.task.name!r}")
-        from neuromath.tasks.word_problems import describe_prediction, prepare_problem
+        from neuromath.tasks.word_problems import prepare_problem
 
         example = prepare_problem(text)
         candidates = self.predict_nbest([example])[0]
         tokens = self.choose(candidates).tokens
-        record = describe_prediction(tokens, example)
+        record = self.task.describe(list(tokens), example)
         return Solution(
             text=text,
             equation=record["predicted_equation"] or "",

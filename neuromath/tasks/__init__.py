@@ -61,6 +61,30 @@ def _word_problem_task() -> SequenceTask:
     )
 
 
+def _normalized_word_problem_task() -> SequenceTask:
+    """Word problems with normalised postfix targets (Wang et al. 2018a, equation normalisation): the same data as
+    ``word_problems``; hypotheses are postfix tokens, scored after conversion to prefix."""
+    from neuromath.expr import ARITY
+    from neuromath.expr.grammar import TreeGrammar
+    from neuromath.tasks import word_problems as wp
+    from neuromath.text import word_tokens
+
+    return SequenceTask(
+        name="word_problems_normalized",
+        vocab_level="word",
+        read=wp.read_examples,
+        generate=wp.generate,
+        source_tokens=lambda example: word_tokens(example.masked_text),
+        target_tokens=wp.normalized_target_tokens,
+        is_correct=wp.is_correct_postfix,
+        equation_matches=wp.equation_matches_normalized,
+        describe=wp.describe_postfix_prediction,
+        write=wp.write_jsonl,
+        target_grammar=TreeGrammar(arities=dict(ARITY), notation="postfix"),
+        verify=wp.is_well_formed_postfix,
+    )
+
+
 def _mathematics_dataset_task() -> SequenceTask:
     from neuromath.tasks import mathematics_dataset as md
     from neuromath.text import char_tokens
@@ -110,8 +134,13 @@ def _identities_task() -> EquationTask:
 
 
 TASKS.add("word_problems", _word_problem_task)
+TASKS.add("word_problems_normalized", _normalized_word_problem_task)
 TASKS.add("mathematics_dataset", _mathematics_dataset_task)
 TASKS.add("identities", _identities_task)
+
+
+# The word-problem tasks (value accuracy over masked numbers): solve, cross-validation and retrieval accept these.
+WORD_PROBLEM_TASKS = ("word_problems", "word_problems_normalized")
 
 
 def get_task(name: str) -> SequenceTask | EquationTask:
