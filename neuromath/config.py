@@ -67,6 +67,10 @@ class ModelConfig:
     tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
     share_embeddings: bool = True  # tie the target embedding and the output projection
     stack_depth: int = 8  # stack-augmented tree cells and the stack-RNN (identities): slots of the soft stack
+    # Recurrent encoder-decoders of word problems (dns, bilstm_seq2seq, group_attention); d_model is the embedding size
+    encoder_hidden: int = 256  # units of each encoder direction (the GRU of dns: of its one direction)
+    decoder_hidden: int = 512  # units of the LSTM decoder
+    groups: str = "global,quantity,quantity_pair,question"  # group_attention: comma list; n_heads heads shared equally
     max_len: int = 512
 
 

@@ -179,6 +179,7 @@ class Transformer(nn.Module):
         pad_id: int = 0,
         source_classes: TokenClasses | None = None,
         target_classes: TokenClasses | None = None,
+        source_tokens=None,  # the source tokens by id; the Transformer does not read them
     ):
         super().__init__()
         self.config = config

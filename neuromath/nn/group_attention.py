@@ -46,6 +46,30 @@ def group_masks(spans: torch.Tensor, quantity: torch.Tensor, question: torch.Ten
     return {name: mask | (itself & ~mask.any(-1, keepdim=True)) for name, mask in masks.items()}
 
 
+def span_roles_from_ids(source: torch.Tensor, is_break: torch.Tensor, is_number: torch.Tensor,
+                        is_text: torch.Tensor, pad_id: int = 0) -> tuple[torch.Tensor, ...]:
+    """The span roles of ``neuromath.tasks.word_problems.span_roles``, computed on token ids for a whole batch.
+
+    source (B, T) ids; is_break / is_number / is_text (V,) bool tables over the vocabulary: the token ends a span
+    (``, . ， 。``), is a masked number (``n0``, ``n1``, ...), is a token of the problem's text (not padding, not
+    end-of-sequence), ``pad_id`` the padding id. Returns ``(spans, quantity, question, valid)``, each (B, T): span ids, in a quantity span, in
+    the question span, not padding. Tokens after the text (eos) belong to the last span, as a final break opens
+    no new span.
+    """
+    text = is_text[source]  # (B, T)
+    following_text = torch.zeros_like(text)
+    following_text[:, :-1] = text[:, 1:]
+    breaks = is_break[source] & following_text  # (B, T) a break that another text token follows
+    spans = torch.cumsum(breaks.long(), dim=1) - breaks.long()  # (B, T) the break belongs to the span it ends
+    valid = source.ne(pad_id)  # (B, T)
+    last_text_span = torch.where(text, spans, torch.zeros_like(spans)).amax(dim=1, keepdim=True)  # (B, 1)
+    question = spans.eq(last_text_span) & valid
+    same_span = spans.unsqueeze(2) == spans.unsqueeze(1)  # (B, T, T)
+    span_has_number = (same_span & is_number[source].unsqueeze(1)).any(dim=2)  # (B, T)
+    quantity = span_has_number & ~question & valid
+    return spans, quantity, question, valid
+
+
 class GroupAttention(nn.Module):
     """Multi-head self-attention with ``heads_per_group`` heads for each group in ``groups`` (the paper: the four
     groups with two heads each; the Table 3 ablation keeps one group with eight heads)."""
