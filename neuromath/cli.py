@@ -1,4 +1,4 @@
-"""The ``neuromath`` command: demo, generate, train, evaluate, solve."""
+"""The ``neuromath`` command: demo, generate, train, evaluate, complete, cv, data, solve."""
 
 from __future__ import annotations
 
@@ -389,6 +389,62 @@ def command_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_cv(args: argparse.Namespace) -> int:
+    """k-fold cross-validation: given fold folders (--folds) or a seeded random split of one file (--data, --k)."""
+    from neuromath.config import load_config
+    from neuromath.evaluation.cross_validation import (
+        find_folds, format_report, read_data_file, run_cross_validation, write_random_folds,
+    )
+
+    config = load_config(args.config, args.set or [])
+    if not args.progress:
+        config = dataclasses.replace(config, train=dataclasses.replace(config.train, progress=False))
+    out = Path(args.out)
+    if (args.folds is None) == (args.data is None):
+        raise NeuromathError("give either --folds DIR (fold0/, fold1/, ... with train.csv and dev.csv) "
+                             "or --data FILE with --k and --seed")
+    if args.folds is not None:
+        if args.k is not None or args.seed is not None:
+            raise NeuromathError("--k and --seed split a --data file; they do not apply to --folds")
+        folds = find_folds(args.folds)
+    else:
+        examples, skipped = read_data_file(config, args.data)
+        for error in skipped:
+            print(f"skipped: {error}", file=sys.stderr)
+        k = 5 if args.k is None else args.k
+        folds = write_random_folds(examples, k, 0 if args.seed is None else args.seed, out / "folds")
+        # the folds are this project's JSON Lines, whatever format the source file had
+        config = dataclasses.replace(config, data=dataclasses.replace(config.data, format="jsonl"))
+    report = run_cross_validation(config, folds, out, progress=args.progress)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(format_report(report), end="")
+        print(f"report written to {out / 'report.md'} and {out / 'report.json'}")
+    return 0
+
+
+def command_data_templates(args: argparse.Namespace) -> int:
+    """How many equation templates the normalisation of Wang et al. 2018a merges in each word-problem file."""
+    from neuromath.tasks.word_problems import read_examples, template_counts
+
+    rows = []
+    for path in args.files:
+        skipped: list = []
+        counts = template_counts(read_examples(path, args.format, lenient=args.lenient, skipped=skipped))
+        rows.append({"file": path, **counts, "skipped": len(skipped)})
+        for error in skipped:
+            print(f"skipped: {error}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    print("| file | problems | templates | normalised templates | merged | skipped |\n| --- | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        print(f"| {row['file']} | {row['examples']} | {row['templates']} | {row['normalised_templates']} "
+              f"| {row['merged']} | {row['skipped']} |")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="neuromath", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="show full tracebacks")
@@ -471,6 +527,34 @@ def build_parser() -> argparse.ArgumentParser:
     complete.add_argument("--json", action="store_true", help="print one JSON object")
     complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")
     complete.set_defaults(handler=command_complete)
+
+    cv = commands.add_parser("cv", help="k-fold cross-validation of a word-problem model or retrieval baseline")
+    cv.add_argument("--config", required=True,
+                    help="the run config (model.name jaccard or cosine: a retrieval baseline, no training)")
+    cv.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    cv.add_argument("--folds", default=None, metavar="DIR",
+                    help="folder of fold0/, fold1/, ... each with train.csv and dev.csv (the test fold)")
+    cv.add_argument("--data", default=None, metavar="FILE",
+                    help="split this file into --k random folds instead (written to OUT/folds)")
+    cv.add_argument("--k", type=int, default=None, help="folds of a --data split (default 5)")
+    cv.add_argument("--seed", type=int, default=None, help="shuffle seed of a --data split (default 0)")
+    cv.add_argument("--out", required=True,
+                    help="folder: a run per fold in OUT/fold<k> (finished ones are reused), OUT/report.md, .json")
+    cv.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    cv.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                    help="a line per fold on stderr (--no-progress also hides the training progress bars)")
+    cv.set_defaults(handler=command_cv)
+
+    data = commands.add_parser("data", help="inspect data files")
+    data_commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
+    templates = data_commands.add_parser(
+        "templates", help="word problems: distinct equation templates before and after normalisation"
+    )
+    templates.add_argument("files", nargs="+", metavar="FILE")
+    templates.add_argument("--format", default=None, help="data format (default: detected from each file)")
+    templates.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    templates.add_argument("--json", action="store_true", help="print one JSON list")
+    templates.set_defaults(handler=command_data_templates)
 
     solve = commands.add_parser("solve", help="solve one word problem with a trained run")
     solve.add_argument("run_dir")

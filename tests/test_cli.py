@@ -155,3 +155,20 @@ def test_a_tree_variant_trains_saves_its_relation_table_and_decodes(tmp_path, ca
     assert not torch.equal(table, solver.model.target_tree.default_relation_table())  # fitted to the training equations
     assert solver.model.source_tree is None  # the text side has no tree
     assert len(solver.solve(JERRY).nbest) == 2
+
+
+def test_data_templates_counts_what_normalisation_merges(tmp_path, capsys):
+    path = tmp_path / "problems.csv"
+    path.write_text(
+        "Question,Equation\n"
+        "Tom has 3 apples and gets 4 more. How many now?,x=3+4\n"
+        "Ann gets 5 pears and has 2. How many now?,x=2+5\n"  # n1 + n0: the same template as n0 + n1 once normalised
+        "Sam had 9 and gave 4 away. How many are left?,x=9-4\n"
+        "Bo had 8 and gave 3 away. How many are left?,x=8-3\n",
+        encoding="utf-8",
+    )
+    assert main(["data", "templates", str(path), "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["examples"], row["templates"], row["normalised_templates"], row["merged"]) == (4, 3, 2, 1)
+    assert main(["data", "templates", str(path)]) == 0
+    assert f"| {path} | 4 | 3 | 2 | 1 | 0 |" in capsys.readouterr().out

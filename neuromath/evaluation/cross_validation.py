@@ -1,0 +1,327 @@
+"""k-fold cross-validation of word-problem solvers: the 5-fold protocol that MAWPS and ASDiv-A are reported with
+(Patel et al. 2021, "Are NLP Models really able to Solve Simple Math Word Problems?", Table 1, whose fold folders
+``fold0/ .. fold4/`` hold ``train.csv`` and ``dev.csv``), or a seeded random k-fold split of one file.
+
+Each fold trains one run in ``OUT/fold<k>`` on the fold's training file alone: ``neuromath.training.run.train``
+carves the validation part out of that training file (``data.valid_fraction`` / ``data.valid_max``), so model
+selection and early stopping never see the test fold, which is scored once with the best weights. The retrieval
+baselines (``RETRIEVAL_MODELS``) take the same route without training: fit on the training file, answer every test
+problem with its nearest training problem's template.
+
+A fold whose ``OUT/fold<k>/summary.json`` already holds test scores is reused, so an interrupted cross-validation
+continues where it stopped (a fold interrupted during training resumes from its last checkpoint). The report gives
+every fold and the mean ± sample standard deviation over folds of value and equation accuracy; it is written to
+``OUT/report.md`` and ``OUT/report.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from neuromath.config import Config, load_config, save_config
+from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.fileio import write_text_atomic
+from neuromath.models.retrieval import SIMILARITIES
+
+RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
+CSV_FOLD_FILES = ("train.csv", "dev.csv")  # the SVAMP repository's fold layout (MAWPS, ASDiv-A)
+RANDOM_FOLD_FILES = ("train.jsonl", "test.jsonl")  # what write_random_folds writes
+FOLD_NAME_REGEX = re.compile(r"fold(\d+)")
+SPLIT_MANIFEST = "split.json"  # beside the random folds: k, seed and the test ids of each fold
+
+Fold = tuple[str, Path, Path]  # (name, training file, test file)
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """The mean and the sample standard deviation (n - 1 in the denominator); the deviation of one value is 0."""
+    if not values:
+        raise NeuromathError("no values to average")
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def find_folds(
+    folds_dir: str | Path, train_name: str = CSV_FOLD_FILES[0], test_name: str = CSV_FOLD_FILES[1]
+) -> list[Fold]:
+    """The folders ``fold<k>`` of ``folds_dir`` in order of k, each with its training and test file."""
+    folds_dir = Path(folds_dir)
+    if not folds_dir.is_dir():
+        raise NeuromathError(f"{folds_dir}: no such folder of folds")
+    numbered = []
+    for child in folds_dir.iterdir():
+        match = FOLD_NAME_REGEX.fullmatch(child.name)
+        if match and child.is_dir():
+            numbered.append((int(match[1]), child.name, child))
+    if not numbered:
+        raise NeuromathError(f"{folds_dir}: no fold folders (fold0, fold1, ...) with {train_name} and {test_name}")
+    folds = []
+    for _, name, folder in sorted(numbered):
+        paths = folder / train_name, folder / test_name
+        for path in paths:
+            if not path.is_file():
+                raise DataFormatError(path, None, f"missing: every fold folder needs {train_name} and {test_name}")
+        folds.append((name, *paths))
+    return folds
+
+
+def write_random_folds(examples: Sequence, k: int, seed: int, out_dir: str | Path) -> list[Fold]:
+    """Shuffle ``examples`` with ``random.Random(seed)``, cut them into ``k`` folds whose sizes differ by at most
+    one, and write ``out_dir/fold<i>/test.jsonl`` (fold i) and ``train.jsonl`` (every other fold), each in the
+    examples' original order. ``out_dir/split.json`` records the split; a folder that already holds another split
+    is an error rather than overwritten, since runs of the old folds would no longer match their files."""
+    from neuromath.tasks.word_problems import write_jsonl
+
+    n = len(examples)
+    if not 2 <= k <= n:
+        raise ConfigError(f"--k must be at least 2 and at most the number of examples ({n}), not {k}")
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    sizes = [n // k + (1 if fold < n % k else 0) for fold in range(k)]
+    test_indices, start = [], 0
+    for size in sizes:
+        test_indices.append(sorted(order[start:start + size]))
+        start += size
+
+    out_dir = Path(out_dir)
+    manifest = {"k": k, "seed": seed, "examples": n,
+                "test_ids": [[examples[index].id for index in indices] for indices in test_indices]}
+    manifest_path = out_dir / SPLIT_MANIFEST
+    if manifest_path.exists():
+        try:
+            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except ValueError:
+            raise DataFormatError(manifest_path, None, "not valid JSON") from None
+        if previous != manifest:
+            raise NeuromathError(
+                f"{out_dir} holds another split (k {previous.get('k')}, seed {previous.get('seed')}, "
+                f"{previous.get('examples')} examples); choose another --out"
+            )
+    folds = []
+    train_name, test_name = RANDOM_FOLD_FILES
+    for fold, indices in enumerate(test_indices):
+        in_test = set(indices)
+        folder = out_dir / f"fold{fold}"
+        write_jsonl([examples[index] for index in range(n) if index not in in_test], folder / train_name)
+        write_jsonl([examples[index] for index in indices], folder / test_name)
+        folds.append((f"fold{fold}", folder / train_name, folder / test_name))
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False))
+    return folds
+
+
+def read_data_file(config: Config, path: str | Path) -> tuple[list, list]:
+    """The word problems of one file to split into folds, read as the config's data section says (``format``,
+    ``lenient``): ``(examples, skipped)``."""
+    task = word_problem_task(config)
+    skipped: list = []
+    examples = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped)
+    return examples, skipped
+
+
+def word_problem_task(config: Config):
+    from neuromath.tasks import WORD_PROBLEM_TASKS, get_task
+
+    if config.data.task not in WORD_PROBLEM_TASKS:
+        raise ConfigError(f"cross-validation is for the word-problem tasks ({', '.join(WORD_PROBLEM_TASKS)}), "
+                          f"not data.task {config.data.task!r}")
+    return get_task(config.data.task)
+
+
+def fold_config(config: Config, train_path: Path, test_path: Path) -> Config:
+    """The fold's run config: train on the fold's training file (validation carved out of it), test on its test file."""
+    data = dataclasses.replace(config.data, train=str(Path(train_path).resolve()), valid=None,
+                               test=str(Path(test_path).resolve()))
+    return dataclasses.replace(config, data=data)
+
+
+def check_same_config(fold_dir: Path, config: Config) -> None:
+    """A fold folder from an earlier invocation must have been run with this config (settings that only change
+    how long or how visibly a run trains aside), else its results are not this cross-validation's."""
+    from neuromath.training.run import check_resume_config
+
+    saved = fold_dir / "config.yaml"
+    if not saved.exists():
+        return
+    try:
+        check_resume_config(load_config(saved), config)
+    except ConfigError as error:
+        reason = str(error).removeprefix("cannot resume with a different config: ")
+        raise ConfigError(f"{fold_dir} was run with another config ({reason}); choose another --out") from None
+
+
+def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_dir: Path) -> dict:
+    """Fit the retrieval baseline ``config.model.name`` on the training file and answer the test file; writes
+    ``fold_dir/predictions.jsonl``, ``config.yaml`` and returns the summary (not yet written)."""
+    from neuromath.evaluation.evaluate import write_predictions
+    from neuromath.models.retrieval import RetrievalBaseline
+
+    task = word_problem_task(config)
+    data_report, splits = {}, {}
+    for split, path in (("train", train_path), ("test", test_path)):
+        skipped: list = []
+        splits[split] = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped)
+        data_report[split] = {"source": str(path), "read": len(splits[split]), "skipped": [str(e) for e in skipped]}
+    baseline = RetrievalBaseline(config.model.name).fit(splits["train"])
+    records = [task.describe(list(baseline.predict(example)), example) for example in splits["test"]]
+    n = len(records)
+    value_correct = sum(bool(record["correct"]) for record in records)
+    equation_correct = sum(bool(record["equation_correct"]) for record in records)
+    fold_dir.mkdir(parents=True, exist_ok=True)
+    save_config(config, fold_dir / "config.yaml")
+    write_predictions(records, fold_dir / "predictions.jsonl")
+    summary = {
+        "run_dir": str(fold_dir),
+        "model": config.model.name,
+        "best_val_value_accuracy": None,
+        "epochs": None,
+        "train_examples": len(splits["train"]),
+        "valid_examples": 0,
+        "data": data_report,
+    }
+    if n:
+        summary["test"] = {"value_accuracy": value_correct / n, "equation_accuracy": equation_correct / n, "n": n,
+                           "value_correct": value_correct, "equation_correct": equation_correct}
+    return summary
+
+
+def run_trained_fold(config: Config, fold_dir: Path, progress_prefix: str, progress: bool) -> dict:
+    """Train (or resume an interrupted) run of the fold in ``fold_dir``; returns its summary."""
+    from neuromath.training.run import train
+
+    resume = (fold_dir / "checkpoints" / "last.ckpt").exists()
+    if progress:
+        print(f"{progress_prefix}: {'resuming the interrupted training' if resume else 'training'} "
+              f"{config.model.name} ...", file=sys.stderr, flush=True)
+    return train(config, fold_dir, resume=resume).summary
+
+
+def previous_summary(fold_dir: Path) -> dict | None:
+    """The summary of a fold finished by an earlier invocation (one with test scores), else None."""
+    path = fold_dir / "summary.json"
+    if not path.exists():
+        return None
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None  # half a file cannot be: summaries are written atomically; treat a foreign one as absent
+    return summary if isinstance(summary, dict) and "test" in summary else None
+
+
+def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused: bool) -> dict:
+    test = summary["test"]
+    return {
+        "fold": name,
+        "run_dir": summary.get("run_dir"),
+        "train_file": str(train_path),
+        "test_file": str(test_path),
+        "train_examples": summary.get("train_examples"),
+        "valid_examples": summary.get("valid_examples"),
+        "test_examples": test["n"],
+        "value_accuracy": test["value_accuracy"],
+        "equation_accuracy": test["equation_accuracy"],
+        "best_val_value_accuracy": summary.get("best_val_value_accuracy"),
+        "epochs": summary.get("epochs"),
+        "wall_seconds": summary.get("wall_seconds"),
+        "reused": reused,
+    }
+
+
+def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True) -> dict:
+    """Run every fold (reusing finished ones) in ``out_dir/<fold name>`` and write ``out_dir/report.md`` and
+    ``report.json``; returns the report: ``{"model", "task", "k", "out", "folds": [row, ...], "value_accuracy":
+    {"mean", "std"}, "equation_accuracy": {"mean", "std"}, "test_examples", "wall_seconds", "elapsed_seconds"}``
+    where a row holds the fold's sizes, test accuracies, best validation value accuracy, epochs and seconds."""
+    word_problem_task(config)
+    if not folds:
+        raise NeuromathError("no folds to cross-validate")
+    out_dir = Path(out_dir)
+    retrieval = config.model.name in RETRIEVAL_MODELS
+    started = time.perf_counter()
+    rows = []
+    for number, (name, train_path, test_path) in enumerate(folds, start=1):
+        prefix = f"fold {number}/{len(folds)}"
+        fold_dir = out_dir / name
+        run_config = fold_config(config, train_path, test_path)
+        check_same_config(fold_dir, run_config)
+        summary = previous_summary(fold_dir)
+        if summary is not None:
+            print(f"{prefix}: reused {fold_dir / 'summary.json'}", file=sys.stderr, flush=True)
+            rows.append(fold_row(name, train_path, test_path, summary, reused=True))
+            continue
+        fold_started = time.perf_counter()
+        if retrieval:
+            if progress:
+                print(f"{prefix}: fitting {config.model.name} retrieval ...", file=sys.stderr, flush=True)
+            summary = run_retrieval_fold(run_config, train_path, test_path, fold_dir)
+        else:
+            summary = run_trained_fold(run_config, fold_dir, prefix, progress)
+        if "test" not in summary:
+            raise NeuromathError(f"{test_path}: no test examples in fold {name}")
+        summary["wall_seconds"] = time.perf_counter() - fold_started
+        write_text_atomic(fold_dir / "summary.json", json.dumps(summary, indent=2))
+        row = fold_row(name, train_path, test_path, summary, reused=False)
+        rows.append(row)
+        if progress:
+            print(f"{prefix}: value accuracy {percent(row['value_accuracy'])}, equation accuracy "
+                  f"{percent(row['equation_accuracy'])} on {row['test_examples']} test problems "
+                  f"({row['wall_seconds']:.1f} s)", file=sys.stderr, flush=True)
+
+    report = {"model": config.model.name, "task": config.data.task, "k": len(rows), "out": str(out_dir),
+              "folds": rows}
+    for measure in ("value_accuracy", "equation_accuracy"):
+        mean, std = mean_std([row[measure] for row in rows])
+        report[measure] = {"mean": mean, "std": std}
+    report["test_examples"] = sum(row["test_examples"] for row in rows)
+    report["wall_seconds"] = sum(row["wall_seconds"] or 0.0 for row in rows)  # every fold's run, reused ones too
+    report["elapsed_seconds"] = time.perf_counter() - started  # this invocation
+    write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2))
+    write_text_atomic(out_dir / "report.md", format_report(report))
+    if progress:
+        print(f"cross-validation: {len(rows)} folds in {report['elapsed_seconds']:.1f} s "
+              f"({report['wall_seconds']:.1f} s of fold runs)", file=sys.stderr, flush=True)
+    return report
+
+
+def percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def format_report(report: dict) -> str:
+    """The report as Markdown: a title, the mean ± standard deviation, and one table row per fold."""
+
+    def cell(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.1f}"
+
+    def plain(value) -> str:
+        if value is None:
+            return "n/a"
+        return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+    value, equation = report["value_accuracy"], report["equation_accuracy"]
+    lines = [
+        f"# {report['model']}: {report['k']}-fold cross-validation ({report['task']})",
+        "",
+        f"value accuracy {cell(value['mean'])} ± {cell(value['std'])} %, equation accuracy "
+        f"{cell(equation['mean'])} ± {cell(equation['std'])} % (mean ± sample standard deviation over "
+        f"{report['k']} folds; {report['test_examples']} test problems in all)",
+        "",
+        "| fold | train | valid | test | value acc. % | equation acc. % | best valid value acc. % | epochs | seconds |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in report["folds"]:
+        lines.append(
+            f"| {row['fold']} | {plain(row['train_examples'])} | {plain(row['valid_examples'])} | "
+            f"{row['test_examples']} | {cell(row['value_accuracy'])} | {cell(row['equation_accuracy'])} | "
+            f"{cell(row['best_val_value_accuracy'])} | {plain(row['epochs'])} | {plain(row['wall_seconds'])} |"
+        )
+    lines.append(
+        f"| mean ± std | | | | {cell(value['mean'])} ± {cell(value['std'])} | "
+        f"{cell(equation['mean'])} ± {cell(equation['std'])} | | | {report['wall_seconds']:.1f} (sum) |"
+    )
+    return "\n".join(lines) + "\n"

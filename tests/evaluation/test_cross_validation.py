@@ -1,0 +1,196 @@
+"""neuromath/evaluation/cross_validation.py and `neuromath cv`: folds found and split, a retrieval baseline
+cross-validated on hand-made folds with hand-computed accuracies, and a tiny Transformer cross-validated end to end
+through the command line, reusing and resuming folds."""
+
+import json
+import math
+import random
+
+import pytest
+import yaml
+
+from neuromath.cli import main
+from neuromath.config import load_config
+from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.evaluation.cross_validation import (
+    find_folds,
+    format_report,
+    mean_std,
+    run_cross_validation,
+    write_random_folds,
+)
+from neuromath.tasks.word_problems import generate, read_jsonl, write_jsonl
+
+
+def test_mean_and_sample_standard_deviation_by_hand():
+    assert mean_std([0.5, 0.7, 0.9]) == pytest.approx((0.7, 0.2))  # sqrt((0.04 + 0 + 0.04) / 2)
+    assert mean_std([1, 2, 3, 4]) == pytest.approx((2.5, math.sqrt(5 / 3)))  # (2.25 + .25 + .25 + 2.25) / 3
+    assert mean_std([0.4]) == (0.4, 0.0)
+    with pytest.raises(NeuromathError):
+        mean_std([])
+
+
+def make_fold(folder, train="a\n", dev="b\n"):
+    folder.mkdir(parents=True)
+    if train is not None:
+        (folder / "train.csv").write_text(train)
+    if dev is not None:
+        (folder / "dev.csv").write_text(dev)
+
+
+def test_find_folds_orders_by_number_and_names_a_missing_file(tmp_path):
+    for k in (10, 2, 0):
+        make_fold(tmp_path / f"fold{k}")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "fold3").write_text("a file, not a fold folder")
+    folds = find_folds(tmp_path)
+    assert [name for name, _, _ in folds] == ["fold0", "fold2", "fold10"]
+    assert folds[2][1:] == (tmp_path / "fold10" / "train.csv", tmp_path / "fold10" / "dev.csv")
+
+    make_fold(tmp_path / "fold4", dev=None)
+    with pytest.raises(DataFormatError, match=r"fold4/dev\.csv: missing"):
+        find_folds(tmp_path)
+    with pytest.raises(NeuromathError, match="no fold folders"):
+        find_folds(tmp_path / "notes")
+    with pytest.raises(NeuromathError, match="no such folder"):
+        find_folds(tmp_path / "absent")
+
+
+def test_random_folds_partition_the_examples_and_follow_the_seed(tmp_path):
+    examples = generate(23, random.Random(0))
+    ids = [example.id for example in examples]
+    assert len(set(ids)) == 23
+    folds = write_random_folds(examples, 5, seed=7, out_dir=tmp_path / "a")
+    assert [name for name, _, _ in folds] == [f"fold{k}" for k in range(5)]
+    test_ids = [[example.id for example in read_jsonl(test)] for _, _, test in folds]
+    assert sorted(len(fold) for fold in test_ids) == [4, 4, 5, 5, 5]
+    assert sorted(id for fold in test_ids for id in fold) == sorted(ids)  # disjoint, and together every example
+    for (_, train, _), tested in zip(folds, test_ids):
+        assert [example.id for example in read_jsonl(train)] == [id for id in ids if id not in tested]
+    assert read_jsonl(folds[0][2])[0] == next(e for e in examples if e.id == test_ids[0][0])  # whole records kept
+
+    again = write_random_folds(examples, 5, seed=7, out_dir=tmp_path / "b")
+    for (_, train_a, test_a), (_, train_b, test_b) in zip(folds, again):
+        assert train_a.read_bytes() == train_b.read_bytes() and test_a.read_bytes() == test_b.read_bytes()
+    other = write_random_folds(examples, 5, seed=8, out_dir=tmp_path / "c")
+    assert [[e.id for e in read_jsonl(test)] for _, _, test in other] != test_ids
+
+    write_random_folds(examples, 5, seed=7, out_dir=tmp_path / "a")  # the same split again: fine
+    with pytest.raises(NeuromathError, match="holds another split"):
+        write_random_folds(examples, 5, seed=8, out_dir=tmp_path / "a")
+    for k in (1, 24):
+        with pytest.raises(ConfigError, match="at least 2 and at most the number of examples"):
+            write_random_folds(examples, k, seed=7, out_dir=tmp_path / f"k{k}")
+
+
+HEADER = "Question,Numbers,Equation,Answer\n"
+ADD = "{} has number0 apples . {} buys number1 more apples . How many apples now ?"
+EAT = "{} has number0 apples . {} eats number1 apples . How many apples now ?"
+BOX = "A box holds number0 pens . How many pens in number1 boxes ?"
+SHARE = "Sue shares number0 pens among number1 friends . How many pens each ?"
+
+
+def svamp_csv(rows):
+    return HEADER + "".join(f'"{question}",{numbers},{equation},{answer}\n' for question, numbers, equation, answer in rows)
+
+
+def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
+    folds_dir = tmp_path / "folds"
+    make_fold(folds_dir / "fold0",
+              train=svamp_csv([(ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8),
+                               (BOX, "6 7", "* number0 number1", 42)]),
+              dev=svamp_csv([(ADD.format("Ann", "She"), "2 4", "+ number1 number0", 6),  # nearest ADD: 2 + 4, right value
+                             (BOX, "3 5", "* number0 number1", 15),  # nearest BOX: right
+                             (EAT.format("Tom", "He"), "9 4", "- number0 number1", 5)]))  # nearest ADD: 9 + 4, wrong
+    make_fold(folds_dir / "fold1",
+              train=svamp_csv([(EAT.format("Tom", "He"), "9 4", "- number0 number1", 5),
+                               (SHARE, "12 4", "/ number0 number1", 3)]),
+              dev=svamp_csv([(EAT.format("Ann", "She"), "8 3", "- number0 number1", 5),  # nearest EAT: right
+                             (ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8)]))  # nearest EAT: 5 - 3, wrong
+    config = load_config(None, ["model.name=jaccard"])
+    out = tmp_path / "out"
+    report = run_cross_validation(config, find_folds(folds_dir), out, progress=False)
+
+    rows = report["folds"]
+    assert [(r["fold"], r["train_examples"], r["valid_examples"], r["test_examples"]) for r in rows] == [
+        ("fold0", 2, 0, 3), ("fold1", 2, 0, 2)]
+    assert [r["value_accuracy"] for r in rows] == pytest.approx([2 / 3, 1 / 2])
+    assert [r["equation_accuracy"] for r in rows] == pytest.approx([1 / 3, 1 / 2])
+    spread = (2 / 3 - 1 / 2) / math.sqrt(2)  # sample std of two values: |a - b| / sqrt(2)
+    assert report["value_accuracy"] == pytest.approx({"mean": 7 / 12, "std": spread})
+    assert report["equation_accuracy"] == pytest.approx({"mean": 5 / 12, "std": spread})
+    predicted = [json.loads(line)["predicted_tokens"] for line in (out / "fold0" / "predictions.jsonl").open()]
+    assert predicted == [["+", "n0", "n1"], ["*", "n0", "n1"], ["+", "n0", "n1"]]
+    assert json.loads((out / "report.json").read_text()) == report
+    markdown = (out / "report.md").read_text()
+    assert markdown == format_report(report)
+    assert "| fold0 | 2 | 0 | 3 | 66.7 | 33.3 |" in markdown and "| mean ± std | | | | 58.3 ± 11.8 | 41.7 ± 11.8 |" in markdown
+    summary = json.loads((out / "fold1" / "summary.json").read_text())
+    assert summary["test"]["n"] == 2 and summary["test"]["value_correct"] == 1
+
+    # a second invocation reuses both folds; another model in the same folder is refused
+    mtime = (out / "fold0" / "summary.json").stat().st_mtime_ns
+    capsys.readouterr()
+    again = run_cross_validation(config, find_folds(folds_dir), out, progress=False)
+    assert [r["reused"] for r in again["folds"]] == [True, True] and again["value_accuracy"] == report["value_accuracy"]
+    assert (out / "fold0" / "summary.json").stat().st_mtime_ns == mtime
+    assert capsys.readouterr().err.count("reused") == 2
+    with pytest.raises(ConfigError, match=r"model.name: 'jaccard' -> 'cosine'"):
+        run_cross_validation(load_config(None, ["model.name=cosine"]), find_folds(folds_dir), out, progress=False)
+
+
+TINY_CONFIG = {
+    "data": {"task": "word_problems", "valid_fraction": 0.2},
+    "model": {"name": "transformer", "d_model": 32, "n_heads": 2, "d_ff": 64, "n_encoder_layers": 1,
+              "n_decoder_layers": 1},
+    "optim": {"warmup_steps": 20},
+    "train": {"max_epochs": 2, "patience": 0, "batch_size": 16, "progress": False, "num_threads": 1},
+}
+
+
+def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, one_thread):
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(yaml.safe_dump(TINY_CONFIG))
+    data = tmp_path / "problems.jsonl"
+    write_jsonl(generate(40, random.Random(3)), data)
+    out = tmp_path / "cv"
+    command = ["cv", "--config", str(config_path), "--data", str(data), "--k", "2", "--seed", "1", "--out", str(out)]
+    assert main(command + ["--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert "fold 1/2: training transformer" in captured.err and "fold 2/2: value accuracy" in captured.err
+    assert report == json.loads((out / "report.json").read_text())
+    assert report["k"] == 2 and [row["fold"] for row in report["folds"]] == ["fold0", "fold1"]
+    for measure in ("value_accuracy", "equation_accuracy"):
+        mean, std = mean_std([row[measure] for row in report["folds"]])
+        assert report[measure] == pytest.approx({"mean": mean, "std": std})
+    for row in report["folds"]:
+        fold = out / row["fold"]
+        summary = json.loads((fold / "summary.json").read_text())
+        assert row["test_examples"] == summary["test"]["n"] == 20
+        assert row["value_accuracy"] == summary["test"]["value_accuracy"]
+        assert row["equation_accuracy"] == summary["test"]["equation_accuracy"]
+        assert row["train_examples"] + row["valid_examples"] == 20 and row["valid_examples"] == 4  # carved from train
+        assert row["epochs"] == 2 and row["best_val_value_accuracy"] == summary["best_val_value_accuracy"]
+        saved = load_config(fold / "config.yaml")
+        assert saved.data.valid is None and saved.data.train.endswith(f"folds/{row['fold']}/train.jsonl")
+        assert saved.data.test.endswith(f"folds/{row['fold']}/test.jsonl") and saved.data.format == "jsonl"
+
+    assert main(command) == 0  # everything is reused
+    captured = capsys.readouterr()
+    assert captured.err.count("reused") == 2 and "| mean ± std |" in captured.out
+
+    (out / "fold1" / "summary.json").unlink()  # as if interrupted after training, before the test fold was scored
+    assert main(command + ["--json"]) == 0
+    captured = capsys.readouterr()
+    assert "fold 1/2: reused" in captured.err and "fold 2/2: resuming the interrupted training" in captured.err
+    resumed = json.loads(captured.out)
+    assert [row["reused"] for row in resumed["folds"]] == [True, False]
+    assert resumed["folds"][1]["value_accuracy"] == report["folds"][1]["value_accuracy"]
+    summary = json.loads((out / "fold1" / "summary.json").read_text())
+    assert summary["steps"] == 2 and (out / "fold1" / "logs" / "session1").is_dir()  # a second session, no new steps
+
+    assert main(["cv", "--config", str(config_path), "--data", str(data), "--k", "41", "--out", str(tmp_path / "x")]) == 2
+    assert main(["cv", "--config", str(config_path), "--folds", str(tmp_path), "--data", str(data),
+                 "--out", str(tmp_path / "x")]) == 2
+    assert "either --folds" in capsys.readouterr().err
