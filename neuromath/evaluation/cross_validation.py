@@ -168,7 +168,8 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
         splits[split] = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped)
         data_report[split] = {"source": str(path), "read": len(splits[split]), "skipped": [str(e) for e in skipped]}
     baseline = RetrievalBaseline(config.model.name).fit(splits["train"])
-    records = [task.describe(list(baseline.predict(example)), example) for example in splits["test"]]
+    # the nearest training problem's target in the task's own notation (prefix, or normalised postfix)
+    records = [task.describe(task.target_tokens(baseline.nearest(example)), example) for example in splits["test"]]
     n = len(records)
     value_correct = sum(bool(record["correct"]) for record in records)
     equation_correct = sum(bool(record["equation_correct"]) for record in records)

@@ -138,6 +138,15 @@ def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
     with pytest.raises(ConfigError, match=r"model.name: 'jaccard' -> 'cosine'"):
         run_cross_validation(load_config(None, ["model.name=cosine"]), find_folds(folds_dir), out, progress=False)
 
+    # with normalised postfix targets the baseline answers with the neighbour's postfix target: same values,
+    # and the equation of Ann's problem (n1 + n0 in the data) now matches its normalised form n0 n1 +
+    normalised = run_cross_validation(load_config(None, ["model.name=jaccard", "data.task=word_problems_normalized"]),
+                                      find_folds(folds_dir), tmp_path / "normalised", progress=False)
+    assert [r["value_accuracy"] for r in normalised["folds"]] == pytest.approx([2 / 3, 1 / 2])
+    assert [r["equation_accuracy"] for r in normalised["folds"]] == pytest.approx([2 / 3, 1 / 2])
+    predicted = [json.loads(line)["predicted_tokens"] for line in (tmp_path / "normalised" / "fold0" / "predictions.jsonl").open()]
+    assert predicted == [["n0", "n1", "+"], ["n0", "n1", "*"], ["n0", "n1", "+"]]
+
 
 TINY_CONFIG = {
     "data": {"task": "word_problems", "valid_fraction": 0.2},
