@@ -103,7 +103,6 @@ class RecurrentSeq2Seq(nn.Module):
             self.encoder = nn.GRU(config.d_model, config.decoder_hidden, config.n_encoder_layers, batch_first=True,
                                   dropout=between_layers)
             memory_size = config.decoder_hidden
-        self.memory_size = memory_size
         self.hidden_bridge = StateBridge(memory_size, config.decoder_hidden, config.n_decoder_layers)
         self.cell_bridge = (
             StateBridge(memory_size, config.decoder_hidden, config.n_decoder_layers)

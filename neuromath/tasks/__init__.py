@@ -62,24 +62,21 @@ def _word_problem_task() -> SequenceTask:
 
 
 def _normalized_word_problem_task() -> SequenceTask:
-    """Word problems with normalised postfix targets (Wang et al. 2018a, equation normalisation): the same data as
-    ``word_problems``; hypotheses are postfix tokens, scored after conversion to prefix."""
+    """Word problems with normalised postfix targets (Wang et al. 2018a, equation normalisation): the data, reader,
+    generator and source side of ``word_problems``; hypotheses are postfix tokens, scored after conversion to prefix."""
+    import dataclasses
+
     from neuromath.expr import ARITY
     from neuromath.expr.grammar import TreeGrammar
     from neuromath.tasks import word_problems as wp
-    from neuromath.text import word_tokens
 
-    return SequenceTask(
+    return dataclasses.replace(
+        _word_problem_task(),
         name="word_problems_normalized",
-        vocab_level="word",
-        read=wp.read_examples,
-        generate=wp.generate,
-        source_tokens=lambda example: word_tokens(example.masked_text),
         target_tokens=wp.normalized_target_tokens,
         is_correct=wp.is_correct_postfix,
         equation_matches=wp.equation_matches_normalized,
         describe=wp.describe_postfix_prediction,
-        write=wp.write_jsonl,
         target_grammar=TreeGrammar(arities=dict(ARITY), notation="postfix"),
         verify=wp.is_well_formed_postfix,
     )
