@@ -128,13 +128,21 @@ class Solver:
                     )
                 ]
             for hypotheses, example in zip(lists, encoded.examples[start : start + batch_size]):
-                candidates = []
-                for ids, score in hypotheses:
-                    tokens = tuple(self.target_vocab.decode(ids))
-                    verified = None if self.task.verify is None else bool(self.task.verify(tokens, example))
-                    candidates.append(Candidate(tokens, float(score), verified))
+                candidates = [Candidate(tuple(self.target_vocab.decode(ids)), float(score), None) for ids, score in hypotheses]
                 results.append(candidates)
-        return results
+        return self.verify_candidates(results, encoded.examples)
+
+    def verify_candidates(self, results: list[list[Candidate]], examples: Sequence) -> list[list[Candidate]]:
+        """Mark each candidate with the task's verifier: all at once where the task verifies in batches (symbolic
+        checks run in a worker pool), else one by one."""
+        if self.task.verify is None:
+            return results
+        pairs = [(candidate.tokens, example) for candidates, example in zip(results, examples) for candidate in candidates]
+        if self.task.verify_many is not None:
+            verdicts = iter(self.task.verify_many(pairs))
+        else:
+            verdicts = iter(self.task.verify(tokens, example) for tokens, example in pairs)
+        return [[dataclasses.replace(c, verified=bool(next(verdicts))) for c in candidates] for candidates in results]
 
     def choose(self, candidates: list[Candidate]) -> Candidate:
         """The answer of an n-best list: the first verified hypothesis when verification is on, else the best."""

@@ -43,6 +43,9 @@ class DataConfig:
     # Tasks whose examples have a depth (identities): which depths train/validate and which test
     train_depths: str = "1-7"  # a range "a-b" or a comma list; examples of other depths in the train file are not trained on
     test_depths: str = "8-13"  # when data.test is unset, the train file's examples of these depths are the test set
+    # The symbolic task's built-in data when no files are named: which generator, and operators per random expression
+    symbolic_method: str = "backward"  # backward | forward | parts | ode1
+    symbolic_max_ops: int = 6
 
 
 @dataclass(frozen=True)

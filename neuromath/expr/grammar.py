@@ -57,3 +57,13 @@ class TreeGrammar:
 
 # The equations of the word-problem task: prefix over + - * / ^ and unary neg; numbers are whole tokens.
 WORD_PROBLEM_GRAMMAR = TreeGrammar(arities=dict(ARITY), notation="prefix")
+
+
+def _symbolic_grammar() -> TreeGrammar:
+    from neuromath.expr.prefix_sympy import ARITIES, NUMBER_STARTS
+
+    return TreeGrammar(arities=dict(ARITIES), notation="prefix", number_starts=frozenset(NUMBER_STARTS))
+
+
+# Lample & Charton's prefix expressions of the symbolic task: integers are a sign token followed by digits.
+SYMBOLIC_GRAMMAR = _symbolic_grammar()

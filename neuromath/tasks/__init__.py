@@ -33,6 +33,7 @@ class SequenceTask:
     source_grammar: Any = None  # a neuromath.expr.grammar.TreeGrammar when sources are prefix/postfix expressions
     target_grammar: Any = None  # ... when targets are (tree positions, tree relative attention, constrained decoding)
     verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
+    verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None  # verify of many pairs at once
     shared_vocab: bool = False  # one vocabulary for sources and targets (saved as both files)
     read_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of read
     generate_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of generate
@@ -105,6 +106,32 @@ def _mathematics_dataset_task() -> SequenceTask:
     )
 
 
+def _symbolic_task() -> SequenceTask:
+    from neuromath.expr.grammar import SYMBOLIC_GRAMMAR
+    from neuromath.tasks import symbolic
+
+    return SequenceTask(
+        name="symbolic",
+        vocab_level="word",
+        read=symbolic.read_pairs,
+        generate=symbolic.generate,
+        source_tokens=lambda example: list(example.source),
+        target_tokens=lambda example: list(example.target),
+        is_correct=symbolic.is_correct,
+        equation_matches=symbolic.exact_match,
+        describe=symbolic.describe_prediction,
+        write=symbolic.write_pairs,
+        source_grammar=SYMBOLIC_GRAMMAR,
+        target_grammar=SYMBOLIC_GRAMMAR,
+        verify=symbolic.is_correct,  # the problem itself says whether a hypothesis is right
+        verify_many=symbolic.verify_many,
+        shared_vocab=True,
+        generate_options=symbolic.generate_options,
+        accuracy_label="verified accuracy",
+        equation_label="exact match",
+    )
+
+
 @dataclass(frozen=True)
 class EquationTask:
     """A task whose examples are whole equation trees to classify (identities): no token sequences, so training,
@@ -134,6 +161,7 @@ TASKS.add("word_problems", _word_problem_task)
 TASKS.add("word_problems_normalized", _normalized_word_problem_task)
 TASKS.add("mathematics_dataset", _mathematics_dataset_task)
 TASKS.add("identities", _identities_task)
+TASKS.add("symbolic", _symbolic_task)
 
 
 # The word-problem tasks (value accuracy over masked numbers): solve, cross-validation and retrieval accept these.
