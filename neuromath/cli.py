@@ -54,6 +54,17 @@ def command_generate_identities(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_generate_symbolic(args: argparse.Namespace) -> int:
+    from neuromath.tasks.symbolic_generator import generate_symbolic_file
+
+    report = generate_symbolic_file(
+        args.out, args.n, method=args.method, max_ops=args.max_ops, seed=args.seed, workers=args.workers,
+        time_limit=args.time_limit, progress=args.progress,
+    )
+    print(report.summary())
+    return 0
+
+
 def command_train(args: argparse.Namespace) -> int:
     from neuromath.config import load_config
 
@@ -206,6 +217,11 @@ def command_evaluate(args: argparse.Namespace) -> int:
 
     if all(is_identities_run(run_dir) for run_dir in args.run_dirs):
         return command_evaluate_identities(args)
+    if all(run_task(run_dir) == "symbolic" for run_dir in args.run_dirs):
+        return command_evaluate_symbolic(args)
+    for option in ("beams", "train"):
+        if getattr(args, option) is not None:
+            raise NeuromathError(f"--{option} applies to symbolic runs only")
     from neuromath.evaluation.evaluate import evaluate_examples, write_predictions
 
     if args.predictions and len(args.run_dirs) > 1:
@@ -261,6 +277,97 @@ def command_evaluate(args: argparse.Namespace) -> int:
             output = {"runs": results, "report": report}
         print(json.dumps(output))
     return 0
+
+
+def run_task(run_dir: str) -> str | None:
+    """The task named in a run's config.yaml (None when it cannot be read; loading the run reports why)."""
+    from neuromath.config import load_config
+
+    try:
+        return load_config(Path(run_dir) / "config.yaml").data.task
+    except NeuromathError:
+        return None
+
+
+def command_evaluate_symbolic(args: argparse.Namespace) -> int:
+    """Exact match and verified accuracy at each beam width, on the full and the deduplicated test set."""
+    from neuromath.config import load_config
+    from neuromath.evaluation.symbolic import evaluate_symbolic, format_report, write_symbolic_report
+    from neuromath.tasks.symbolic import read_pairs
+
+    for option in ("modules", "splits", "per_module"):
+        if getattr(args, option) is not None:
+            raise NeuromathError(f"--{option.replace('_', '-')} does not apply to the symbolic task")
+    beams = parse_beams(args.beams or "1,10,50")
+    skipped: list = []
+    examples = read_pairs(args.data, args.format, lenient=args.lenient, skipped=skipped)
+    for error in skipped:
+        print(f"skipped: {error}", file=sys.stderr)
+    if not examples:
+        raise NeuromathError(f"{args.data}: no examples to evaluate")
+    outputs = {}
+    for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
+        train_path = args.train or load_config(Path(run_dir) / "config.yaml").data.train
+        train = read_pairs(train_path, lenient=args.lenient) if train_path else None
+        report, records = evaluate_symbolic(
+            run_dir, examples, beams, train=train, length_penalty=args.length_penalty, constrained=args.constrained,
+            progress=not args.json,
+        )
+        report.update({"data": str(args.data), "train": train_path, "skipped": len(skipped)})
+        out = Path(args.report) / name if args.report and len(args.run_dirs) > 1 else Path(args.report or Path(run_dir) / "report")
+        paths = write_symbolic_report(report, records, out)
+        outputs[name] = report
+        if not args.json:
+            if len(args.run_dirs) > 1:
+                print(f"== {name}")
+            if train is None:
+                print("no training file known (the run generated its data; give --train FILE): full test set only")
+            print(format_report(report), end="")
+            print(f"report written to {paths['markdown']}, {paths['json']}, {paths['predictions']}")
+    if args.json:
+        print(json.dumps(outputs[run_names(args.run_dirs)[0]] if len(outputs) == 1 else {"runs": outputs}))
+    return 0
+
+
+def parse_beams(text: str) -> list[int]:
+    try:
+        beams = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise NeuromathError(f"--beams takes a comma list of widths such as 1,10,50, not {text!r}") from None
+    if not beams or min(beams) < 1:
+        raise NeuromathError(f"--beams: widths must be at least 1, not {text!r}")
+    return beams
+
+
+def command_data_dedup(args: argparse.Namespace) -> int:
+    """Remove duplicate inputs within TRAIN and TEST and the TEST pairs whose input occurs in TRAIN."""
+    from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
+
+    skipped: list = []
+    train = read_pairs(args.train, lenient=args.lenient, skipped=skipped)
+    test = read_pairs(args.test, lenient=args.lenient, skipped=skipped)
+    for error in skipped:
+        print(f"skipped: {error}", file=sys.stderr)
+    train_kept, test_kept, counts = deduplicate(train, test)
+    train_out = Path(args.train_out) if args.train_out else dedup_path(args.train)
+    test_out = Path(args.test_out) if args.test_out else dedup_path(args.test)
+    write_pairs(train_kept, train_out)
+    write_pairs(test_kept, test_out)
+    result = {**counts.as_dict(), "skipped": len(skipped), "train_out": str(train_out), "test_out": str(test_out)}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{args.train}: {counts.train_read} pairs, {counts.train_duplicates} duplicate inputs removed, "
+          f"{counts.train_kept} written to {train_out}")
+    print(f"{args.test}: {counts.test_read} pairs, {counts.test_duplicates} duplicate inputs removed, "
+          f"{counts.test_in_train} inputs found in the training file removed, {counts.test_kept} written to {test_out}")
+    return 0
+
+
+def dedup_path(path: str) -> Path:
+    """FILE.txt -> FILE.dedup.txt (FILE -> FILE.dedup)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.dedup{path.suffix}") if path.suffix else path.with_name(f"{path.name}.dedup")
 
 
 def run_names(run_dirs: list[str]) -> list[str]:
@@ -491,6 +598,23 @@ def build_parser() -> argparse.ArgumentParser:
     identities.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     identities.set_defaults(handler=command_generate_identities)
 
+    symbolic = generators.add_parser(
+        "symbolic", help="integration / ODE pairs in prefix notation (Lample & Charton's count|input<TAB>output)"
+    )
+    symbolic.add_argument("--method", choices=("backward", "forward", "parts", "ode1"), default="backward",
+                          help="backward: (F', F); forward: (f, SymPy's integral); parts: integration by parts; "
+                               "ode1: first-order ODEs")
+    symbolic.add_argument("--n", type=int, required=True, help="pairs to keep")
+    symbolic.add_argument("--max-ops", dest="max_ops", type=int, default=6,
+                          help="operators of a random expression (drawn from 1..K)")
+    symbolic.add_argument("--seed", type=int, default=0)
+    symbolic.add_argument("--out", required=True, help="FILE; beside it FILE.stats.json (method, counts)")
+    symbolic.add_argument("--workers", type=int, default=1, help="worker processes")
+    symbolic.add_argument("--time-limit", dest="time_limit", type=float, default=5.0,
+                          help="seconds per attempt (SymPy's simplify, integrate, solve)")
+    symbolic.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    symbolic.set_defaults(handler=command_generate_symbolic)
+
     train = commands.add_parser("train", help="train a model from a config")
     train.add_argument("--config", required=True)
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
@@ -516,6 +640,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help="folder for the report (Mathematics Dataset: per-module report.md, .csv, .json, "
                                "accuracy.png; identities: report.md, .json, accuracy_by_depth.png); "
                                "default RUN_DIR/report of the first run")
+    evaluate.add_argument("--beams", default=None, metavar="K,K,...",
+                          help="symbolic: beam widths to decode with (default 1,10,50); solved when any hypothesis "
+                               "of the beam verifies")
+    evaluate.add_argument("--train", default=None, metavar="FILE",
+                          help="symbolic: the training pairs the deduplicated test set is checked against "
+                               "(default: the run's data.train)")
     add_decode_options(evaluate)
     evaluate.set_defaults(handler=command_evaluate)
 
@@ -555,6 +685,16 @@ def build_parser() -> argparse.ArgumentParser:
     templates.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
     templates.add_argument("--json", action="store_true", help="print one JSON list")
     templates.set_defaults(handler=command_data_templates)
+    dedup = data_commands.add_parser(
+        "dedup", help="symbolic: remove duplicate inputs within TRAIN and TEST, and TEST pairs whose input is in TRAIN"
+    )
+    dedup.add_argument("train", metavar="TRAIN")
+    dedup.add_argument("test", metavar="TEST")
+    dedup.add_argument("--train-out", dest="train_out", default=None, help="default TRAIN with .dedup before the suffix")
+    dedup.add_argument("--test-out", dest="test_out", default=None, help="default TEST with .dedup before the suffix")
+    dedup.add_argument("--lenient", action="store_true", help="skip malformed lines and report them")
+    dedup.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    dedup.set_defaults(handler=command_data_dedup)
 
     solve = commands.add_parser("solve", help="solve one word problem with a trained run")
     solve.add_argument("run_dir")
