@@ -1,0 +1,664 @@
+"""Data generators of Lample & Charton (2020, "Deep learning for symbolic mathematics"): random expressions
+(section 2.1 and appendix C, the counts D(e, n) and the sampling probabilities L(e, n)), integration pairs by the
+backward, forward and integration-by-parts methods (section 3.1-3.3) and first-order ODEs (section 3.4), written
+as prefix tokens (``neuromath.expr.prefix_sympy``). No torch here.
+
+Random expressions
+    The shape is drawn uniformly among the unary-binary trees with exactly ``n`` internal nodes (``sample_shape``),
+    then labelled: each binary node by one of ``BINARY_WEIGHTS``, each unary node by one of ``UNARY_WEIGHTS``, each
+    leaf by ``x`` or a non-zero integer in [-5, 5] (``LEAF_WEIGHTS``; ``c`` too for ODE solutions). When no leaf is
+    ``x`` (or, for ODEs, no leaf is ``c``), one leaf drawn at random becomes one. The number of operators of an
+    expression is drawn uniformly in 1..max_ops.
+
+The methods (one attempt each; ``run_attempt``)
+    backward  random F with x, its additive constant terms dropped; f = simplify(F'); the pair (f, F).
+    forward   random f with x; F = integrate(f, x), dropped when the result still holds an ``Integral`` or cannot be
+              written in prefix (special functions such as erf).
+    parts     random F and G with x, f = F', g = G'. When the integral H of f*G is known, the integral of F*g is
+              F*G - H; the pair (simplify(F*g), simplify(F*G - H)). Known means found in the table ``known``
+              (canonical integrand -> antiderivative tokens, e.g. ``known_integrals(earlier pairs)``), else found by
+              ``integrate``; the counts say which (``integral_sources``).
+    ode1      random F(x, c) with both x and c; c = G(x, y) the one solution of F(x, c) = y (none or several:
+              rejected); the numerator of d/dx G(x, y(x)) = G_x + G_y y', after ``together`` and ``cancel``,
+              simplified (and the numerator again, when simplify wrote fractions), with y written ``Y`` and y'
+              written ``Y'``; the pair (that expression, F). Every solution y = F(x, c) makes it 0 where G inverts
+              F; a pair where SymPy's inverse holds on one branch only (F = tan(x (ln c - 1)), G through atan)
+              fails the check below and is rejected.
+
+Every kept pair is checked once in the worker before it is kept: its two sides are read back from the written tokens
+and compared at random real points in double precision, over the reals (integration: F' - f vanishes; ODE: the
+equation vanishes at Y = F(x, c), Y' = dF/dx for random x and c). A pair with a point where the check fails, or with
+fewer than ``CHECK_POINTS_NEEDED`` points where both sides are defined and real, is rejected and counted (the
+pairs that are complex wherever they are defined, ``x + acos(4)``, are rejected this way). Checking over the reals
+avoids the branch-cut artefacts of complex floating point (the sign of a zero imaginary part) that would reject right
+pairs. Values of x are drawn at several scales (``CHECK_SCALES``) so that narrow domains (asin(5x)) get points.
+
+Rejections are counted by reason (``GenerationCounts.rejected``): no x (or no c), too long (more than ``max_tokens``
+tokens on either side, default ``DEFAULT_MAX_TOKENS``), not writable in prefix, undefined (I, zoo, nan, oo), trivial
+(a zero integrand, equation or antiderivative), no closed form, integrate / solve raised, not one solution for c,
+no Y', check failed, check inconclusive; timeouts and errors of the pool are counted apart.
+
+Determinism
+    Attempt k draws everything from ``random.Random(f"{seed}/{method}/{k}")``, attempts run in a
+    ``TimeLimitedPool`` (every SymPy call of an attempt under one wall-clock limit, ``time_limit`` seconds per
+    attempt), and the examples kept are the first ``n`` kept in attempt order; the counts stop at the attempt that
+    brought the n-th. So the output does not depend on the number of workers. It does depend on the time limit: a pair
+    whose attempt takes close to the limit can be kept on one machine and time out on a much slower (or busier) one.
+    SymPy itself is deterministic for these calls as far as we know; workers are fresh processes, each with its own
+    string-hash seed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy
+import sympy  # imported when the workers load this module, so no attempt is charged for it
+
+from neuromath.errors import ExpressionError, NeuromathError
+from neuromath.expr.prefix_sympy import integer_tokens, prefix_to_sympy, symbol, sympy_to_prefix
+from neuromath.fileio import write_text_atomic
+from neuromath.tasks.symbolic import METHODS, SymbolicExample, canonical, write_pairs
+from neuromath.timelimit import TimeLimitedPool
+
+BINARY_WEIGHTS = {"add": 4, "sub": 2, "mul": 4, "div": 2}
+# pow2 / pow3 are squares and cubes (read-only tokens of prefix_sympy: the written form is ``pow a INT+ 2``)
+UNARY_WEIGHTS = {
+    "exp": 2, "ln": 2, "sqrt": 2, "pow2": 2, "pow3": 1,
+    "sin": 2, "cos": 2, "tan": 1, "asin": 1, "acos": 1, "atan": 1,
+    "sinh": 1, "cosh": 1, "tanh": 1,
+}
+INTEGER_LEAVES = tuple(value for value in range(-5, 6) if value != 0)
+LEAF_WEIGHTS = {"x": 3, "integer": 2}  # integration: a leaf is x with probability 3/5, else an integer
+ODE_LEAF_WEIGHTS = {"x": 3, "c": 2, "integer": 2}  # the solution F(x, c) of a first-order ODE
+
+DEFAULT_TIME_LIMIT = 5.0  # seconds per attempt, every SymPy call of the attempt included
+DEFAULT_MAX_TOKENS = 256  # longest input or output kept, in prefix tokens
+CHECK_SCALES = (0.05, 0.3, 1.0, 3.0, 10.0)  # x is drawn in [-s, s] for each of these ...
+CHECK_POINTS_PER_SCALE = 24  # ... this many times (domains such as asin(5x) or acos(x - 5) are narrow)
+CHECK_POINTS_NEEDED = 3
+CHECK_TOLERANCE = 1e-6  # |sum of terms| <= tolerance * sum of |terms| (double precision)
+
+# rejection reasons (the keys of GenerationCounts.rejected)
+NO_X = "no x"
+NO_C = "no c"
+TOO_LONG = "too long"
+NOT_WRITABLE = "not writable in prefix"
+UNDEFINED = "undefined (I, zoo, nan)"
+TRIVIAL = "trivial"
+NO_CLOSED_FORM = "no closed form"
+INTEGRATE_FAILED = "integrate raised"
+NOT_ONE_SOLUTION = "not one solution for c"
+SOLVE_FAILED = "solve raised"
+NO_DERIVATIVE = "no Y'"
+CHECK_FAILED = "check failed"
+CHECK_INCONCLUSIVE = "check inconclusive"
+
+
+# ---------------------------------------------------------------------------------------------- tree shapes
+
+
+def tree_count_table(max_internal: int) -> list[list[int]]:
+    """``table[n][e]`` = D(e, n), the number of unary-binary trees with ``n`` internal nodes that can be built from
+    ``e`` empty nodes (Lample & Charton, appendix C), for 0 <= n <= max_internal and 0 <= e <= max_internal + 1 - n
+    (all that sampling a tree with ``max_internal`` internal nodes needs):
+
+        D(0, n) = 0 for n > 0,   D(e, 0) = 1,   D(e, n) = D(e - 1, n) + D(e, n - 1) + D(e + 1, n - 1).
+
+    The first empty node is a leaf (D(e - 1, n)), a unary node (D(e, n - 1)) or a binary node (D(e + 1, n - 1)).
+    D(1, n) are the large Schroeder numbers 1, 2, 6, 22, 90, ... Exact Python integers."""
+    if max_internal < 0:
+        raise NeuromathError(f"max_internal must be at least 0, not {max_internal}")
+    top = max_internal + 1
+    table = [[1] * (top + 1)]
+    for n in range(1, max_internal + 1):
+        row = [0]
+        for e in range(1, top - n + 1):
+            row.append(row[e - 1] + table[n - 1][e] + table[n - 1][e + 1])
+        table.append(row)
+    return table
+
+
+def sample_shape(n_internal: int, rng: random.Random, table: list[list[int]] | None = None) -> list[int]:
+    """A unary-binary tree with ``n_internal`` internal nodes drawn uniformly among all of them, as the arity of
+    each node in prefix order (0 leaf, 1 unary, 2 binary).
+
+    Lample & Charton's algorithm (appendix C): the tree grows from one empty node. With ``e`` empty nodes (in prefix
+    order) and ``n`` internal nodes still to place, the next internal node goes to the (k+1)-th empty node, the k
+    before it becoming leaves, and has arity a, with probability
+
+        L(e, n)(k, 1) = D(e - k, n - 1) / D(e, n),    L(e, n)(k, 2) = D(e - k + 1, n - 1) / D(e, n),   0 <= k < e;
+
+    then e becomes e - k - 1 + a and n becomes n - 1; when n is 0 the remaining empty nodes are leaves. The
+    probabilities multiply to 1 / D(1, n_internal) for every tree. Drawn exactly with integer weights."""
+    if n_internal < 0:
+        raise NeuromathError(f"the number of internal nodes must be at least 0, not {n_internal}")
+    if table is None or len(table) <= n_internal:
+        table = tree_count_table(n_internal)
+    arities: list[int] = []
+    empty = 1
+    for remaining in range(n_internal, 0, -1):
+        draw = rng.randrange(table[remaining][empty])
+        for skipped in range(empty):
+            unary = table[remaining - 1][empty - skipped]
+            binary = table[remaining - 1][empty - skipped + 1]
+            if draw < unary:
+                arity = 1
+                break
+            draw -= unary
+            if draw < binary:
+                arity = 2
+                break
+            draw -= binary
+        else:  # unreachable: the weights add up to D(empty, remaining)
+            raise AssertionError("tree sampling weights do not add up to D(e, n)")
+        arities += [0] * skipped + [arity]
+        empty = empty - skipped - 1 + arity
+    return arities + [0] * empty
+
+
+# ---------------------------------------------------------------------------------------------- random expressions
+
+
+def weighted_choice(weights: Mapping[str, int], rng: random.Random) -> str:
+    return rng.choices(list(weights), weights=list(weights.values()))[0]
+
+
+def random_expression_tokens(
+    n_ops: int, rng: random.Random, leaf_weights: Mapping[str, int] = LEAF_WEIGHTS, table=None
+) -> list[str]:
+    """Prefix tokens of a random expression with ``n_ops`` operators: a uniform shape (``sample_shape``) labelled
+    with the operator and leaf weights of this module. Every leaf kind in ``leaf_weights`` other than ``integer``
+    that is missing is given to one leaf drawn at random (that is not the only one of an earlier kind), when there
+    are enough leaves."""
+    arities = sample_shape(n_ops, rng, table)
+    labels: list[str | int] = []
+    for arity in arities:
+        if arity == 2:
+            labels.append(weighted_choice(BINARY_WEIGHTS, rng))
+        elif arity == 1:
+            labels.append(weighted_choice(UNARY_WEIGHTS, rng))
+        else:
+            kind = weighted_choice(leaf_weights, rng)
+            labels.append(rng.choice(INTEGER_LEAVES) if kind == "integer" else kind)
+    leaves = [position for position, arity in enumerate(arities) if arity == 0]
+    for name in (kind for kind in leaf_weights if kind != "integer"):
+        if name in labels:
+            continue
+        free = [p for p in leaves if labels[p] not in leaf_weights or labels.count(labels[p]) > 1]
+        if free:
+            labels[rng.choice(free)] = name
+    tokens: list[str] = []
+    for label in labels:
+        tokens += integer_tokens(label) if isinstance(label, int) else [label]
+    return tokens
+
+
+def random_expression(n_ops: int, rng: random.Random, leaf_weights: Mapping[str, int] = LEAF_WEIGHTS, table=None):
+    """The SymPy expression of ``random_expression_tokens`` (built with automatic evaluation);
+    ``ExpressionError`` when it is undefined (a division by zero, ln 0)."""
+    return prefix_to_sympy(random_expression_tokens(n_ops, rng, leaf_weights, table))
+
+
+# ---------------------------------------------------------------------------------------------- one attempt
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    kept: bool
+    reason: str = ""  # why it was rejected
+    source: tuple[str, ...] = ()
+    target: tuple[str, ...] = ()
+    integral_source: str = ""  # parts: "table" or "sympy", where the integral of f*G came from
+
+
+class Rejected(Exception):
+    """An attempt that ends without a pair; ``reason`` is one of the rejection reasons above."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def run_attempt(
+    seed: int, method: str, index: int, max_ops: int, max_tokens: int = DEFAULT_MAX_TOKENS,
+    known: Mapping[str, Sequence[str]] | None = None,
+) -> AttemptResult:
+    """Attempt ``index`` of ``method``: a checked pair, or the reason there is none. Everything random is drawn from
+    ``random.Random(f"{seed}/{method}/{index}")``. Runs SymPy calls that can hang: call it in a ``TimeLimitedPool``."""
+    rng = random.Random(f"{seed}/{method}/{index}")
+    table = tree_count_table(max_ops)
+    makers = {"backward": backward_pair, "forward": forward_pair, "parts": parts_pair, "ode1": ode1_pair}
+    try:
+        source, target, integral_source = makers[method](rng, max_ops, table, known or {})
+        source_tokens, target_tokens = writable(source), writable(target)
+        if len(source_tokens) > max_tokens or len(target_tokens) > max_tokens:
+            raise Rejected(TOO_LONG)
+        try:  # check what is written, read back
+            source_read, target_read = prefix_to_sympy(source_tokens), prefix_to_sympy(target_tokens)
+        except ExpressionError:
+            raise Rejected(NOT_WRITABLE) from None
+        if method == "ode1":
+            verdict = check_ode_solution(source_read, target_read, rng)
+        else:
+            verdict = check_antiderivative(source_read, target_read, rng)
+        if verdict != "ok":
+            raise Rejected(verdict)
+    except Rejected as rejection:
+        return AttemptResult(False, rejection.reason)
+    return AttemptResult(True, "", tuple(source_tokens), tuple(target_tokens), integral_source)
+
+
+def writable(expression) -> list[str]:
+    if expression.has(sympy.I, sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        raise Rejected(UNDEFINED)
+    try:
+        return sympy_to_prefix(expression)
+    except ExpressionError:
+        raise Rejected(NOT_WRITABLE) from None
+
+
+def draw_expression(rng: random.Random, max_ops: int, table, leaf_weights=LEAF_WEIGHTS):
+    """A random expression with 1..max_ops operators (uniform) that holds x; ``Rejected`` otherwise."""
+    try:
+        expression = random_expression(rng.randint(1, max_ops), rng, leaf_weights, table)
+    except ExpressionError:
+        raise Rejected(UNDEFINED) from None
+    if not expression.has(symbol("x")):
+        raise Rejected(NO_X)
+    return expression
+
+
+def without_constant_terms(expression):
+    """``expression`` without the terms of its top-level sum that do not hold x."""
+    x = symbol("x")
+    return sympy.Add(*(term for term in sympy.Add.make_args(expression) if term.has(x)))
+
+
+def sympy_antiderivative(integrand):
+    """``integrate(integrand, x)``; ``Rejected`` when SymPy leaves an ``Integral`` or gives up."""
+    try:
+        result = sympy.integrate(integrand, symbol("x"))
+    except (NotImplementedError, sympy.PolynomialError, ValueError, TypeError, RecursionError):
+        raise Rejected(INTEGRATE_FAILED) from None
+    if result.has(sympy.Integral):
+        raise Rejected(NO_CLOSED_FORM)
+    return result
+
+
+def backward_pair(rng, max_ops, table, known):
+    antiderivative = without_constant_terms(draw_expression(rng, max_ops, table))
+    if not antiderivative.has(symbol("x")):
+        raise Rejected(NO_X)
+    integrand = sympy.simplify(sympy.diff(antiderivative, symbol("x")))
+    if integrand == 0:
+        raise Rejected(TRIVIAL)
+    return integrand, antiderivative, ""
+
+
+def forward_pair(rng, max_ops, table, known):
+    integrand = draw_expression(rng, max_ops, table)
+    antiderivative = without_constant_terms(sympy_antiderivative(integrand))
+    if not antiderivative.has(symbol("x")):
+        raise Rejected(TRIVIAL)
+    return integrand, antiderivative, ""
+
+
+def parts_pair(rng, max_ops, table, known):
+    x = symbol("x")
+    big_f = draw_expression(rng, max_ops, table)
+    big_g = draw_expression(rng, max_ops, table)
+    small_f, small_g = sympy.diff(big_f, x), sympy.diff(big_g, x)
+    integrand = sympy.simplify(big_f * small_g)
+    if integrand == 0:
+        raise Rejected(TRIVIAL)
+    partner = small_f * big_g  # the integral of F*g is F*G minus the integral of f*G
+    found = lookup_known(partner, known)
+    if found is not None:
+        partner_integral, integral_source = found, "table"
+    else:
+        partner_integral, integral_source = sympy_antiderivative(partner), "sympy"
+    antiderivative = without_constant_terms(sympy.simplify(big_f * big_g - partner_integral))
+    if not antiderivative.has(x):
+        raise Rejected(TRIVIAL)
+    return integrand, antiderivative, integral_source
+
+
+def lookup_known(integrand, known: Mapping[str, Sequence[str]]):
+    """The antiderivative of ``integrand`` in the table (keys: canonical prefix forms), as SymPy, or None."""
+    if not known:
+        return None
+    for form in (integrand, sympy.simplify(integrand)):
+        try:
+            key = canonical(sympy_to_prefix(form))
+        except ExpressionError:
+            continue
+        if key in known:
+            try:
+                return prefix_to_sympy(known[key])
+            except ExpressionError:
+                return None
+    return None
+
+
+def ode1_pair(rng, max_ops, table, known):
+    x, c, y, y_prime = symbol("x"), symbol("c"), symbol("Y"), symbol("Y'")
+    solution = draw_expression(rng, max_ops, table, ODE_LEAF_WEIGHTS)
+    if not solution.has(c):
+        raise Rejected(NO_C)
+    try:
+        constants = sympy.solve(sympy.Eq(solution, y), c)
+    except (NotImplementedError, sympy.PolynomialError, ValueError, TypeError, RecursionError):
+        raise Rejected(SOLVE_FAILED) from None
+    if not isinstance(constants, list) or len(constants) != 1:
+        raise Rejected(NOT_ONE_SOLUTION)
+    constant = constants[0]  # c = G(x, Y)
+    derivative = sympy.diff(constant, x) + sympy.diff(constant, y) * y_prime
+    numerator, _ = sympy.fraction(sympy.cancel(sympy.together(derivative)))
+    equation, _ = sympy.fraction(sympy.together(sympy.simplify(numerator)))  # simplify can bring fractions back
+    if equation == 0:
+        raise Rejected(TRIVIAL)
+    if not equation.has(y_prime):
+        raise Rejected(NO_DERIVATIVE)
+    return equation, solution, ""
+
+
+# ---------------------------------------------------------------------------------------------- numeric checks
+
+
+def numeric_function(variables, expression):
+    """``expression`` as a NumPy function of ``variables`` on real arrays; NaN where it is undefined or not real."""
+    function = sympy.lambdify(variables, expression, modules="numpy", dummify=True)
+
+    def evaluate(*arrays):
+        with numpy.errstate(all="ignore"):
+            values = numpy.asarray(function(*arrays))
+        if numpy.iscomplexobj(values):
+            values = numpy.where(values.imag == 0, values.real, numpy.nan)
+        return numpy.broadcast_to(values.astype(float), numpy.shape(arrays[0]))
+
+    return evaluate
+
+
+def zero_where(expression, variables, arrays):
+    """Two boolean arrays over the points: where ``expression`` is 0 up to rounding, and where it is defined and
+    real. A sum is 0 where |sum| <= ``CHECK_TOLERANCE`` * (sum of |terms|), each term evaluated alone; a product where
+    one factor is 0; a positive power where its base is; anything else where |value| <= 1e-12."""
+    def defined_at(values):
+        return numpy.isfinite(values) & (numpy.abs(values) < 1e150)
+
+    if expression.is_Add:
+        terms = [numeric_function(variables, term)(*arrays) for term in expression.args]
+        values = numpy.stack(terms)  # (terms, points)
+        defined = numpy.all(defined_at(values), axis=0)
+        with numpy.errstate(all="ignore"):
+            zero = numpy.abs(values.sum(axis=0)) <= CHECK_TOLERANCE * numpy.abs(values).sum(axis=0) + 1e-12
+        return zero & defined, defined
+    if expression.is_Mul:
+        factors = [zero_where(factor, variables, arrays) for factor in expression.args]
+        defined = numpy.all([factor_defined for _, factor_defined in factors], axis=0)
+        return numpy.any([factor_zero for factor_zero, _ in factors], axis=0) & defined, defined
+    values = numeric_function(variables, expression)(*arrays)
+    defined = defined_at(values)
+    if expression.is_Pow and expression.exp.is_positive:
+        base_zero, base_defined = zero_where(expression.base, variables, arrays)
+        return base_zero & defined & base_defined, defined & base_defined
+    return (numpy.abs(numpy.where(defined, values, 1.0)) <= 1e-12) & defined, defined
+
+
+def verdict(zero, defined) -> str:
+    """"ok" when the expression is 0 at every point where it is defined, and there are at least
+    ``CHECK_POINTS_NEEDED`` of them; "check failed" when it is not 0 at one; else "check inconclusive"."""
+    if (defined & ~zero).any():
+        return CHECK_FAILED
+    return "ok" if defined.sum() >= CHECK_POINTS_NEEDED else CHECK_INCONCLUSIVE
+
+
+def random_points(rng: random.Random):
+    """Values of x: ``CHECK_POINTS_PER_SCALE`` uniform in [-s, s] for each s in ``CHECK_SCALES``."""
+    return numpy.array([rng.uniform(-scale, scale) for scale in CHECK_SCALES for _ in range(CHECK_POINTS_PER_SCALE)])
+
+
+def check_antiderivative(integrand, antiderivative, rng: random.Random) -> str:
+    """Whether d/dx antiderivative - integrand vanishes at random real x (``random_points``, ``zero_where``)."""
+    x = symbol("x")
+    terms = sympy.Add.make_args(sympy.diff(antiderivative, x)) + sympy.Add.make_args(-integrand)
+    try:
+        return verdict(*zero_where(sympy.Add(*terms, evaluate=False), [x], [random_points(rng)]))
+    except (NameError, TypeError, SyntaxError, KeyError):  # something NumPy cannot evaluate
+        return CHECK_INCONCLUSIVE
+
+
+def check_ode_solution(equation, solution, rng: random.Random) -> str:
+    """Whether ``equation`` (in x, Y, Y') vanishes at Y = solution, Y' = d/dx solution, for random real x
+    (``random_points``) and c in [-3, 3]."""
+    x, c, y, y_prime = symbol("x"), symbol("c"), symbol("Y"), symbol("Y'")
+    xs = random_points(rng)
+    cs = numpy.array([rng.uniform(-3.0, 3.0) for _ in xs])
+    try:
+        ys = numeric_function([x, c], solution)(xs, cs)
+        slopes = numeric_function([x, c], sympy.diff(solution, x))(xs, cs)
+        zero, defined = zero_where(equation, [x, y, y_prime], [xs, ys, slopes])
+    except (NameError, TypeError, SyntaxError, KeyError):
+        return CHECK_INCONCLUSIVE
+    return verdict(zero, defined & numpy.isfinite(ys) & numpy.isfinite(slopes))
+
+
+def known_integrals(examples: Sequence[SymbolicExample]) -> dict[str, tuple[str, ...]]:
+    """The table ``parts`` looks integrals up in: canonical integrand -> antiderivative tokens, from integration
+    pairs (the first pair of each integrand wins)."""
+    table: dict[str, tuple[str, ...]] = {}
+    for example in examples:
+        if example.kind == "integration":
+            table.setdefault(canonical(example.source), tuple(example.target))
+    return table
+
+
+# ---------------------------------------------------------------------------------------------- generation
+
+
+@dataclass
+class GenerationCounts:
+    tried: int = 0  # attempts up to the one that brought the last kept pair (or all, when fewer were kept)
+    kept: int = 0
+    timed_out: int = 0  # attempts killed at the time limit
+    errors: int = 0  # attempts that raised (SymPy errors other than the expected ones)
+    rejected: dict[str, int] = field(default_factory=dict)  # reason -> attempts
+    integral_sources: dict[str, int] = field(default_factory=dict)  # parts: kept pairs by where ∫ f*G came from
+    error_messages: list[str] = field(default_factory=list)  # the first few errors
+
+    def add(self, outcome) -> str | None:
+        """Count one outcome (``timelimit.Outcome``); the reason of a rejection, "kept", "timeout" or "error"."""
+        self.tried += 1
+        if outcome.status == "timeout":
+            self.timed_out += 1
+            return "timeout"
+        if outcome.status != "ok":
+            self.errors += 1
+            if len(self.error_messages) < 5:
+                self.error_messages.append(str(outcome.value))
+            return "error"
+        result: AttemptResult = outcome.value
+        if not result.kept:
+            self.rejected[result.reason] = self.rejected.get(result.reason, 0) + 1
+            return result.reason
+        self.kept += 1
+        if result.integral_source:
+            self.integral_sources[result.integral_source] = self.integral_sources.get(result.integral_source, 0) + 1
+        return "kept"
+
+    def as_dict(self) -> dict:
+        return {
+            "tried": self.tried, "kept": self.kept, "timed_out": self.timed_out, "errors": self.errors,
+            "rejected": dict(sorted(self.rejected.items(), key=lambda item: (-item[1], item[0]))),
+            "integral_sources": dict(sorted(self.integral_sources.items())),
+            "error_messages": list(self.error_messages),
+        }
+
+    def summary(self) -> str:
+        """One line: ``tried 130, kept 100, timed out 3, errors 0, rejected 27 (no x: 12, too long: 9, ...)``."""
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in self.as_dict()["rejected"].items())
+        line = (
+            f"tried {self.tried}, kept {self.kept}, timed out {self.timed_out}, errors {self.errors}, "
+            f"rejected {sum(self.rejected.values())}" + (f" ({reasons})" if reasons else "")
+        )
+        if self.integral_sources:
+            line += "; integral of f*G from " + ", ".join(
+                f"{source} {count}" for source, count in sorted(self.integral_sources.items())
+            )
+        return line
+
+
+def check_arguments(n: int, method: str, max_ops: int, max_tokens: int, workers: int, time_limit: float) -> None:
+    if method not in METHODS:
+        raise NeuromathError(f"unknown symbolic generation method {method!r}; choose one of {', '.join(METHODS)}")
+    if n < 1:
+        raise NeuromathError(f"the number of pairs must be at least 1, not {n}")
+    if max_ops < 1:
+        raise NeuromathError(f"max_ops must be at least 1, not {max_ops}")
+    if max_tokens < 1:
+        raise NeuromathError(f"max_tokens must be at least 1, not {max_tokens}")
+    if workers < 1:
+        raise NeuromathError(f"workers must be at least 1, not {workers}")
+    if not time_limit > 0:
+        raise NeuromathError(f"the time limit must be positive, not {time_limit}")
+
+
+def generate_with_counts(
+    n: int,
+    seed: int,
+    method: str = "backward",
+    max_ops: int = 6,
+    workers: int = 1,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    progress: bool = False,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_attempts: int | None = None,
+    known: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[list[SymbolicExample], GenerationCounts]:
+    """The first ``n`` pairs kept by attempts 0, 1, 2, ... of ``method`` (module docstring), and the counts.
+
+    Attempts go to a ``TimeLimitedPool`` of ``workers`` processes in rounds sized from the rate kept so far, until
+    ``n`` are kept or ``max_attempts`` (default 50 n + 100) were tried; then fewer than ``n`` come back (the counts
+    say why). ``time_limit`` is the wall-clock limit of one attempt, ``max_tokens`` the longest side kept, ``known``
+    the table of integrals ``parts`` looks in first (``known_integrals``). Example ids are ``f"{method}#{k}"``, k
+    the attempt."""
+    check_arguments(n, method, max_ops, max_tokens, workers, time_limit)
+    if max_attempts is None:
+        max_attempts = 50 * n + 100
+    if max_attempts < 1:
+        raise NeuromathError(f"max_attempts must be at least 1, not {max_attempts}")
+    function = functools.partial(run_attempt, known=dict(known)) if known else run_attempt
+    examples: list[SymbolicExample] = []
+    counts = GenerationCounts()
+    bar = progress_bar(n, method, progress)
+    next_attempt = 0
+    try:
+        with TimeLimitedPool(function, workers=workers, time_limit=time_limit) as pool:
+            while len(examples) < n and next_attempt < max_attempts:
+                rate = max(counts.kept / counts.tried, 0.02) if counts.tried else 0.5
+                size = max(workers, math.ceil(1.1 * (n - len(examples)) / rate))
+                size = min(size, 4096, max_attempts - next_attempt)
+                first = next_attempt
+                jobs = [(seed, method, k, max_ops, max_tokens) for k in range(first, first + size)]
+
+                def on_result(offset: int, outcome) -> None:
+                    if outcome.ok and outcome.value.kept and bar.n < n:
+                        bar.update(1)
+
+                outcomes = pool.map(jobs, on_result=on_result)
+                for offset, outcome in enumerate(outcomes):
+                    if len(examples) >= n:
+                        break
+                    if counts.add(outcome) == "kept":
+                        result: AttemptResult = outcome.value
+                        examples.append(SymbolicExample(
+                            result.source, result.target, method=method, id=f"{method}#{first + offset}"
+                        ))
+                next_attempt = first + size
+                bar.n = len(examples)
+                bar.refresh()
+    finally:
+        bar.close()
+    return examples, counts
+
+
+def generate(n: int, rng: random.Random, method: str = "backward", max_ops: int = 6, workers: int = 1,
+             **params) -> list[SymbolicExample]:
+    """The task contract: ``n`` pairs (fewer when the attempt cap is reached) of ``method``, seeded by ``rng``
+    (one draw, ``rng.getrandbits(63)``); ``params`` go to ``generate_with_counts``."""
+    seed = rng.getrandbits(63)
+    return generate_with_counts(n, seed, method=method, max_ops=max_ops, workers=workers, **params)[0]
+
+
+def progress_bar(total: int, method: str, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="pair", desc=f"generating {method}", disable=not enabled, file=sys.stderr,
+                dynamic_ncols=True)
+
+
+@dataclass
+class SymbolicGenerationReport:
+    path: Path
+    stats_path: Path
+    method: str
+    max_ops: int
+    seed: int
+    requested: int
+    written: int
+    counts: GenerationCounts
+    seconds: float
+
+    def summary(self) -> str:
+        rate = self.written / self.seconds if self.seconds > 0 else 0.0
+        lines = [
+            f"wrote {self.written} of {self.requested} {self.method} pairs (max_ops {self.max_ops}, seed {self.seed}) "
+            f"to {self.path} in {self.seconds:.1f} s ({rate:.1f} pairs/s)",
+            self.counts.summary(),
+            f"stats: {self.stats_path}",
+        ]
+        if self.written < self.requested:
+            lines.insert(1, "fewer than asked: the attempt cap was reached")
+        return "\n".join(lines)
+
+
+def generate_symbolic_file(
+    path: str | Path,
+    n: int,
+    method: str = "backward",
+    max_ops: int = 6,
+    seed: int = 0,
+    workers: int = 1,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    progress: bool = True,
+    **params,
+) -> SymbolicGenerationReport:
+    """Generate ``n`` pairs and write them to ``path`` (``count|input<TAB>output``) and ``PATH.stats.json`` (method,
+    max_ops, seed, n asked, the counts, seconds, ...), both atomically. ``params`` go to ``generate_with_counts``."""
+    started = time.perf_counter()
+    path = Path(path)
+    examples, counts = generate_with_counts(
+        n, seed, method=method, max_ops=max_ops, workers=workers, time_limit=time_limit, progress=progress, **params
+    )
+    seconds = time.perf_counter() - started
+    write_pairs(examples, path)
+    stats_path = Path(f"{path}.stats.json")
+    stats = {
+        "method": method, "max_ops": max_ops, "seed": seed, "n_asked": n, "written": len(examples),
+        "time_limit": time_limit, "workers": workers,
+        "max_tokens": params.get("max_tokens", DEFAULT_MAX_TOKENS),
+        "known_integrals": len(params.get("known") or {}), "counts": counts.as_dict(),
+        "seconds": round(seconds, 3),
+    }
+    write_text_atomic(stats_path, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+    return SymbolicGenerationReport(path, stats_path, method, max_ops, seed, n, len(examples), counts, seconds)
