@@ -25,13 +25,10 @@ The methods (one attempt each; ``run_attempt``)
               F; a pair where SymPy's inverse holds on one branch only (F = tan(x (ln c - 1)), G through atan)
               fails the check below and is rejected.
 
-Every kept pair is checked once in the worker before it is kept: its two sides are read back from the written tokens
-and compared at random real points in double precision, over the reals (integration: F' - f vanishes; ODE: the
-equation vanishes at Y = F(x, c), Y' = dF/dx for random x and c). A pair with a point where the check fails, or with
-fewer than ``CHECK_POINTS_NEEDED`` points where both sides are defined and real, is rejected and counted (the
-pairs that are complex wherever they are defined, ``x + acos(4)``, are rejected this way). Checking over the reals
-avoids the branch-cut artefacts of complex floating point (the sign of a zero imaginary part) that would reject right
-pairs. Values of x are drawn at several scales (``CHECK_SCALES``) so that narrow domains (asin(5x)) get points.
+Every kept pair is checked once in the worker before it is kept, by the verifier that evaluation uses
+(``neuromath.tasks.symbolic_verify.check``: numbers at random points first, ``simplify`` when they cannot tell), on
+the tokens as written: a pair it finds wrong is rejected as "check failed", one it cannot decide (or finds invalid)
+as "check inconclusive". So every written pair verifies.
 
 Rejections are counted by reason (``GenerationCounts.rejected``): no x (or no c), too long (more than ``max_tokens``
 tokens on either side, default ``DEFAULT_MAX_TOKENS``), not writable in prefix, undefined (I, zoo, nan, oo), trivial
@@ -60,7 +57,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy
 import sympy  # imported when the workers load this module, so no attempt is charged for it
 
 from neuromath.errors import ExpressionError, NeuromathError
@@ -82,10 +78,6 @@ ODE_LEAF_WEIGHTS = {"x": 3, "c": 2, "integer": 2}  # the solution F(x, c) of a f
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per attempt, every SymPy call of the attempt included
 DEFAULT_MAX_TOKENS = 256  # longest input or output kept, in prefix tokens
-CHECK_SCALES = (0.05, 0.3, 1.0, 3.0, 10.0)  # x is drawn in [-s, s] for each of these ...
-CHECK_POINTS_PER_SCALE = 24  # ... this many times (domains such as asin(5x) or acos(x - 5) are narrow)
-CHECK_POINTS_NEEDED = 3
-CHECK_TOLERANCE = 1e-6  # |sum of terms| <= tolerance * sum of |terms| (double precision)
 
 # rejection reasons (the keys of GenerationCounts.rejected)
 NO_X = "no x"
@@ -242,14 +234,11 @@ def run_attempt(
         source_tokens, target_tokens = writable(source), writable(target)
         if len(source_tokens) > max_tokens or len(target_tokens) > max_tokens:
             raise Rejected(TOO_LONG)
-        try:  # check what is written, read back
-            source_read, target_read = prefix_to_sympy(source_tokens), prefix_to_sympy(target_tokens)
+        try:  # what is written must read back
+            prefix_to_sympy(source_tokens), prefix_to_sympy(target_tokens)
         except ExpressionError:
             raise Rejected(NOT_WRITABLE) from None
-        if method == "ode1":
-            verdict = check_ode_solution(source_read, target_read, rng)
-        else:
-            verdict = check_antiderivative(source_read, target_read, rng)
+        verdict = check_pair("ode1" if method == "ode1" else "integration", source_tokens, target_tokens)
         if verdict != "ok":
             raise Rejected(verdict)
     except Rejected as rejection:
@@ -371,85 +360,19 @@ def ode1_pair(rng, max_ops, table, known):
     return equation, solution, ""
 
 
-# ---------------------------------------------------------------------------------------------- numeric checks
+# ---------------------------------------------------------------------------------------------- the check
 
 
-def numeric_function(variables, expression):
-    """``expression`` as a NumPy function of ``variables`` on real arrays; NaN where it is undefined or not real."""
-    function = sympy.lambdify(variables, expression, modules="numpy", dummify=True)
+def check_pair(kind: str, source_tokens: Sequence[str], target_tokens: Sequence[str]) -> str:
+    """"ok" when the verifier of the task (``neuromath.tasks.symbolic_verify.check``, the one evaluation uses)
+    accepts the output as a solution of the input; ``CHECK_FAILED`` when it finds it wrong; ``CHECK_INCONCLUSIVE``
+    when neither the numbers nor ``simplify`` decide (or the output is invalid)."""
+    from neuromath.tasks.symbolic_verify import check
 
-    def evaluate(*arrays):
-        with numpy.errstate(all="ignore"):
-            values = numpy.asarray(function(*arrays))
-        if numpy.iscomplexobj(values):
-            values = numpy.where(values.imag == 0, values.real, numpy.nan)
-        return numpy.broadcast_to(values.astype(float), numpy.shape(arrays[0]))
-
-    return evaluate
-
-
-def zero_where(expression, variables, arrays):
-    """Two boolean arrays over the points: where ``expression`` is 0 up to rounding, and where it is defined and
-    real. A sum is 0 where |sum| <= ``CHECK_TOLERANCE`` * (sum of |terms|), each term evaluated alone; a product where
-    one factor is 0; a positive power where its base is; anything else where |value| <= 1e-12."""
-    def defined_at(values):
-        return numpy.isfinite(values) & (numpy.abs(values) < 1e150)
-
-    if expression.is_Add:
-        terms = [numeric_function(variables, term)(*arrays) for term in expression.args]
-        values = numpy.stack(terms)  # (terms, points)
-        defined = numpy.all(defined_at(values), axis=0)
-        with numpy.errstate(all="ignore"):
-            zero = numpy.abs(values.sum(axis=0)) <= CHECK_TOLERANCE * numpy.abs(values).sum(axis=0) + 1e-12
-        return zero & defined, defined
-    if expression.is_Mul:
-        factors = [zero_where(factor, variables, arrays) for factor in expression.args]
-        defined = numpy.all([factor_defined for _, factor_defined in factors], axis=0)
-        return numpy.any([factor_zero for factor_zero, _ in factors], axis=0) & defined, defined
-    values = numeric_function(variables, expression)(*arrays)
-    defined = defined_at(values)
-    if expression.is_Pow and expression.exp.is_positive:
-        base_zero, base_defined = zero_where(expression.base, variables, arrays)
-        return base_zero & defined & base_defined, defined & base_defined
-    return (numpy.abs(numpy.where(defined, values, 1.0)) <= 1e-12) & defined, defined
-
-
-def verdict(zero, defined) -> str:
-    """"ok" when the expression is 0 at every point where it is defined, and there are at least
-    ``CHECK_POINTS_NEEDED`` of them; "check failed" when it is not 0 at one; else "check inconclusive"."""
-    if (defined & ~zero).any():
-        return CHECK_FAILED
-    return "ok" if defined.sum() >= CHECK_POINTS_NEEDED else CHECK_INCONCLUSIVE
-
-
-def random_points(rng: random.Random):
-    """Values of x: ``CHECK_POINTS_PER_SCALE`` uniform in [-s, s] for each s in ``CHECK_SCALES``."""
-    return numpy.array([rng.uniform(-scale, scale) for scale in CHECK_SCALES for _ in range(CHECK_POINTS_PER_SCALE)])
-
-
-def check_antiderivative(integrand, antiderivative, rng: random.Random) -> str:
-    """Whether d/dx antiderivative - integrand vanishes at random real x (``random_points``, ``zero_where``)."""
-    x = symbol("x")
-    terms = sympy.Add.make_args(sympy.diff(antiderivative, x)) + sympy.Add.make_args(-integrand)
-    try:
-        return verdict(*zero_where(sympy.Add(*terms, evaluate=False), [x], [random_points(rng)]))
-    except (NameError, TypeError, SyntaxError, KeyError):  # something NumPy cannot evaluate
-        return CHECK_INCONCLUSIVE
-
-
-def check_ode_solution(equation, solution, rng: random.Random) -> str:
-    """Whether ``equation`` (in x, Y, Y') vanishes at Y = solution, Y' = d/dx solution, for random real x
-    (``random_points``) and c in [-3, 3]."""
-    x, c, y, y_prime = symbol("x"), symbol("c"), symbol("Y"), symbol("Y'")
-    xs = random_points(rng)
-    cs = numpy.array([rng.uniform(-3.0, 3.0) for _ in xs])
-    try:
-        ys = numeric_function([x, c], solution)(xs, cs)
-        slopes = numeric_function([x, c], sympy.diff(solution, x))(xs, cs)
-        zero, defined = zero_where(equation, [x, y, y_prime], [xs, ys, slopes])
-    except (NameError, TypeError, SyntaxError, KeyError):
-        return CHECK_INCONCLUSIVE
-    return verdict(zero, defined & numpy.isfinite(ys) & numpy.isfinite(slopes))
+    verdict = check(kind, source_tokens, target_tokens)
+    if verdict == "correct":
+        return "ok"
+    return CHECK_FAILED if verdict == "wrong" else CHECK_INCONCLUSIVE
 
 
 def known_integrals(examples: Sequence[SymbolicExample]) -> dict[str, tuple[str, ...]]:
