@@ -59,7 +59,7 @@ def command_generate_symbolic(args: argparse.Namespace) -> int:
 
     report = generate_symbolic_file(
         args.out, args.n, method=args.method, max_ops=args.max_ops, seed=args.seed, workers=args.workers,
-        time_limit=args.time_limit, progress=args.progress,
+        time_limit=args.time_limit, progress=args.progress, unique=args.unique,
     )
     print(report.summary())
     return 0
@@ -612,6 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
     symbolic.add_argument("--workers", type=int, default=1, help="worker processes")
     symbolic.add_argument("--time-limit", dest="time_limit", type=float, default=5.0,
                           help="seconds per attempt (SymPy's simplify, integrate, solve)")
+    symbolic.add_argument("--unique", action=argparse.BooleanOptionalAction, default=True,
+                          help="keep each input once (canonical form), its count| counting the repeats (default on)")
     symbolic.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     symbolic.set_defaults(handler=command_generate_symbolic)
 

@@ -261,7 +261,10 @@ def generate(n: int, rng, method: str = "backward", max_ops: int = 6, **params) 
 
 
 def generate_options(data, role: str) -> dict:
-    return {"method": data.symbolic_method, "max_ops": data.symbolic_max_ops}
+    """The generator's settings from the config's data section; the output does not depend on the worker count."""
+    import os
+
+    return {"method": data.symbolic_method, "max_ops": data.symbolic_max_ops, "workers": max(1, min(4, os.cpu_count() or 1))}
 
 
 SYMBOLIC_ARITIES = dict(ARITIES)

@@ -47,6 +47,7 @@ Determinism
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -92,6 +93,7 @@ NOT_ONE_SOLUTION = "not one solution for c"
 SOLVE_FAILED = "solve raised"
 NO_DERIVATIVE = "no Y'"
 CHECK_FAILED = "check failed"
+DUPLICATE = "duplicate input (merged, count + 1)"
 CHECK_INCONCLUSIVE = "check inconclusive"
 
 
@@ -418,6 +420,11 @@ class GenerationCounts:
             self.integral_sources[result.integral_source] = self.integral_sources.get(result.integral_source, 0) + 1
         return "kept"
 
+    def add_rejection(self, reason: str) -> None:
+        """Count an attempt rejected here rather than in the worker (a duplicate input)."""
+        self.tried += 1
+        self.rejected[reason] = self.rejected.get(reason, 0) + 1
+
     def as_dict(self) -> dict:
         return {
             "tried": self.tried, "kept": self.kept, "timed_out": self.timed_out, "errors": self.errors,
@@ -467,6 +474,7 @@ def generate_with_counts(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     max_attempts: int | None = None,
     known: Mapping[str, Sequence[str]] | None = None,
+    unique: bool = True,
 ) -> tuple[list[SymbolicExample], GenerationCounts]:
     """The first ``n`` pairs kept by attempts 0, 1, 2, ... of ``method`` (module docstring), and the counts.
 
@@ -474,7 +482,9 @@ def generate_with_counts(
     ``n`` are kept or ``max_attempts`` (default 50 n + 100) were tried; then fewer than ``n`` come back (the counts
     say why). ``time_limit`` is the wall-clock limit of one attempt, ``max_tokens`` the longest side kept, ``known``
     the table of integrals ``parts`` looks in first (``known_integrals``). Example ids are ``f"{method}#{k}"``, k
-    the attempt."""
+    the attempt. With ``unique`` (the default) a pair whose input has the canonical form of a kept one's is not kept
+    again: the kept pair's ``count`` goes up by one (the ``count|`` of Lample & Charton's files) and the attempt is
+    counted as rejected, ``DUPLICATE``; so ``n`` distinct inputs come back."""
     check_arguments(n, method, max_ops, max_tokens, workers, time_limit)
     if max_attempts is None:
         max_attempts = 50 * n + 100
@@ -485,6 +495,7 @@ def generate_with_counts(
     counts = GenerationCounts()
     bar = progress_bar(n, method, progress)
     next_attempt = 0
+    position_of: dict[str, int] = {}  # canonical input -> index in examples (unique)
     try:
         with TimeLimitedPool(function, workers=workers, time_limit=time_limit) as pool:
             while len(examples) < n and next_attempt < max_attempts:
@@ -502,6 +513,14 @@ def generate_with_counts(
                 for offset, outcome in enumerate(outcomes):
                     if len(examples) >= n:
                         break
+                    if unique and outcome.ok and outcome.value.kept:
+                        key = canonical(outcome.value.source)
+                        if key in position_of:
+                            counts.add_rejection(DUPLICATE)
+                            earlier = examples[position_of[key]]
+                            examples[position_of[key]] = dataclasses.replace(earlier, count=earlier.count + 1)
+                            continue
+                        position_of[key] = len(examples)
                     if counts.add(outcome) == "kept":
                         result: AttemptResult = outcome.value
                         examples.append(SymbolicExample(
@@ -579,7 +598,7 @@ def generate_symbolic_file(
     stats = {
         "method": method, "max_ops": max_ops, "seed": seed, "n_asked": n, "written": len(examples),
         "time_limit": time_limit, "workers": workers,
-        "max_tokens": params.get("max_tokens", DEFAULT_MAX_TOKENS),
+        "max_tokens": params.get("max_tokens", DEFAULT_MAX_TOKENS), "unique": params.get("unique", True),
         "known_integrals": len(params.get("known") or {}), "counts": counts.as_dict(),
         "seconds": round(seconds, 3),
     }

@@ -15,6 +15,7 @@ from neuromath.expr.prefix_sympy import prefix_size, prefix_to_sympy, symbol, sy
 from neuromath.tasks.symbolic import SymbolicExample, canonical, read_pairs
 from neuromath.tasks.symbolic_generator import (
     CHECK_FAILED,
+    DUPLICATE,
     ODE_LEAF_WEIGHTS,
     GenerationCounts,
     Rejected,
@@ -316,3 +317,22 @@ def test_bad_arguments_raise(arguments, message):
     call = {"n": 2, "seed": 0, **arguments}
     with pytest.raises(NeuromathError, match=message):
         generate_with_counts(**call)
+
+
+def test_repeated_inputs_are_merged_into_counts_unless_asked_not_to():
+    """One-operator backward pairs repeat often (f = 1 from F = x, ...): kept once, their count| counting repeats."""
+    merged, counts = generate_with_counts(12, 4, method="backward", max_ops=1, time_limit=GENEROUS_LIMIT)
+    plain, plain_counts = generate_with_counts(12, 4, method="backward", max_ops=1, time_limit=GENEROUS_LIMIT,
+                                               unique=False)
+    keys = [canonical(e.source) for e in merged]
+    assert len(set(keys)) == len(keys) == 12
+    duplicates = counts.rejected.get(DUPLICATE, 0)
+    assert duplicates > 0 and sum(e.count for e in merged) == 12 + duplicates
+    assert counts.tried == counts.kept + counts.timed_out + counts.errors + sum(counts.rejected.values())
+    assert len({canonical(e.source) for e in plain}) < 12 and all(e.count == 1 for e in plain)
+    # the pairs kept without merging are, in order, the first occurrences of the merged ones
+    first = []
+    for e in plain:
+        if canonical(e.source) not in [canonical(f.source) for f in first]:
+            first.append(e)
+    assert [(e.source, e.target) for e in first] == [(e.source, e.target) for e in merged[: len(first)]]
