@@ -295,9 +295,10 @@ def command_evaluate_symbolic(args: argparse.Namespace) -> int:
     from neuromath.evaluation.symbolic import evaluate_symbolic, format_report, write_symbolic_report
     from neuromath.tasks.symbolic import read_pairs
 
-    for option in ("modules", "splits", "per_module"):
+    for option in ("modules", "splits", "per_module", "beam", "nbest", "verify"):
         if getattr(args, option) is not None:
-            raise NeuromathError(f"--{option.replace('_', '-')} does not apply to the symbolic task")
+            raise NeuromathError(f"--{option.replace('_', '-')} does not apply to the symbolic task "
+                                 "(it decodes with every width of --beams and verifies every hypothesis)")
     beams = parse_beams(args.beams or "1,10,50")
     skipped: list = []
     examples = read_pairs(args.data, args.format, lenient=args.lenient, skipped=skipped)

@@ -40,7 +40,7 @@ class SymbolicExample:
 
     @property
     def kind(self) -> str:
-        return "ode1" if any(token in FUNCTION_LEAVES for token in self.source) else "integration"
+        return kind_of(self.source)
 
     @property
     def text(self) -> str:  # what held-out generated splits are deduplicated on
@@ -50,6 +50,11 @@ class SymbolicExample:
     def size(self) -> int:
         """Operators in the input: the size reports group by."""
         return prefix_size(self.source)
+
+
+def kind_of(source: Sequence[str]) -> str:
+    """"ode1" when the input holds the unknown function (``Y``, ``Y'``, ``Y''``), else "integration"."""
+    return "ode1" if any(token in FUNCTION_LEAVES for token in source) else "integration"
 
 
 # --- the file format ---------------------------------------------------------------------------------
@@ -107,10 +112,7 @@ def read_pairs(
             if skipped is not None:
                 skipped.append(DataFormatError(path, number, str(error)))
             continue
-        example = SymbolicExample(tuple(source), tuple(target), count, method or "", f"{path}:{number}")
-        if not method:
-            example = SymbolicExample(example.source, example.target, count, example.kind, example.id)
-        examples.append(example)
+        examples.append(SymbolicExample(tuple(source), tuple(target), count, method or kind_of(source), f"{path}:{number}"))
     return examples
 
 

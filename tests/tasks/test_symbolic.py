@@ -107,3 +107,14 @@ def test_the_task_description():
     assert not task.equation_matches(["add", "pow", "x", "INT+", "2", "INT+", "1"], example)
     assert task.target_grammar.arity("add") == 2 and task.target_grammar.arity("sin") == 1
     assert "INT+" in task.target_grammar.number_starts
+
+
+def test_generate_command_writes_pairs_stats_and_counts(tmp_path, capsys):
+    out = tmp_path / "ode.txt"
+    assert main(["generate", "symbolic", "--method", "ode1", "--n", "2", "--max-ops", "2", "--seed", "3",
+                 "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "wrote 2 of 2 ode1 pairs" in printed and "tried" in printed
+    examples = read_pairs(out)
+    assert len(examples) == 2 and all(e.method == "ode1" and e.kind == "ode1" for e in examples)
+    assert json.loads((tmp_path / "ode.txt.stats.json").read_text())["counts"]["kept"] == 2
