@@ -84,6 +84,10 @@ class TimeLimitedPool:
         self.workers: list[_Worker] = []
         self.timeouts = 0  # workers killed at their limit over the pool's life
 
+    def start(self) -> None:
+        """Start the worker processes now rather than at the first call (they do not wait for them to be ready)."""
+        self._start_missing()
+
     def _start_missing(self) -> None:
         self.workers = [w for w in self.workers if w.process.is_alive() or w.job is not None]
         while len(self.workers) < self.n_workers:

@@ -871,90 +871,47 @@ def has_inexact_zero(tree: EquationNode) -> bool:
     return False
 
 
-def _sympy_worker(connection) -> None:
-    """The loop of the SymPy worker process: receive an equation (its pre-order ``func`` and ``vars`` strings, which
-    pickle flat however deep the tree is), answer whether simplify(lhs - rhs) is 0."""
+def simplify_difference_is_zero(func: str, variables: str) -> bool:
+    """Whether ``simplify(lhs - rhs) == 0`` for the equation of pre-order ``func`` / ``vars`` strings (which pickle
+    flat however deep the tree is). Runs in ``SympyJudge``'s worker."""
     import sympy
 
     from neuromath.tasks.identities import parse_preorder, to_sympy
 
-    connection.send("ready")
-    while True:
-        try:
-            equation = connection.recv()
-        except (EOFError, OSError):
-            return
-        if equation is None:
-            return
-        try:
-            expression = to_sympy(parse_preorder(*equation))
-            connection.send(bool(sympy.simplify(expression.lhs - expression.rhs) == 0))
-        except Exception as error:  # a SymPy failure is an undecided case, reported, never a crash of the loop
-            connection.send(f"error: {type(error).__name__}: {error}")
+    expression = to_sympy(parse_preorder(func, variables))
+    return bool(sympy.simplify(expression.lhs - expression.rhs) == 0)
 
 
 class SympyJudge:
-    """Asks SymPy whether ``simplify(lhs - rhs) == 0`` in a worker process with a time limit: when the limit
-    passes, the worker is killed and a new one is started for the next question (no SIGALRM)."""
+    """Asks SymPy whether ``simplify(lhs - rhs) == 0`` in a worker process with a time limit (a one-worker
+    ``TimeLimitedPool``): when the limit passes, the worker is killed and a new one is started for the next question
+    (no SIGALRM)."""
 
     def __init__(self, timeout: float = 2.0, start_method: str = "spawn", startup_timeout: float = 120.0):
-        self.timeout = timeout
-        self.startup_timeout = startup_timeout
-        self.context = multiprocessing.get_context(start_method)
-        self.process = None
-        self.connection = None
-        self.timeouts = 0
+        from neuromath.timelimit import TimeLimitedPool
+
+        self.pool = TimeLimitedPool(simplify_difference_is_zero, workers=1, time_limit=timeout,
+                                    startup_timeout=startup_timeout, start_method=start_method)
         self.errors: list[str] = []
 
+    @property
+    def timeouts(self) -> int:
+        return self.pool.timeouts
+
     def start(self) -> None:
-        """Start the worker and wait until SymPy is imported (this wait does not count against ``timeout``)."""
-        if self.process is not None and self.process.is_alive():
-            return
-        parent_end, child_end = self.context.Pipe()
-        self.process = self.context.Process(target=_sympy_worker, args=(child_end,), daemon=True)
-        self.process.start()
-        child_end.close()
-        self.connection = parent_end
-        try:
-            started = parent_end.poll(self.startup_timeout) and parent_end.recv() == "ready"
-        except (EOFError, OSError):
-            started = False
-        if not started:
-            self.stop()
-            raise RuntimeError("the SymPy worker process did not start")
+        """Start the worker now (its start-up, importing SymPy, is never charged to a question anyway)."""
+        self.pool.start()
 
     def simplifies_to_zero(self, equation: EquationNode) -> bool | None:
         """True when SymPy simplifies lhs - rhs to 0, False when it finishes with something else (not a proof that
         the equation is false), None when the time limit passed or SymPy failed."""
-        self.start()
-        self.connection.send(to_preorder(equation))
-        if not self.connection.poll(self.timeout):
-            self.timeouts += 1
-            self.stop()
-            return None
-        answer = self.connection.recv()
-        if isinstance(answer, str):
-            self.errors.append(answer)
-            return None
-        return answer
-
-    def stop(self) -> None:
-        if self.process is not None:
-            if self.process.is_alive():
-                self.process.kill()
-            self.process.join()
-        if self.connection is not None:
-            self.connection.close()
-        self.process = self.connection = None
+        outcome = self.pool.run(*to_preorder(equation))
+        if outcome.status == "error":
+            self.errors.append(f"error: {outcome.value}")
+        return outcome.value if outcome.ok else None
 
     def close(self) -> None:
-        if self.process is not None and self.process.is_alive() and self.connection is not None:
-            try:
-                self.connection.send(None)
-                self.process.join(1.0)
-            except (OSError, BrokenPipeError):
-                pass
-        self.stop()
+        self.pool.close()
 
     def __enter__(self) -> SympyJudge:
         return self
