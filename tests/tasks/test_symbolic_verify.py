@@ -218,3 +218,15 @@ def test_the_time_limit_ends_a_hypothesis_that_never_finishes():
     result = sv.verdicts([(NEVER_BUILT, example), (prefix(x**2), example)], workers=1, time_limit=1.0)
     assert result == ["timeout", "correct"]  # the killed worker was replaced for the next job
     assert time.monotonic() - started < 20
+
+
+def test_the_time_limit_ends_a_simplify_that_runs_for_minutes():
+    """simplify(H' - f) on these sums of expanded powers ran past 200 s on the development machine; numbers first
+    settle the same hypothesis at once."""
+    F = sympy.expand((sympy.sin(x) + sympy.cos(2 * x) + sympy.exp(x) + sympy.sqrt(x) + sympy.atan(x)) ** 5)
+    G = sympy.expand_trig(sympy.expand((sympy.sin(3 * x) + sympy.cosh(x) + sympy.log(x)) ** 4))
+    example = integration(sympy.diff(F, x), F)
+    started = time.monotonic()
+    assert sv.verdicts([(prefix(F + G), example)], workers=1, time_limit=1.0, mode="simplify_only") == ["timeout"]
+    assert time.monotonic() - started < 20
+    assert sv.verdicts([(prefix(F + G), example)], workers=1, time_limit=5.0) == ["wrong"]
