@@ -43,7 +43,7 @@ import torch.nn.functional as F
 from neuromath.config import ModelConfig
 from neuromath.decoding.beam import beam_search
 from neuromath.expr.grammar import TreeGrammar
-from neuromath.models import build_model
+from neuromath.models import ModelInputs, build_model
 from neuromath.text import Vocabulary
 
 PAD_ID, BOS_ID, EOS_ID = Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id
@@ -126,7 +126,7 @@ def collate(pairs: list[tuple[list[int], list[int]]]) -> dict:
 def build_variant(name: str, fit_pairs) -> torch.nn.Module:
     config = ModelConfig(**BASE_CONFIG, **VARIANTS[name])
     classes = GRAMMAR.token_classes(TOKENS)
-    model = build_model(config, len(TOKENS), len(TOKENS), PAD_ID, source_classes=classes, target_classes=classes)
+    model = build_model(config, ModelInputs(len(TOKENS), len(TOKENS), PAD_ID, source_classes=classes, target_classes=classes))
     # Tree relative attention gives its relation ids to the most frequent relations, as training does.
     model.fit_structure([source for source, _ in fit_pairs], [target[:-1] for _, target in fit_pairs])
     return model

@@ -31,7 +31,6 @@ Model contract as in ``neuromath.models.transformer``: forward / encode / decode
 
 from __future__ import annotations
 
-from typing import Sequence
 
 import torch
 from torch import nn
@@ -39,6 +38,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
+from neuromath.models.inputs import ModelInputs
 from neuromath.nn.group_attention import GROUPS, GroupAttentionBlock, group_masks, span_roles_from_ids
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS
@@ -78,21 +78,13 @@ class RecurrentSeq2Seq(nn.Module):
     attention = True
     group_attention = False
 
-    def __init__(
-        self,
-        config: ModelConfig,
-        source_vocab_size: int,
-        target_vocab_size: int,
-        pad_id: int = 0,
-        source_classes=None,
-        target_classes=None,
-        source_tokens: Sequence[str] | None = None,
-    ):
+    def __init__(self, config: ModelConfig, inputs: ModelInputs):
         super().__init__()
         self.config = config
-        self.pad_id = pad_id
-        self.source_embedding = nn.Embedding(source_vocab_size, config.d_model, padding_idx=pad_id)
-        self.target_embedding = nn.Embedding(target_vocab_size, config.d_model, padding_idx=pad_id)
+        pad_id = self.pad_id = inputs.pad_id
+        source_tokens = inputs.source_tokens
+        self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=pad_id)
+        self.target_embedding = nn.Embedding(inputs.target_vocab_size, config.d_model, padding_idx=pad_id)
         self.dropout = nn.Dropout(config.dropout)
         between_layers = config.dropout if config.n_encoder_layers > 1 else 0.0
         if self.encoder_kind == "bilstm":
@@ -128,7 +120,7 @@ class RecurrentSeq2Seq(nn.Module):
         if self.attention:
             self.score = nn.Linear(memory_size, config.decoder_hidden, bias=False)  # W in h_t W m_s
             self.combine = nn.Linear(memory_size + config.decoder_hidden, config.decoder_hidden, bias=False)  # W_c
-        self.output = nn.Linear(config.decoder_hidden, target_vocab_size)
+        self.output = nn.Linear(config.decoder_hidden, inputs.target_vocab_size)
 
     # -- encoder ---------------------------------------------------------------------------------------------------
     def encode(self, batch: dict) -> dict:

@@ -32,7 +32,7 @@ from torch import nn
 
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
-from neuromath.expr.grammar import TokenClasses
+from neuromath.models.inputs import ModelInputs
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
 import neuromath.nn.attention  # noqa: F401  (registers the attention kernels)
@@ -171,19 +171,11 @@ class DecoderLayer(nn.Module):
 
 @MODELS.register("transformer")
 class Transformer(nn.Module):
-    def __init__(
-        self,
-        config: ModelConfig,
-        source_vocab_size: int,
-        target_vocab_size: int,
-        pad_id: int = 0,
-        source_classes: TokenClasses | None = None,
-        target_classes: TokenClasses | None = None,
-        source_tokens=None,  # the source tokens by id; the Transformer does not read them
-    ):
+    def __init__(self, config: ModelConfig, inputs: ModelInputs):
         super().__init__()
         self.config = config
-        self.pad_id = pad_id
+        pad_id = self.pad_id = inputs.pad_id
+        source_classes, target_classes = inputs.source_classes, inputs.target_classes
         d_model = config.d_model
         plan = resolve_structure(
             config,
@@ -200,8 +192,8 @@ class Transformer(nn.Module):
         def encoding_in(side):
             return encoding if side in plan["sides"] else sinusoidal
 
-        self.source_embedding = nn.Embedding(source_vocab_size, d_model, padding_idx=pad_id)
-        self.target_embedding = nn.Embedding(target_vocab_size, d_model, padding_idx=pad_id)
+        self.source_embedding = nn.Embedding(inputs.source_vocab_size, d_model, padding_idx=pad_id)
+        self.target_embedding = nn.Embedding(inputs.target_vocab_size, d_model, padding_idx=pad_id)
         self.source_positions = encoding_in("encoder").build(config)
         self.target_positions = encoding_in("decoder").build(config)
         role = plan["embedding"] == "role"
@@ -226,8 +218,8 @@ class Transformer(nn.Module):
         # Pre-LN stacks end with a LayerNorm; post-LN layers already normalise their output.
         self.encoder_norm = nn.LayerNorm(d_model) if config.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(d_model) if config.norm_first else nn.Identity()
-        self.output_bias = nn.Parameter(torch.zeros(target_vocab_size))
-        self.output = None if config.share_embeddings else nn.Linear(d_model, target_vocab_size, bias=False)
+        self.output_bias = nn.Parameter(torch.zeros(inputs.target_vocab_size))
+        self.output = None if config.share_embeddings else nn.Linear(d_model, inputs.target_vocab_size, bias=False)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -9,7 +9,7 @@ from neuromath.decoding.beam import Hypothesis, beam_search
 from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.expr.grammar import TreeGrammar
-from neuromath.models import build_model
+from neuromath.models import ModelInputs, build_model
 from neuromath.text import Vocabulary
 
 EOS = Vocabulary.eos_id
@@ -252,7 +252,7 @@ def tiny_transformer(seed=0, weight_std=None):
     untrained model's outputs vary more (some rows stop early, others do not)."""
     torch.manual_seed(seed)
     config = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32, dropout=0.0)
-    model = build_model(config, 11, 9).eval()
+    model = build_model(config, ModelInputs(11, 9)).eval()
     if weight_std is not None:
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():

@@ -11,7 +11,7 @@ from neuromath.config import ModelConfig
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
-from neuromath.models import build_model
+from neuromath.models import ModelInputs, build_model
 from neuromath.nn.group_attention import span_roles_from_ids
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS, span_roles
 from neuromath.text import Vocabulary
@@ -101,7 +101,7 @@ def batch_of(examples, source_vocab, target_vocab):
 def small_model(name, source_vocab, target_vocab, **changes):
     values = dict(name=name, d_model=32, encoder_hidden=24, decoder_hidden=48, n_heads=4, d_ff=64, dropout=0.0)
     values.update(changes)
-    return build_model(ModelConfig(**values), len(source_vocab), len(target_vocab), source_tokens=source_vocab.tokens)
+    return build_model(ModelConfig(**values), ModelInputs(len(source_vocab), len(target_vocab), source_tokens=source_vocab.tokens))
 
 
 @pytest.mark.parametrize("name", RECURRENT)
@@ -181,4 +181,4 @@ def test_bad_group_settings_are_config_errors(changes, message):
 
 def test_group_attention_needs_the_source_tokens():
     with pytest.raises(ConfigError, match="source vocabulary"):
-        build_model(ModelConfig(name="group_attention", d_model=16, encoder_hidden=8, decoder_hidden=16), 20, 8)
+        build_model(ModelConfig(name="group_attention", d_model=16, encoder_hidden=8, decoder_hidden=16), ModelInputs(20, 8))

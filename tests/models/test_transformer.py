@@ -5,7 +5,7 @@ from neuromath.config import ModelConfig
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.expr.grammar import TreeGrammar
-from neuromath.models import build_model
+from neuromath.models import ModelInputs, build_model
 from neuromath.nn.attention import StandardAttention
 from neuromath.nn.positions import SinusoidalPositions
 from neuromath.registry import ATTENTION, POSITIONS
@@ -25,7 +25,7 @@ def tiny(trees=True, **changes):
         classes = dict(
             source_classes=GRAMMAR.token_classes(SOURCE_TOKENS), target_classes=GRAMMAR.token_classes(TARGET_TOKENS)
         )
-    return build_model(ModelConfig(**values), source_vocab_size=11, target_vocab_size=9, **classes).eval()
+    return build_model(ModelConfig(**values), ModelInputs(source_vocab_size=11, target_vocab_size=9, **classes)).eval()
 
 
 def batch(seed=0):
@@ -105,14 +105,14 @@ def test_variants_are_placed_where_the_config_says():
         tiny(embedding="fancy")
     source_only = build_model(
         ModelConfig(d_model=16, n_heads=2, d_ff=32, tree_depth=4, positions="tree", attention="tree_relative"),
-        11, 9, source_classes=GRAMMAR.token_classes(SOURCE_TOKENS),
+        ModelInputs(11, 9, source_classes=GRAMMAR.token_classes(SOURCE_TOKENS)),
     )
     assert source_only.plan["sides"] == ("encoder",) and source_only.plan["places"] == ("encoder",)
     assert source_only.target_tree is None and type(source_only.decoder_layers[0].self_attention) is StandardAttention
 
 
 def test_role_embedding_starts_as_n_1_1_on_unit_inputs():
-    model = build_model(ModelConfig(d_model=64, n_heads=2, d_ff=32, attention="tp"), 300, 300)
+    model = build_model(ModelConfig(d_model=64, n_heads=2, d_ff=32, attention="tp"), ModelInputs(300, 300))
     token = model.source_embedding.weight[1:] * 8.0  # E x sqrt(d)
     assert abs(token.std().item() - 1.0) < 0.05  # unit-scale embedded tokens
     role = model.source_role.role(token)  # r = W_p e + b_p

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from neuromath.config import ModelConfig
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.expr.grammar import TreeGrammar
-from neuromath.models import build_model
+from neuromath.models import ModelInputs, build_model
 
 TOKENS = ["<pad>", "<bos>", "<eos>", "<unk>", "+", "*", "neg", "a", "b", "c", "d"]
 GRAMMAR = TreeGrammar({"+": 2, "*": 2, "neg": 1})
@@ -80,7 +80,7 @@ def test_variant_learns_to_copy_expressions(variant, one_thread):
     torch.manual_seed(0)
     config = ModelConfig(d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, **VARIANTS[variant])
     classes = GRAMMAR.token_classes(TOKENS)
-    model = build_model(config, len(TOKENS), len(TOKENS), source_classes=classes, target_classes=classes)
+    model = build_model(config, ModelInputs(len(TOKENS), len(TOKENS), source_classes=classes, target_classes=classes))
     train, test = make_data(1200, seed=1), make_data(200, seed=2)
     model.fit_structure([s for s, _ in train], [t[:-1] for _, t in train])
     before = exact_match(model, test)
