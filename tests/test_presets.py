@@ -1,0 +1,221 @@
+"""The presets in configs/ name only what differs from the defaults, and only keys that apply to their task and model.
+
+tests/fixtures/presets_resolved.json is every preset as the code resolved it before the presets were shortened
+(``{preset path: config_to_dict(load_config(path))}``, every key written out); the presets must still resolve to it
+wherever a key applies to the preset's task and model.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from neuromath.config import (
+    MODEL_KEYS,
+    MODEL_NAMES,
+    TASK_KEYS,
+    TASK_NAMES,
+    Config,
+    applies,
+    config_to_dict,
+    load_config,
+    save_config,
+    show_config,
+    why_not_applicable,
+)
+from neuromath.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = json.loads((ROOT / "tests" / "fixtures" / "presets_resolved.json").read_text(encoding="utf-8"))
+PRESETS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "configs").rglob("*.yaml"))
+DEFAULTS = config_to_dict(Config())
+
+
+def applying(values: dict) -> dict:
+    """The keys of a full config dict that apply to its own task and model (from the applicability table)."""
+    task, model = values["data"]["task"], values["model"]["name"]
+    return {
+        section: {
+            key: value for key, value in keys.items() if why_not_applicable(f"{section}.{key}", task, model) is None
+        }
+        for section, keys in values.items()
+    }
+
+
+def test_the_presets_are_the_snapshot_presets():
+    assert PRESETS == sorted(FIXTURE)
+    assert len(PRESETS) >= 40
+
+
+@pytest.mark.parametrize("preset", sorted(FIXTURE))
+def test_each_preset_resolves_as_before_where_its_keys_apply(preset):
+    before = FIXTURE[preset]
+    config = load_config(ROOT / preset, strict=True)
+    after = config_to_dict(config)
+    assert after["data"]["task"] == before["data"]["task"] and after["model"]["name"] == before["model"]["name"]
+    assert applying(after) == applying(before)
+    for section, keys in after.items():  # what does not apply is not named, so it keeps its default
+        for key, value in keys.items():
+            if not applies(f"{section}.{key}", config):
+                assert value == DEFAULTS[section][key], f"{preset}: {section}.{key}"
+
+
+def test_presets_do_not_all_apply_every_key():
+    """The comparison above skips something only where the table says a key does not apply; make sure it compares
+    most keys and skips the ones it should (a table that applied nothing would pass it vacuously)."""
+    compared = sum(len(keys) for preset in FIXTURE for keys in applying(FIXTURE[preset]).values())
+    total = sum(len(keys) for preset in FIXTURE for keys in FIXTURE[preset].values())
+    assert 0.5 * total < compared < total
+    word_problems = applying(FIXTURE["configs/word_problems/transformer.yaml"])
+    assert "modules" not in word_problems["data"] and "encoder_hidden" not in word_problems["model"]
+    assert "d_model" in word_problems["model"] and "beam" in word_problems["decode"]
+    tree_lstm = applying(FIXTURE["configs/identities/tree_lstm.yaml"])
+    assert "train_depths" in tree_lstm["data"] and "dropout" not in tree_lstm["model"]
+    assert "batch_size" in tree_lstm["decode"] and "beam" not in tree_lstm["decode"]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_each_preset_names_its_task_and_model_and_only_what_differs(preset):
+    text = (ROOT / preset).read_text(encoding="utf-8")
+    assert text.startswith("#"), f"{preset}: the comment that explains the preset comes first"
+    values = yaml.safe_load(text)
+    assert list(values) == [section for section in DEFAULTS if section in values]  # data, model, optim, train, decode
+    assert "task" in values["data"] and "name" in values["model"]
+    task, model = values["data"]["task"], values["model"]["name"]
+    for section, keys in values.items():
+        assert list(keys) == [key for key in DEFAULTS[section] if key in keys], f"{preset}: {section} out of order"
+        for key, value in keys.items():
+            if (section, key) in (("data", "task"), ("model", "name")):
+                continue
+            assert why_not_applicable(f"{section}.{key}", task, model) is None, f"{preset}: {section}.{key}"
+            assert value != DEFAULTS[section][key], f"{preset}: {section}.{key} is the default {value!r}"
+
+
+def write_yaml(path: Path, values: dict) -> Path:
+    path.write_text(yaml.safe_dump(values, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_file_with_a_key_that_does_not_apply_is_refused(tmp_path):
+    path = write_yaml(tmp_path / "mine.yaml", {"data": {"task": "word_problems", "modules": "arithmetic__*"},
+                                               "model": {"name": "transformer"}})
+    with pytest.raises(ConfigError) as error:
+        load_config(path, strict=True)
+    assert str(error.value) == (
+        f"{path}: data.modules does not apply to the word_problems task (it applies to: mathematics_dataset)"
+    )
+    assert load_config(path).data.modules == "arithmetic__*"  # a run folder's config.yaml: read back as written
+
+
+def test_model_keys_are_refused_for_models_that_do_not_read_them_default_values_included(tmp_path):
+    path = write_yaml(tmp_path / "tree.yaml", {"data": {"task": "identities"},
+                                               "model": {"name": "tree_lstm", "attention": "tp", "dropout": 0.1},
+                                               "decode": {"beam": 4}})
+    with pytest.raises(ConfigError) as error:
+        load_config(path, strict=True)
+    message = str(error.value)
+    for key in ("model.attention", "model.dropout", "decode.beam"):
+        assert f"{path}: {key} does not apply to the tree_lstm model" in message
+    assert "model.dropout does not apply to the tree_lstm model (it applies to: transformer, dns, bilstm_seq2seq, " \
+        "group_attention)" in message
+
+
+def test_set_of_a_key_that_does_not_apply_is_refused():
+    preset = ROOT / "configs/word_problems/transformer.yaml"
+    with pytest.raises(ConfigError) as error:
+        load_config(preset, ["data.modules=x"], strict=True)
+    assert str(error.value) == (
+        f"{preset}, --set data.modules=x: data.modules does not apply to the word_problems task "
+        "(it applies to: mathematics_dataset)"
+    )
+    no_groups = r"^--set model.groups=global: model.groups does not apply to the transformer model"
+    with pytest.raises(ConfigError, match=no_groups):
+        load_config(None, ["model.groups=global"], strict=True)
+    with pytest.raises(ConfigError, match="data.modules does not apply"):
+        show_config(preset, ["data.modules=x"])
+
+
+def test_the_final_task_and_model_decide_and_the_message_names_who_gave_the_key():
+    preset = ROOT / "configs/word_problems/tp_transformer.yaml"  # model.attention: tp
+    with pytest.raises(ConfigError) as error:
+        load_config(preset, ["model.name=dns"], strict=True)
+    assert str(error.value) == f"{preset}: model.attention does not apply to the dns model (it applies to: transformer)"
+    changed = load_config(ROOT / "configs/word_problems/transformer.yaml",
+                          ["data.task=mathematics_dataset", "data.modules=numbers__*"], strict=True)
+    assert changed.data.modules == "numbers__*"
+
+
+def test_names_the_table_does_not_know_are_not_checked():
+    config = load_config(None, ["model.name=my_own_model", "model.groups=global", "data.task=my_task",
+                                "data.modules=x"], strict=True)
+    assert config.model.groups == "global" and config.data.modules == "x"
+
+
+@pytest.mark.parametrize("preset", ["configs/identities/tree_lstm.yaml", "configs/word_problems/dns.yaml",
+                                    "configs/word_problems/jaccard.yaml", "configs/symbolic/tree_relative_paper.yaml"])
+def test_a_run_config_written_in_full_by_earlier_versions_still_loads(tmp_path, preset):
+    old = FIXTURE[preset]  # every key, some that do not apply with values other than the defaults
+    path = write_yaml(tmp_path / "config.yaml", old)
+    config = load_config(path)
+    assert config_to_dict(config) == old
+    assert applying(config_to_dict(config, applicable_only=True)) == applying(old)
+    with pytest.raises(ConfigError, match="does not apply"):  # a full file is no preset: strict refuses it
+        load_config(path, strict=True)
+
+
+def test_an_old_run_resumes_with_the_shortened_preset(tmp_path):
+    """check_resume_config compares what applies: the old identities runs saved model.dropout 0.0, which no
+    classifier reads and which the shortened preset no longer names."""
+    from neuromath.training.run import check_resume_config
+
+    preset = "configs/identities/tree_lstm.yaml"
+    saved = load_config(write_yaml(tmp_path / "config.yaml", FIXTURE[preset]))
+    check_resume_config(saved, load_config(ROOT / preset, strict=True))
+    with pytest.raises(ConfigError, match="model.d_model: 50 -> 64"):
+        check_resume_config(saved, load_config(ROOT / preset, ["model.d_model=64"], strict=True))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_save_config_writes_exactly_the_keys_that_apply_and_round_trips(tmp_path, preset):
+    config = load_config(ROOT / preset, strict=True)
+    save_config(config, tmp_path / "config.yaml")
+    saved = yaml.safe_load((tmp_path / "config.yaml").read_text(encoding="utf-8"))
+    expected = {section: [key for key in keys if applies(f"{section}.{key}", config)]
+                for section, keys in DEFAULTS.items()}
+    assert {section: list(keys) for section, keys in saved.items()} == expected
+    assert load_config(tmp_path / "config.yaml", strict=True) == config
+    assert yaml.safe_load(show_config(ROOT / preset)) == saved
+
+
+def test_show_config_resolves_overrides_and_lists_every_applying_key():
+    shown = yaml.safe_load(show_config(ROOT / "configs/word_problems/transformer.yaml", ["model.d_model=64"]))
+    assert shown["model"]["d_model"] == 64 and shown["data"]["generate_train"] == 4000
+    assert shown["optim"]["betas"] == [0.9, 0.98] and shown["decode"]["beam"] == 1
+    assert "modules" not in shown["data"] and "stack_depth" not in shown["model"]
+    assert "plateau_factor" not in shown["optim"]
+    jaccard = yaml.safe_load(show_config(ROOT / "configs/word_problems/jaccard.yaml"))
+    assert jaccard["model"] == {"name": "jaccard"} and jaccard["optim"] == jaccard["train"] == jaccard["decode"] == {}
+
+
+def test_the_table_names_real_keys_tasks_and_models():
+    for key, names in TASK_KEYS.items():
+        section, name = key.split(".")
+        assert section == "data" and name in DEFAULTS["data"] and set(names) <= set(TASK_NAMES), key
+    for key, names in MODEL_KEYS.items():
+        section, _, name = key.partition(".")
+        assert section in DEFAULTS and section != "data" and (not name or name in DEFAULTS[section]), key
+        assert set(names) <= set(MODEL_NAMES), key
+    assert "data.task" not in TASK_KEYS and "model.name" not in MODEL_KEYS and "model" not in MODEL_KEYS
+
+
+def test_every_registered_task_and_model_is_in_the_table():
+    """A new task or model must add its name to neuromath/config.py, or its keys go unchecked."""
+    import neuromath.models  # noqa: F401  (registers the sequence models)
+    import neuromath.models.identities  # noqa: F401  (registers the equation classifiers)
+    import neuromath.tasks  # noqa: F401  (registers the tasks)
+    from neuromath.models.retrieval import SIMILARITIES
+    from neuromath.registry import CLASSIFIERS, MODELS, TASKS
+
+    assert set(TASKS.names()) == set(TASK_NAMES)
+    assert set(MODELS.names()) | set(CLASSIFIERS.names()) | set(SIMILARITIES) == set(MODEL_NAMES)
