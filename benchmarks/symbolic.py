@@ -5,16 +5,16 @@ Usage: ``python benchmarks/symbolic.py [--quick] [--antiderivatives N] [--time-l
 
 A script, not a test: it prints numbers and a target with PASS / FAIL, and always exits 0.
 
-1. Verification (``neuromath.tasks.symbolic_verify``). Random antiderivatives F (SymPy expressions of 1 to
+1. Verification (``neuromath.tasks.symbolic.verify``). Random antiderivatives F (SymPy expressions of 1 to
    --max-ops operators, drawn uniformly, over x, small integers and sin cos tan exp log sqrt atan sinh cosh) give
-   integrands f = F'. Each F gives five hypotheses: three right (F, F + 3, and F rewritten by expand / together / expand_trig / factor, or
-   F + sin(x)**2 + cos(x)**2 - 1 when none of them changes it) and two wrong (2 F and F + x). The same list is
-   verified twice in the same run, one worker each: numeric-first (random points, simplify only when they are
-   inconclusive) and simplify-only (simplify(F' - f) == 0, the check of Lample & Charton). Printed: hypotheses per
-   second of each, their ratio (target: numeric-first at least 5x faster), how often the two verdicts agree (a
-   hypothesis that timed out in either arm is listed apart, not counted), and each arm's accuracy against the
-   labels of the construction. Each arm starts its own worker, warmed up before the clock starts.
-2. Generation (``neuromath.tasks.symbolic_generator.generate_with_counts``, one worker): for each method
+   integrands f = F'. Each F gives five hypotheses: three right (F, F + 3, and F rewritten by expand / together /
+   expand_trig / factor, or F + sin(x)**2 + cos(x)**2 - 1 when none of them changes it) and two wrong (2 F and
+   F + x). The same list is verified twice in the same run, one worker each: numeric-first (random points, simplify
+   only when they are inconclusive) and simplify-only (simplify(F' - f) == 0, the check of Lample & Charton).
+   Printed: hypotheses per second of each, their ratio (target: numeric-first at least 5x faster), how often the two
+   verdicts agree (a hypothesis that timed out in either arm is listed apart, not counted), and each arm's accuracy
+   against the labels of the construction. Each arm starts its own worker, warmed up before the clock starts.
+2. Generation (``neuromath.tasks.symbolic.generator.generate_with_counts``, one worker): for each method
    (backward, forward, parts, ode1) kept pairs per second (the worker's start-up included) and kept / tried, with
    the time-outs and the most frequent reasons for rejection.
 """
@@ -35,10 +35,10 @@ import numpy
 import sympy
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.prefix_sympy import prefix_to_sympy, symbol, sympy_to_prefix
+from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol, sympy_to_prefix
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks import symbolic_verify
 from neuromath.tasks.symbolic import METHODS, SymbolicExample
+from neuromath.tasks.symbolic import verify as symbolic_verify
 
 SPEEDUP_TARGET = 5.0
 MAX_INTEGRAND_TOKENS = 120
@@ -216,9 +216,9 @@ def print_verification(result: dict, time_limit: float) -> None:
 def measure_generation(n: int, seed: int, max_ops: int) -> dict | str:
     """Per method: kept pairs per second and kept / tried; a message instead when the generator is missing."""
     try:
-        from neuromath.tasks.symbolic_generator import generate_with_counts
+        from neuromath.tasks.symbolic.generator import generate_with_counts
     except ImportError as error:
-        return f"neuromath.tasks.symbolic_generator cannot be imported ({error}); generation not measured"
+        return f"neuromath.tasks.symbolic.generator cannot be imported ({error}); generation not measured"
     rows = {}
     for method in METHODS:
         started = time.perf_counter()

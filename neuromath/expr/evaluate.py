@@ -1,11 +1,9 @@
-"""Exact evaluation of expression trees with fractions, and conversion to SymPy."""
+"""Exact evaluation of expression trees with fractions (SymPy conversions: ``neuromath.expr.sympy_bridge``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
-
-import sympy
 
 from neuromath.errors import ExpressionError
 from neuromath.expr.numbers import is_number, parse_number
@@ -18,7 +16,8 @@ MAX_RESULT_BITS = 100_000
 Bindings = Mapping[str, Fraction | int | str]
 
 
-def _binding_values(bindings: Bindings | None) -> dict[str, Fraction]:
+def binding_values(bindings: Bindings | None) -> dict[str, Fraction]:
+    """The bindings as exact Fractions (number literals parsed); ExpressionError for any other value."""
     values = {}
     for name, value in (bindings or {}).items():
         if isinstance(value, str):
@@ -30,7 +29,8 @@ def _binding_values(bindings: Bindings | None) -> dict[str, Fraction]:
     return values
 
 
-def _leaf_value(leaf: Node, values: dict[str, Fraction]) -> Fraction:
+def leaf_value(leaf: Node, values: dict[str, Fraction]) -> Fraction:
+    """A leaf's exact value: its number literal, or its identifier's binding in ``values``."""
     if is_number(leaf.value):
         return parse_number(leaf.value)
     if leaf.value in values:
@@ -38,7 +38,8 @@ def _leaf_value(leaf: Node, values: dict[str, Fraction]) -> Fraction:
     raise ExpressionError(f"unknown identifier {leaf.value!r} (no binding given)")
 
 
-def _check_power_size(base: Fraction, exponent: Fraction) -> None:
+def check_power_size(base: Fraction, exponent: Fraction) -> None:
+    """Raise ExpressionError when ``base ** exponent`` is beyond MAX_EXPONENT or MAX_RESULT_BITS."""
     if abs(base) in (0, 1):
         return
     base_bits = max(base.numerator.bit_length(), base.denominator.bit_length())
@@ -52,7 +53,7 @@ def _check_power_size(base: Fraction, exponent: Fraction) -> None:
 def _power(base: Fraction, exponent: Fraction) -> Fraction:
     if base == 0 and exponent < 0:
         raise ExpressionError("division by zero: 0 raised to a negative power")
-    _check_power_size(base, exponent)
+    check_power_size(base, exponent)
     if exponent.denominator == 1:
         return base**exponent.numerator
     if base < 0:
@@ -83,7 +84,7 @@ def _apply(operator: str, operands: list[Fraction]) -> Fraction:
 def _evaluate(node: Node, values: dict[str, Fraction]) -> Fraction:
     check_arity(node)
     if node.is_leaf:
-        return _leaf_value(node, values)
+        return leaf_value(node, values)
     return _apply(node.value, [_evaluate(child, values) for child in node.children])
 
 
@@ -93,42 +94,4 @@ def evaluate(node: Node, bindings: Bindings | None = None) -> Fraction:
     Raises ExpressionError for division by zero, unknown identifiers or operators, a negative base
     with a non-integer exponent (computed through float otherwise) and powers too large to compute.
     """
-    return _evaluate(node, _binding_values(bindings))
-
-
-def _sympy_power(base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
-    if base.is_Rational and exponent.is_Rational:
-        _check_power_size(Fraction(int(base.p), int(base.q)), Fraction(int(exponent.p), int(exponent.q)))
-    elif base.is_number and exponent.is_Rational and abs(exponent) > MAX_EXPONENT:
-        raise ExpressionError(f"power too large to compute: the exponent is limited to {MAX_EXPONENT}")
-    return sympy.Pow(base, exponent)
-
-
-def _to_sympy(node: Node, values: dict[str, Fraction]) -> sympy.Expr:
-    check_arity(node)
-    if node.is_leaf:
-        if is_number(node.value) or node.value in values:
-            value = _leaf_value(node, values)
-            return sympy.Rational(value.numerator, value.denominator)
-        return sympy.Symbol(node.value)
-    operands = [_to_sympy(child, values) for child in node.children]
-    if node.value == "neg":
-        return -operands[0]
-    left, right = operands
-    if node.value == "+":
-        return left + right
-    if node.value == "-":
-        return left - right
-    if node.value == "*":
-        return left * right
-    if node.value == "/":
-        return left / right
-    return _sympy_power(left, right)
-
-
-def to_sympy(node: Node, bindings: Bindings | None = None) -> sympy.Expr:
-    """A SymPy expression with exact Rationals; identifiers without a binding become Symbols.
-
-    Division by zero follows SymPy (``zoo``); powers too large to compute raise ExpressionError.
-    """
-    return _to_sympy(node, _binding_values(bindings))
+    return _evaluate(node, binding_values(bindings))

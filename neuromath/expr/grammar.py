@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from neuromath.expr import symbolic_prefix
 from neuromath.expr.tree import ARITY
 
 DIGITS = frozenset("0123456789")
@@ -59,11 +60,7 @@ class TreeGrammar:
 WORD_PROBLEM_GRAMMAR = TreeGrammar(arities=dict(ARITY), notation="prefix")
 
 
-def _symbolic_grammar() -> TreeGrammar:
-    from neuromath.expr.prefix_sympy import ARITIES, NUMBER_STARTS
-
-    return TreeGrammar(arities=dict(ARITIES), notation="prefix", number_starts=frozenset(NUMBER_STARTS))
-
-
 # Lample & Charton's prefix expressions of the symbolic task: integers are a sign token followed by digits.
-SYMBOLIC_GRAMMAR = _symbolic_grammar()
+SYMBOLIC_GRAMMAR = TreeGrammar(
+    arities=dict(symbolic_prefix.ARITIES), notation="prefix", number_starts=frozenset(symbolic_prefix.NUMBER_STARTS)
+)

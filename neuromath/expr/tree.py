@@ -1,4 +1,21 @@
-"""Expression trees: an immutable node, the arithmetic operators and small tree utilities."""
+"""Expression trees: an immutable node, the arithmetic operators and small tree utilities.
+
+``Node`` is the tree of word-problem equations (and of every infix / prefix / postfix notation in ``notation``).
+The identities task has its own node, ``neuromath.expr.equation_tree.EquationNode(func, value, children)``, and the
+two stay separate classes on purpose:
+
+* an identities leaf has a kind beside its text, and the kind is data: ``Integer 1`` and ``One 1``, ``Rational 1/2``
+  and ``Half 1/2`` are different records of the released files, kept apart on reading and written back as they came
+  (``equation_record``), and ``Float 0.7`` is not an exact number. A ``Node`` leaf is one literal, and its kind
+  follows from its spelling (``2.50``, ``(2/5)``, ``30%``, ``x``, ``n0``), which ``evaluate`` and ``notation`` rely on;
+* the operators differ in name and meaning: ``+ - * / ^ neg`` here, SymPy's ``Equality Add Mul Pow`` and fourteen
+  unary functions there (a - b is ``Add(a, Mul(-1, b))``), with the operator in ``func`` and an empty ``value``;
+* one class would need a third field that one task never uses, would change what ``==`` compares for the other,
+  and would break positional construction at every call site (``Node(value, children)`` against
+  ``EquationNode(func, value, children)``).
+
+What both share needs only ``children``: ``preorder`` below walks either kind of tree.
+"""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.prefix_sympy import check_prefix, node_tokens, prefix_size, prefix_to_sympy, symbol, sympy_to_prefix
+from neuromath.expr.symbolic_prefix import check_prefix, node_tokens, prefix_size
+from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol, sympy_to_prefix
 
 x, c = symbol("x"), symbol("c")
 

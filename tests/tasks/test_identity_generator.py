@@ -13,34 +13,25 @@ from neuromath.tasks.identities import (
     EquationExample,
     EquationNode,
     apply,
+    from_sympy,
     numeric_check,
     number,
     read_equations,
     symbol,
     to_sympy,
 )
-from neuromath.tasks.identity_generator import (
-    AXIOMS,
-    PATTERN,
-    AxiomRewrite,
+from neuromath.tasks.identities.axioms import AXIOMS, PATTERN, parse_pattern, variables_of
+from neuromath.tasks.identities.dataset import generate_identity_files, split_by_depth, statistics_table
+from neuromath.tasks.identities.generator import (
     SympyJudge,
     balanced_counts,
     equation_key,
-    from_sympy,
     generate,
-    generate_identity_files,
     generate_with_counts,
     has_inexact_zero,
-    instantiate,
-    layout,
-    match,
-    mutate,
     numeric_label,
-    parse_pattern,
-    split_by_depth,
-    statistics_table,
-    variables_of,
 )
+from neuromath.tasks.identities.rewrites import AxiomRewrite, instantiate, layout, match, mutate
 
 X, Y, Z = symbol("var_0"), symbol("var_1"), symbol("var_2")
 A, B, N = (EquationNode(PATTERN, name) for name in ("a", "b", "n"))

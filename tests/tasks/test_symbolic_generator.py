@@ -11,12 +11,12 @@ import pytest
 import sympy
 
 from neuromath.errors import ExpressionError, NeuromathError
-from neuromath.expr.prefix_sympy import prefix_size, prefix_to_sympy, symbol, sympy_to_prefix
+from neuromath.expr.symbolic_prefix import prefix_size
+from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol, sympy_to_prefix
 from neuromath.tasks.symbolic import SymbolicExample, canonical, read_pairs
-from neuromath.tasks.symbolic_generator import (
+from neuromath.tasks.symbolic.generator import (
     CHECK_FAILED,
     DUPLICATE,
-    ODE_LEAF_WEIGHTS,
     GenerationCounts,
     Rejected,
     check_pair,
@@ -26,8 +26,11 @@ from neuromath.tasks.symbolic_generator import (
     draw_expression,
     known_integrals,
     lookup_known,
-    random_expression_tokens,
     run_attempt,
+)
+from neuromath.tasks.symbolic.random_expressions import (
+    ODE_LEAF_WEIGHTS,
+    random_expression_tokens,
     sample_shape,
     tree_count_table,
 )

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import sympy
 
-from neuromath.expr.prefix_sympy import symbol, sympy_to_prefix
-from neuromath.tasks import symbolic_verify as sv
+from neuromath.expr.sympy_bridge import symbol, sympy_to_prefix
 from neuromath.tasks.symbolic import SymbolicExample, is_correct
+from neuromath.tasks.symbolic import verify as sv
 
 x, c = symbol("x"), symbol("c")
 Y, Y1, Y2 = symbol("Y"), symbol("Y'"), symbol("Y''")

@@ -6,7 +6,8 @@ import pytest
 
 from neuromath.errors import ConfigError
 from neuromath.expr import parse_number
-from neuromath.tasks.word_problem_templates import (
+from neuromath.tasks.word_problems import equation_value
+from neuromath.tasks.word_problems.templates import (
     FEMALE_NAMES,
     ITEMS,
     MALE_NAMES,
@@ -14,7 +15,6 @@ from neuromath.tasks.word_problem_templates import (
     TEMPLATES,
     generate,
 )
-from neuromath.tasks.word_problems import equation_value
 
 OPERATORS = {"+", "-", "*", "/"}
 

@@ -8,7 +8,7 @@ import pytest
 
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.expr import Node
-from neuromath.tasks import word_problem_templates
+from neuromath.tasks.word_problems import templates as word_problem_templates
 from neuromath.tasks.word_problems import (
     Example,
     describe_prediction,

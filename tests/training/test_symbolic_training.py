@@ -14,9 +14,9 @@ import sympy
 
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.expr.prefix_sympy import symbol, sympy_to_prefix
+from neuromath.experiments import train
+from neuromath.expr.sympy_bridge import symbol, sympy_to_prefix
 from neuromath.tasks.symbolic import SymbolicExample, write_pairs
-from neuromath.training.run import train
 
 FUNCTIONS = (sympy.sin, sympy.cos, sympy.exp, sympy.sinh, sympy.cosh)
 
@@ -51,7 +51,8 @@ def test_a_tiny_model_learns_a_tiny_backward_integration_set(tmp_path, capsys):
     assert losses[-1] < 0.1 * losses[0]
     assert result.summary["best_val_value_accuracy"] >= 0.8  # validation is scored by the verifier
     capsys.readouterr()
-    assert main(["evaluate", str(tmp_path / "run"), "--data", str(tmp_path / "test.txt"), "--beams", "1,4", "--json"]) == 0
+    assert main(["evaluate", str(tmp_path / "run"), "--data", str(tmp_path / "test.txt"),
+                 "--beams", "1,4", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     full = report["subsets"]["full"]["overall"]
     assert full["n"] == len(test) == 39

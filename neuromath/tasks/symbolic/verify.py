@@ -46,7 +46,8 @@ import numpy as np
 import sympy
 
 from neuromath.errors import ExpressionError, NeuromathError
-from neuromath.expr.prefix_sympy import FUNCTION_LEAVES, check_prefix, prefix_to_sympy, symbol
+from neuromath.expr.symbolic_prefix import FUNCTION_LEAVES, check_prefix
+from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol
 from neuromath.timelimit import Outcome, TimeLimitedPool
 
 VERDICTS = ("correct", "wrong", "unparsable", "invalid", "undecided", "timeout", "error")

@@ -1,4 +1,4 @@
-"""DeepMind's Mathematics Dataset (Saxton et al. 2019): records, reader, writer, generator, scorer.
+"""DeepMind's Mathematics Dataset (Saxton et al. 2019): the question record, the release reader and writer, the scorer.
 
 The released v1.0 tree is ``<root>/<split>/<module>.txt`` with splits ``train-easy``,
 ``train-medium``, ``train-hard``, ``interpolate`` and ``extrapolate``; each module file holds a
@@ -12,7 +12,6 @@ into one training set, and interpolate and extrapolate are the test sets. No tor
 from __future__ import annotations
 
 import logging
-import random
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +19,7 @@ from typing import Sequence
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks.mathematics_generator import SPLITS, TRAIN_SPLITS, sample_module, select_modules
-
-# Modules the built-in default data is drawn from when a config names none: four quick
-# arithmetic and number modules with short answers.
-DEFAULT_MODULES = ("arithmetic__add_or_sub", "arithmetic__mul", "numbers__place_value", "comparison__sort")
+from neuromath.tasks.mathematics_dataset.generator import SPLITS, TRAIN_SPLITS, select_modules
 
 
 @dataclass(frozen=True)
@@ -168,45 +163,6 @@ def write_release(examples: Sequence[MathQuestion], root: str | Path) -> None:
         write_text_atomic(Path(root) / split / f"{module}.txt", "".join(f"{e.question}\n{e.answer}\n" for e in group))
 
 
-# --- generating in process (the built-in default data) ---------------------------------------------
-
-
-def generate(
-    n: int, rng: random.Random, *, modules: str | Sequence[str] | None = None, split: str = "train-easy"
-) -> list[MathQuestion]:
-    """``n`` questions from the selected modules of ``split`` (about equally many from each),
-    drawn with DeepMind's generator seeded from ``rng``; the global random states it touches are
-    restored afterwards."""
-    import numpy
-    import sympy.core.random
-
-    from neuromath.tasks.mathematics_generator import module_names
-
-    globs = split_list(modules)
-    if not globs or globs == ["*"]:  # in extrapolate these select their harder variants
-        globs = list(DEFAULT_MODULES)
-    names = select_modules(module_names(split), globs, split)
-    if not names:
-        raise NeuromathError(f"no module of {split} matches {','.join(globs)}")
-    seed = rng.randrange(2**31)
-    counts = [n // len(names) + (i < n % len(names)) for i in range(len(names))]
-    saved = random.getstate(), numpy.random.get_state(), sympy.core.random.rng.getstate()
-    try:
-        examples = []
-        for module, count in zip(names, counts):
-            if count:
-                sample = sample_module(split, module, count, seed)
-                examples.extend(
-                    MathQuestion(f"{split}/{module}#{k}", q, a, module, split) for k, (q, a) in enumerate(sample.pairs)
-                )
-    finally:
-        random.setstate(saved[0])
-        numpy.random.set_state(saved[1])
-        sympy.core.random.rng.setstate(saved[2])
-    rng.shuffle(examples)  # modules interleaved
-    return examples
-
-
 # --- scoring -------------------------------------------------------------------------------------
 
 
@@ -228,13 +184,3 @@ def describe_prediction(hypothesis_tokens: Sequence[str], example: MathQuestion)
         "correct": correct,
         "equation_correct": correct,
     }
-
-
-def read_options(data, role: str) -> dict:
-    """Which splits, modules and how many questions a config's data section asks for (role: train, valid, test)."""
-    splits = data.train_splits if role in ("train", "valid") else data.test_splits
-    return {"splits": splits, "modules": data.modules, "per_module": data.per_module}
-
-
-def generate_options(data, role: str) -> dict:
-    return {"modules": data.modules, "split": "train-easy" if role in ("train", "valid") else "interpolate"}

@@ -28,7 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+import numpy
+import sympy.core.random
+from sympy.solvers.diophantine.diophantine import base_solution_linear
+from tqdm import tqdm
+
 from neuromath.errors import NeuromathError
+from neuromath.fileio import write_text_atomic
 
 TRAIN_SPLITS = ("train-easy", "train-medium", "train-hard")
 TEST_SPLITS = ("interpolate", "extrapolate")
@@ -58,12 +64,9 @@ def prepare_mathematics_dataset() -> None:
     global _prepared
     if _prepared:
         return
-    import numpy
-
-    diophantine = importlib.import_module("sympy.solvers.diophantine")  # the module: sympy.solvers.diophantine is also a function
+    # the module (the attribute sympy.solvers.diophantine is also a function)
+    diophantine = importlib.import_module("sympy.solvers.diophantine")
     if not hasattr(diophantine, "base_solution_linear"):
-        from sympy.solvers.diophantine.diophantine import base_solution_linear
-
         diophantine.base_solution_linear = base_solution_linear
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy 1.2x warns on touching the old alias
@@ -71,6 +74,8 @@ def prepare_mathematics_dataset() -> None:
     if not has_object:
         numpy.object = object
 
+    # DeepMind's package is imported here, not at the top: it can only be imported after the two import fixes
+    # above, and importing neuromath.tasks must not patch NumPy, SymPy and the package as a side effect.
     from mathematics_dataset.util import composition
 
     allowed_symbols = composition._ALLOWED_SYMBOLS
@@ -102,9 +107,6 @@ def seed_generators(seed: int, split: str, module: str) -> None:
     The package uses Python's global ``random``, NumPy's global generator and SymPy's own
     (``sympy.core.random``, behind ``randprime``)."""
     global _entity_order
-    import numpy
-    import sympy.core.random
-
     digest = hashlib.sha256(f"{seed}/{split}/{module}".encode()).digest()
     value = int.from_bytes(digest[:8], "little")
     random.seed(value)
@@ -143,7 +145,7 @@ def module_functions(split: str) -> dict[str, Callable]:
         raise NeuromathError(f"unknown split {split!r}; the splits are {', '.join(SPLITS)}")
     if split not in _module_cache:
         prepare_mathematics_dataset()
-        from mathematics_dataset.modules import modules
+        from mathematics_dataset.modules import modules  # only after prepare_mathematics_dataset (see there)
 
         if split in TRAIN_SPLITS:
             tree = modules.train(_difficulty(TRAIN_SPLITS.index(split)))
@@ -163,7 +165,8 @@ EXTRAPOLATION_SUFFIXES = ("_more_samples", "_longer", "_more", "_big")  # extrap
 
 
 def training_module(name: str) -> str:
-    """The training module an extrapolate module extends: ``arithmetic__add_or_sub_big`` -> ``arithmetic__add_or_sub``."""
+    """The training module an extrapolate module extends: ``arithmetic__add_or_sub_big`` ->
+    ``arithmetic__add_or_sub``."""
     for suffix in EXTRAPOLATION_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
@@ -246,7 +249,8 @@ class GenerationReport:
 
     def summary(self) -> str:
         return (
-            f"wrote {len(self.written)} module files ({self.pairs} questions), kept {len(self.skipped)} complete files; "
+            f"wrote {len(self.written)} module files ({self.pairs} questions), "
+            f"kept {len(self.skipped)} complete files; "
             f"dropped {self.dropped_question} over-long questions and {self.dropped_answer} over-long answers; "
             f"{self.seconds:.1f} s"
         )
@@ -316,12 +320,11 @@ def generate_directory(
         saved = json.loads(manifest.read_text(encoding="utf-8"))
         if saved != settings:
             raise NeuromathError(
-                f"{out} was generated with {saved}; refusing to mix in files made with {settings} (choose another --out)"
+                f"{out} was generated with {saved}; refusing to mix in files made with {settings} "
+                "(choose another --out)"
             )
     for split in splits:
         (out / split).mkdir(parents=True, exist_ok=True)
-    from neuromath.fileio import write_text_atomic
-
     write_text_atomic(manifest, json.dumps(settings) + "\n")
 
     report = GenerationReport()
@@ -362,7 +365,5 @@ def generate_directory(
 
 
 def _progress_bar(total: int, initial: int, enabled: bool):
-    from tqdm import tqdm
-
     return tqdm(total=total, initial=initial, unit="module", disable=not enabled, file=sys.stderr,
                 desc="generating", dynamic_ncols=True)

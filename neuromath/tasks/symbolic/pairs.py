@@ -2,13 +2,13 @@
 format, canonical forms and deduplication, and the task's scorers. No torch here.
 
 A file holds one pair per line, ``count|input<TAB>output``: ``count`` is how many times the pair occurred, ``input``
-and ``output`` are space-separated prefix tokens (``neuromath.expr.prefix_sympy``). For integration the input is the
+and ``output`` are space-separated prefix tokens (``neuromath.expr.symbolic_prefix``). For integration the input is the
 integrand f and the output an antiderivative F; for ODEs the input is an expression in ``x``, ``Y`` and ``Y'`` that is
 0 along every solution and the output a solution in ``x`` and the constant ``c``. ``neuromath generate symbolic``
 writes ``FILE.stats.json`` beside a file; its ``method`` (backward, forward, parts, ode1) names the generator of
 every example read from that file, else the kind (integration or ode1) does.
 
-A hypothesis is right when it verifies (``neuromath.tasks.symbolic_verify``): the derivative equals the integrand, or
+A hypothesis is right when it verifies (``neuromath.tasks.symbolic.verify``): the derivative equals the integrand, or
 the solution satisfies the equation, whatever its form. Exact match of the tokens is reported beside it.
 """
 
@@ -20,10 +20,17 @@ from pathlib import Path
 from typing import Sequence
 
 from neuromath.errors import DataFormatError, ExpressionError
-from neuromath.expr.prefix_sympy import (
-    ARITIES, FUNCTION_LEAVES, NUMBER_STARTS, PrefixNode, check_prefix, node_tokens, prefix_size,
+from neuromath.expr.symbolic_prefix import (
+    ARITIES,
+    FUNCTION_LEAVES,
+    NUMBER_STARTS,
+    PrefixNode,
+    check_prefix,
+    node_tokens,
+    prefix_size,
 )
 from neuromath.fileio import write_text_atomic
+from neuromath.tasks.symbolic.verify import verify_example, verify_examples
 
 KINDS = ("integration", "ode1")
 METHODS = ("backward", "forward", "parts", "ode1")
@@ -112,7 +119,9 @@ def read_pairs(
             if skipped is not None:
                 skipped.append(DataFormatError(path, number, str(error)))
             continue
-        examples.append(SymbolicExample(tuple(source), tuple(target), count, method or kind_of(source), f"{path}:{number}"))
+        examples.append(
+            SymbolicExample(tuple(source), tuple(target), count, method or kind_of(source), f"{path}:{number}")
+        )
     return examples
 
 
@@ -229,16 +238,12 @@ def exact_match(tokens: Sequence[str], example: SymbolicExample) -> bool:
 
 
 def is_correct(tokens: Sequence[str], example: SymbolicExample) -> bool:
-    """The hypothesis verifies (see ``neuromath.tasks.symbolic_verify``)."""
-    from neuromath.tasks.symbolic_verify import verify_example
-
+    """The hypothesis verifies (see ``neuromath.tasks.symbolic.verify``)."""
     return verify_example(tokens, example)
 
 
 def verify_many(pairs: Sequence[tuple[Sequence[str], SymbolicExample]]) -> list[bool]:
     """``is_correct`` of many (hypothesis, example) pairs at once, in the verifier's worker pool."""
-    from neuromath.tasks.symbolic_verify import verify_examples
-
     return verify_examples(pairs)
 
 
@@ -253,20 +258,6 @@ def describe_prediction(tokens: Sequence[str], example: SymbolicExample) -> dict
         "correct": bool(is_correct(tokens, example)),
         "equation_correct": exact_match(tokens, example),
     }
-
-
-def generate(n: int, rng, method: str = "backward", max_ops: int = 6, **params) -> list[SymbolicExample]:
-    """``n`` pairs from one of the built-in generators (``neuromath.tasks.symbolic_generator``), seeded by ``rng``."""
-    from neuromath.tasks.symbolic_generator import generate as run_generator
-
-    return run_generator(n, rng, method=method, max_ops=max_ops, **params)
-
-
-def generate_options(data, role: str) -> dict:
-    """The generator's settings from the config's data section; the output does not depend on the worker count."""
-    import os
-
-    return {"method": data.symbolic_method, "max_ops": data.symbolic_max_ops, "workers": max(1, min(4, os.cpu_count() or 1))}
 
 
 SYMBOLIC_ARITIES = dict(ARITIES)

@@ -1,11 +1,8 @@
-"""Equation trees of the identities task (Arabshahi, Singh, Anandkumar 2018; Mali et al. 2021): the released JSON
-format, numeric evaluation and conversion to SymPy. No torch here.
+"""Equations of the identities task (Arabshahi, Singh, Anandkumar 2018; Mali et al. 2021): the example records, the
+released JSON format, the task's scorer and numeric evaluation. No torch here.
 
-An equation is a binary tree with an ``Equality`` root. Internal nodes are ``Add``, ``Mul``, ``Pow`` and unary
-functions (``sin`` ... ``acsc``, ``exp``, ``log``); there is no subtraction, division or square root node:
-a - b is ``Add(a, Mul(-1, b))``, a / b is ``Mul(a, Pow(b, -1))``, sqrt(a) is ``Pow(a, 1/2)``. Leaves are symbols
-(``var_0`` .. ``var_3`` shown as x, y, z, w) and numbers (``Integer``, ``Rational``, ``Float``, ``One``,
-``NegativeOne``, ``Half``, ``Pi``).
+The trees themselves (``EquationNode``, its leaf kinds and tree utilities) are ``neuromath.expr.equation_tree``;
+SymPy conversions are ``neuromath.expr.sympy_bridge``.
 
 The released files are JSON lists indexed by tree depth (the height of the root, a leaf being 0). Each record holds
 ``equation`` = ``{func, vars, nodeNum, depth, numNodes, variables}``, where ``func`` and ``vars`` are comma-separated
@@ -26,56 +23,10 @@ from pathlib import Path
 from typing import Iterator
 
 from neuromath.errors import DataFormatError, ExpressionError
-from neuromath.expr.tree import preorder
+from neuromath.expr.equation_tree import ARITY, LEAF_KINDS, EquationNode, height, postorder, size, symbols_of
 from neuromath.fileio import write_text_atomic
 
-BINARY_FUNCTIONS = ("Add", "Mul", "Pow")
-UNARY_FUNCTIONS = (
-    "sin", "cos", "tan", "cot", "sec", "csc",
-    "asin", "acos", "atan", "acot", "asec", "acsc",
-    "exp", "log",
-)
-NUMBER_KINDS = ("Integer", "Rational", "Float", "One", "NegativeOne", "Half", "Pi")
-LEAF_KINDS = ("Symbol",) + NUMBER_KINDS
-ARITY = {"Equality": 2, **{f: 2 for f in BINARY_FUNCTIONS}, **{f: 1 for f in UNARY_FUNCTIONS}}
-SYMBOLS = ("var_0", "var_1", "var_2", "var_3")
-SYMBOL_NAMES = {"var_0": "x", "var_1": "y", "var_2": "z", "var_3": "w"}  # how describe() prints them
 EMPTY = "#"
-
-
-@dataclass(frozen=True)
-class EquationNode:
-    """One node: ``func`` is the operator or the leaf kind; ``value`` the leaf's text (``var_0``, ``2``, ``1/2``,
-    ``0.7``, ``pi``), empty for operators."""
-
-    func: str
-    value: str = ""
-    children: tuple[EquationNode, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "children", tuple(self.children))
-
-    @property
-    def is_leaf(self) -> bool:
-        return not self.children
-
-    @property
-    def token(self) -> str:
-        """The node's symbol for a model: the operator name, a symbol's name, or a number in one canonical
-        spelling (``Integer 1`` and ``One 1`` are both ``1``; ``Half`` is ``1/2``)."""
-        return self.func if self.children else leaf_token(self.func, self.value)
-
-    def __str__(self) -> str:
-        return format_infix(self)
-
-
-@functools.lru_cache(maxsize=8192)
-def leaf_token(func: str, value: str) -> str:
-    if func in ("Symbol", "Float"):
-        return value
-    if func == "Pi":
-        return "pi"
-    return str(Fraction(value))
 
 
 @dataclass(frozen=True)
@@ -111,140 +62,6 @@ def is_correct(prediction: bool, example: EquationExample) -> bool:
     if example.label is None:
         raise ValueError(f"{example.source or 'the equation'} has no label to score against")
     return bool(prediction) == example.label
-
-
-# ---------------------------------------------------------------------------------------------- tree utilities
-
-
-def leaf(func: str, value: str) -> EquationNode:
-    return EquationNode(func, value)
-
-
-def number(value: int | Fraction | str) -> EquationNode:
-    """A number leaf with the kind SymPy would give it (``One``, ``NegativeOne``, ``Half``, ``Integer``, ``Rational``)."""
-    fraction = Fraction(value)
-    if fraction == 1:
-        return EquationNode("One", "1")
-    if fraction == -1:
-        return EquationNode("NegativeOne", "-1")
-    if fraction == Fraction(1, 2):
-        return EquationNode("Half", "1/2")
-    if fraction.denominator == 1:
-        return EquationNode("Integer", str(fraction.numerator))
-    return EquationNode("Rational", f"{fraction.numerator}/{fraction.denominator}")
-
-
-def symbol(name: str) -> EquationNode:
-    return EquationNode("Symbol", name)
-
-
-PI = EquationNode("Pi", "pi")
-
-
-def apply(func: str, *children: EquationNode) -> EquationNode:
-    if func not in ARITY:
-        raise ExpressionError(f"unknown function {func!r}")
-    if len(children) != ARITY[func]:
-        raise ExpressionError(f"{func} takes {ARITY[func]} argument(s), got {len(children)}")
-    return EquationNode(func, "", children)
-
-
-def height(node: EquationNode) -> int:
-    """Height as the released files count it: a leaf is 0, a node is 1 + its highest child."""
-    heights: dict[int, int] = {}
-    for current in postorder(node):
-        heights[id(current)] = 1 + max((heights[id(c)] for c in current.children), default=-1)
-    return heights[id(node)]
-
-
-def size(node: EquationNode) -> int:
-    return sum(1 for _ in preorder(node))
-
-
-def postorder(node: EquationNode) -> Iterator[EquationNode]:
-    stack: list[tuple[EquationNode, bool]] = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        if expanded or current.is_leaf:
-            yield current
-            continue
-        stack.append((current, True))
-        stack.extend((child, False) for child in reversed(current.children))
-
-
-def subtree_at(node: EquationNode, index: int) -> EquationNode:
-    """The node with pre-order number ``index`` (the ``nodeNum`` / ``blankNodeNum`` of the files)."""
-    for number_, current in enumerate(preorder(node)):
-        if number_ == index:
-            return current
-    raise IndexError(f"the tree has no node {index} (it has {size(node)} nodes)")
-
-
-def replace_at(node: EquationNode, index: int, replacement: EquationNode) -> EquationNode:
-    """A copy of ``node`` whose pre-order node ``index`` is ``replacement``."""
-    if not 0 <= index < size(node):
-        raise IndexError(f"the tree has no node {index} (it has {size(node)} nodes)")
-    return replace_path(node, path_to(node, index), replacement)
-
-
-def path_to(node: EquationNode, index: int) -> tuple[int, ...]:
-    """The child indices leading from the root to the node with pre-order number ``index``."""
-    path: list[int] = []
-    current, remaining = node, index
-    while remaining:
-        remaining -= 1  # step past ``current`` itself
-        for child_index, child in enumerate(current.children):
-            child_size = size(child)
-            if remaining < child_size:
-                path.append(child_index)
-                current = child
-                break
-            remaining -= child_size
-        else:
-            raise IndexError(f"the tree has no node {index} (it has {size(node)} nodes)")
-    return tuple(path)
-
-
-def replace_path(node: EquationNode, path: tuple[int, ...], replacement: EquationNode) -> EquationNode:
-    """A copy of ``node`` with the subtree at ``path`` replaced; only the nodes on the path are rebuilt, every other
-    subtree is shared with ``node``."""
-    if not path:
-        return replacement
-    children = list(node.children)
-    children[path[0]] = replace_path(children[path[0]], path[1:], replacement)
-    return EquationNode(node.func, node.value, tuple(children))
-
-
-def symbols_of(node: EquationNode) -> list[str]:
-    return sorted({n.value for n in preorder(node) if n.func == "Symbol"})
-
-
-def format_infix(node: EquationNode) -> str:
-    """A readable infix string (x, y, z, w for var_0 .. var_3); not meant to be parsed back."""
-
-    def show(current: EquationNode) -> str:
-        if current.is_leaf:
-            if current.func == "Symbol":
-                return SYMBOL_NAMES.get(current.value, current.value)
-            text = current.token
-            return f"({text})" if text.startswith("-") or "/" in text else text
-        parts = [show(child) for child in current.children]
-        if current.func == "Equality":
-            return f"{parts[0]} = {parts[1]}"
-        if current.func == "Add":
-            return f"({parts[0]} + {parts[1]})"
-        if current.func == "Mul":
-            return f"{parts[0]}*{parts[1]}"
-        if current.func == "Pow":
-            base, exponent = (
-                f"({part})" if child.func in ("Mul", "Pow") else part  # Add is bracketed already
-                for child, part in zip(current.children, parts)
-            )
-            return f"{base}^{exponent}"
-        return f"{current.func}({parts[0]})"
-
-    text = show(node)
-    return text[1:-1] if text.startswith("(") and text.endswith(")") and node.func == "Add" else text
 
 
 # ---------------------------------------------------------------------------------------------- file format
@@ -450,7 +267,9 @@ def read_equations(path: str | Path, *, lenient: bool = False, skipped: list | N
                 if len(numbers) != size(tree):
                     numbers = [str(i) for i in range(size(tree))]
                 if wanted not in [n.strip() for n in numbers]:
-                    raise DataFormatError(path, line, f"blankNodeNum {record['blankNodeNum']!r} is not a node of the tree")
+                    raise DataFormatError(
+                        path, line, f"blankNodeNum {record['blankNodeNum']!r} is not a node of the tree"
+                    )
                 blank = [n.strip() for n in numbers].index(wanted)
             extra = {key: value for key, value in record.items() if key not in ("equation", "label", "blankNodeNum")}
             examples.append(EquationExample(tree, label, blank, f"{path}:{line}", extra))
@@ -511,7 +330,8 @@ def write_equations(path: str | Path, examples: list[EquationExample]) -> None:
 
 def write_candidates(path: str | Path, candidates: list[Candidate]) -> None:
     write_text_atomic(
-        path, _grouped(candidates, lambda c: {"equation": equation_record(c.tree), "class": c.value_class, "label": "-1"})
+        path,
+        _grouped(candidates, lambda c: {"equation": equation_record(c.tree), "class": c.value_class, "label": "-1"}),
     )
 
 
@@ -650,35 +470,3 @@ def numeric_check(
     if usable >= (3 if names else 1) and agreeing == usable:
         return NumericCheck(True, usable, agreeing)
     return NumericCheck(None, usable, agreeing)
-
-
-def to_sympy(node: EquationNode):
-    """The SymPy expression of a tree (an ``Equality`` becomes ``sympy.Eq`` without evaluation)."""
-    import sympy
-
-    functions = {name: getattr(sympy, name) for name in UNARY_FUNCTIONS}
-    values: list = []  # a value stack (shared subtrees are visited once per occurrence)
-    for current in postorder(node):
-        if current.is_leaf:
-            if current.func == "Symbol":
-                values.append(sympy.Symbol(SYMBOL_NAMES.get(current.value, current.value), real=True))
-            elif current.func == "Pi":
-                values.append(sympy.pi)
-            elif current.func == "Float":
-                values.append(sympy.Float(current.value))
-            else:
-                values.append(sympy.Rational(current.value))
-            continue
-        args = values[-len(current.children):]
-        del values[-len(current.children):]
-        if current.func == "Equality":
-            values.append(sympy.Eq(*args, evaluate=False))
-        elif current.func == "Add":
-            values.append(sympy.Add(*args))
-        elif current.func == "Mul":
-            values.append(sympy.Mul(*args))
-        elif current.func == "Pow":
-            values.append(sympy.Pow(*args))
-        else:
-            values.append(functions[current.func](args[0]))
-    return values[0]

@@ -5,7 +5,7 @@ percent, multi-step) with several surface phrasings and one infix equation writt
 number slots. A problem is made by drawing a story (people, objects, vehicle, ...), drawing the
 template's numbers (all different, chosen so that the answer is an exact, sensible number),
 filling in one phrasing and the equation, and handing both to
-``word_problems.example_from_equation`` so that generated problems are masked exactly like
+``equations.example_from_equation`` so that generated problems are masked exactly like
 real input.
 
 Usage: ``generate(1000, random.Random(0), max_ops=2)``; ``TEMPLATES`` maps each template's name
@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from neuromath.errors import ConfigError
-from neuromath.tasks.word_problems import Example, example_from_equation
+from neuromath.tasks.word_problems.equations import example_from_equation
+from neuromath.tasks.word_problems.records import Example
 
 ARITHMETIC_OPERATORS = ("+", "-", "*", "/")
 PERCENTAGES = (10, 20, 25, 50)

@@ -1,0 +1,57 @@
+"""What a task family fills in to describe itself: ``SequenceTask`` (token sequences in, token sequences out) and
+``EquationTask`` (whole equation trees to classify). Each family registers its descriptions in
+``neuromath.registry.TASKS``; training, decoding, evaluation and the CLI only go through them and never branch on a
+task's name. No torch here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+
+def no_options(data, role: str) -> dict:
+    """A task whose reader and generator take no settings from the config's data section."""
+    return {}
+
+
+@dataclass(frozen=True)
+class SequenceTask:
+    name: str
+    vocab_level: str  # "word" or "char"
+    read: Callable[..., list]  # read(path, format=None, *, lenient=False, skipped=None) -> examples
+    generate: Callable[..., list]  # generate(n, rng, **params) -> examples
+    source_tokens: Callable[[Any], list[str]]
+    target_tokens: Callable[[Any], list[str]]
+    is_correct: Callable[[Sequence[str], Any], bool]  # the task's own notion of a right answer
+    equation_matches: Callable[[Sequence[str], Any], bool]  # token-exact match of the target
+    describe: Callable[[Sequence[str], Any], dict]  # a JSON-ready record of one prediction
+    write: Callable[[list, str], None]  # write examples in the project's own format
+    source_grammar: Any = None  # a neuromath.expr.grammar.TreeGrammar when sources are prefix/postfix expressions
+    target_grammar: Any = None  # ... when targets are (tree positions, tree relative attention, constrained decoding)
+    verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
+    verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None  # verify of many pairs at once  # noqa: E501
+    shared_vocab: bool = False  # one vocabulary for sources and targets (saved as both files)
+    read_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of read
+    generate_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of generate
+    accuracy_label: str = "value accuracy"  # how reports name the task's accuracy (is_correct)
+    equation_label: str | None = "equation accuracy"  # ... and the token-exact match; None when it is the same thing
+    training: str = "sequence"  # how runs of the task train: a name in neuromath.experiments' TRAINING registry
+    evaluation: str = "sequence"  # how evaluate scores and reports runs: a name in neuromath.experiments' EVALUATION registry (sequence, modules, symbolic)  # noqa: E501
+    prepare: Callable[[str], Any] | None = None  # a user's text -> an example for solve (word problems); None: solve does not apply  # noqa: E501
+    folds: bool = False  # cross-validation over fold files applies (neuromath cv)
+
+
+@dataclass(frozen=True)
+class EquationTask:
+    """A task whose examples are whole equation trees to classify (identities): no token sequences, so training,
+    evaluation and completion go through ``neuromath.training.identities`` and ``neuromath.evaluation.identities``."""
+
+    name: str
+    read: Callable[..., list]  # read(path, *, lenient=False, skipped=None) -> examples
+    generate: Callable[..., list]  # generate(n, rng, **params) -> examples
+    write: Callable[[str, list], None]  # write(path, examples), the released JSON format
+    is_correct: Callable[[bool, Any], bool]  # is a verification prediction right?
+    accuracy_label: str = "accuracy"
+    training: str = "classifier"  # how runs of the task train: a name in neuromath.experiments' TRAINING registry
+    evaluation: str = "verification"  # how evaluate scores and reports runs: a name in the EVALUATION registry

@@ -1,0 +1,113 @@
+"""Equations of word problems: from an infix equation with the text's real numbers to prefix tokens over
+``n0, n1, ...`` (``example_from_equation``).
+
+Equations given in infix (``example_from_equation``, the JSON and ``Question,Equation``
+readers) may be ``expr``, ``x=expr`` or ``expr=x`` for any one unknown name (``x``, ``X``,
+``miles``), or any other equation linear in that unknown, which is solved with SymPy
+(``X-7-4=5`` becomes ``7 + 4 + 5``); equations that are not linear in the unknown (``x*x=4``,
+``40/(60+x)=...``) are rejected with a reason. Square brackets count as parentheses.
+Each number of the equation stands for the first number of the text with the same value; a
+fraction literal ``(a/b)`` only stands for a text number written as a fraction and is
+otherwise read as the division ``a / b`` (MAWPS writes divisions such as ``(25/5)`` that way).
+Every other number is a constant, written canonically (``27.0`` -> ``27``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy
+
+from neuromath.errors import ExpressionError
+from neuromath.expr import NUMBER_REGEX, Node, format_number, is_number, parse_infix, parse_number, preorder, to_prefix
+from neuromath.expr.sympy_bridge import sympy_to_node, to_sympy
+from neuromath.tasks.word_problems.records import Example, mask_numbers, number_value
+from neuromath.tasks.word_problems.scoring import equation_value
+
+
+def _names(node: Node) -> set[str]:
+    return {leaf.value for leaf in preorder(node) if leaf.is_leaf and not is_number(leaf.value)}
+
+
+def _mask_equation(node: Node, numbers: Sequence[str]) -> Node:
+    """Replace each number literal of ``node`` by the first ``nK`` of equal value, else a canonical constant."""
+    values = [number_value(number) for number in numbers]
+    fraction_indices = [k for k, number in enumerate(numbers) if "/" in number]
+
+    def mask(current: Node) -> Node:
+        if not current.is_leaf:
+            return Node(current.value, tuple(mask(child) for child in current.children))
+        if not is_number(current.value):
+            return current
+        value = parse_number(current.value)
+        is_fraction = NUMBER_REGEX.fullmatch(current.value)["fraction"] is not None
+        for index in fraction_indices if is_fraction else range(len(values)):
+            if values[index] == value:
+                return Node(f"n{index}")
+        if is_fraction:
+            numerator, denominator = current.value[1:-1].split("/")
+            return Node("/", (mask(Node(numerator)), mask(Node(denominator))))
+        return Node(format_number(value))
+
+    return mask(node)
+
+
+def _solve_linear(unknown: str, left: Node, right: Node) -> Node:
+    """Solve ``left = right`` for ``unknown`` when it is linear in it (its other leaves stay symbols)."""
+    if any(node.value == "^" for side in (left, right) for node in preorder(side)):
+        raise ExpressionError(f"cannot solve for {unknown}: equations with powers must be written as {unknown}=...")
+    symbol = sympy.Symbol(unknown)
+    difference = sympy.expand(to_sympy(left) - to_sympy(right))
+    if not difference.is_polynomial(symbol) or sympy.degree(difference, symbol) != 1:
+        raise ExpressionError(f"cannot solve for {unknown}: the equation is not linear in it")
+    numerator, denominator = -difference.coeff(symbol, 0), difference.coeff(symbol, 1)
+    if numerator.could_extract_minus_sign():
+        numerator, denominator = -numerator, -denominator
+    if denominator == 1:
+        return sympy_to_node(numerator)
+    return Node("/", (sympy_to_node(numerator), sympy_to_node(denominator)))
+
+
+def _equation_tree(equation: str, numbers: Sequence[str]) -> Node:
+    """The masked expression tree of an infix equation (see the module docstring for the forms read)."""
+    sides = equation.split("=")
+    if len(sides) > 2:
+        raise ExpressionError(f"equation {equation!r} has more than one '='")
+    trees = [_mask_equation(parse_infix(side), numbers) for side in sides]
+    names = set().union(*(_names(tree) for tree in trees)) - {f"n{k}" for k in range(len(numbers))}
+    if len(trees) == 1:
+        if names:
+            raise ExpressionError(f"expression {equation!r} has unknown names {sorted(names)}")
+        return trees[0]
+    if len(names) != 1:
+        raise ExpressionError(f"equation {equation!r} must have exactly one unknown, found {sorted(names) or 'none'}")
+    unknown = names.pop()
+    left, right = trees
+    if left == Node(unknown) and unknown not in _names(right):
+        return right
+    if right == Node(unknown) and unknown not in _names(left):
+        return left
+    return _solve_linear(unknown, left, right)
+
+
+def example_from_equation(
+    id: str, text: str, equation: str, answer: float | None = None, *, segmented_text: str | None = None
+) -> Example:
+    """An Example from a problem and its infix equation with real numbers (``"x=135-19"``).
+
+    The text (or ``segmented_text``, a tokenised copy of it, when given) is masked; the equation's
+    numbers become ``nK`` or constants; ``answer`` defaults to the equation's value. Raises
+    ExpressionError when the equation cannot be parsed, solved or evaluated (division by zero).
+    """
+    masked_text, numbers = mask_numbers(text if segmented_text is None else segmented_text)
+    tree = _equation_tree(equation, numbers)
+    tokens = tuple(to_prefix(tree))
+    value = equation_value(tokens, numbers)
+    return Example(
+        id=id,
+        text=text,
+        masked_text=masked_text,
+        numbers=numbers,
+        equation=tokens,
+        answer=float(value) if answer is None else float(answer),
+    )

@@ -1,0 +1,345 @@
+"""Reading and writing word-problem files: the SVAMP repository's CSV (MAWPS, ASDiv-A, SVAMP), MWPToolkit JSON
+(MAWPS, Math23K), MathQA-style ``Question,Equation`` CSV, and this project's JSON Lines; format detection.
+
+
+Readers (``read_<format>(path, *, lenient=False, skipped=None)``) raise ``DataFormatError``
+naming the file, the line and the reason for a malformed record; with ``lenient=True`` they
+skip it instead and append the error to ``skipped``. A file that cannot be read as a whole (it
+is missing or empty, its CSV header lacks a column, its JSON is broken) always raises. An
+equation whose value differs from the gold answer is not an error: ``is_correct(example.equation,
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from neuromath.errors import ConfigError, DataFormatError, ExpressionError, NeuromathError
+from neuromath.expr import BINARY_OPERATORS, evaluate, format_number, is_number, parse_infix, parse_number
+from neuromath.fileio import write_text_atomic
+from neuromath.tasks.word_problems.equations import example_from_equation
+from neuromath.tasks.word_problems.records import Example, number_value
+from neuromath.tasks.word_problems.scoring import equation_value
+
+_INVALID_UTF8_REGEX = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, kept by "surrogateescape"
+
+
+def _read_text(path: Path) -> str:
+    """The file's text; bytes that are not UTF-8 are kept as lone surrogates for a per-record error."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise DataFormatError(path, None, f"cannot read the file: {error.strerror or error}") from None
+    if not data.strip():
+        raise DataFormatError(path, None, "the file is empty")
+    return data.decode("utf-8-sig", errors="surrogateescape")
+
+
+def _check_utf8(strings: Sequence[object]) -> None:
+    for value in strings:
+        if isinstance(value, str) and _INVALID_UTF8_REGEX.search(value):
+            raise DataFormatError(None, None, "the record holds bytes that are not UTF-8 text")
+
+
+def _build_all(
+    path: Path,
+    records: Iterator[tuple[int, object]],
+    build: Callable[[object, int], Example],
+    lenient: bool,
+    skipped: list | None,
+) -> list[Example]:
+    """Build one Example per (line, record); a bad record raises, or is skipped and reported when lenient."""
+    examples = []
+    ids: dict[str, int] = {}
+    for line, record in records:
+        try:
+            example = build(record, line)
+            if example.id in ids:
+                raise DataFormatError(None, None, f"id {example.id!r} was already used on line {ids[example.id]}")
+        except NeuromathError as error:
+            reason = error.reason if isinstance(error, DataFormatError) else str(error)
+            located = DataFormatError(path, line, reason)
+            if not lenient:
+                raise located from error
+            if skipped is not None:
+                skipped.append(located)
+            continue
+        ids[example.id] = line
+        examples.append(example)
+    return examples
+
+
+def _csv_rows(path: Path, text: str, required: Sequence[str]) -> Iterator[tuple[int, tuple[list[str], list[str]]]]:
+    """(line, (header, row)) for each data row of a CSV file whose header has the ``required`` columns."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader)
+    missing = [column for column in required if column not in header]
+    if missing:
+        raise DataFormatError(path, 1, f"missing column(s) {', '.join(missing)} in the header {','.join(header)}")
+    last_line = reader.line_num
+    for row in reader:
+        line, last_line = last_line + 1, reader.line_num
+        if row:
+            yield line, (header, row)
+
+
+def _row_fields(header_and_row: tuple[list[str], list[str]], columns: Sequence[str]) -> list[str]:
+    """The values of ``columns`` in a CSV row, stripped; raises DataFormatError for a malformed row."""
+    header, row = header_and_row
+    if len(row) != len(header):
+        raise DataFormatError(None, None, f"the row has {len(row)} fields, the header has {len(header)}")
+    _check_utf8(row)
+    values = dict(zip(header, row))
+    for column in columns:
+        if not values[column].strip():
+            raise DataFormatError(None, None, f"the {column} field is empty")
+    return [values[column].strip() for column in columns]
+
+
+def _canonical_number(text: str) -> str:
+    """A number literal (with an optional leading ``-``) written canonically: ``8.0`` -> ``8``."""
+    try:
+        value = number_value(text)
+    except ExpressionError:
+        raise DataFormatError(None, None, f"{text!r} is not a number") from None
+    return format_number(value) if value >= 0 else "-" + format_number(-value)
+
+
+_SVAMP_MASK_REGEX = re.compile(r"\bnumber(\d+)\b")
+SVAMP_COLUMNS = ("Question", "Numbers", "Equation", "Answer")
+
+
+def _svamp_example(header_and_row: tuple[list[str], list[str]], line: int) -> Example:
+    question, numbers_text, equation_text, answer_text = _row_fields(header_and_row, SVAMP_COLUMNS)
+    question = " ".join(question.split())
+    numbers = tuple(_canonical_number(number) for number in numbers_text.split())
+    for mask in _SVAMP_MASK_REGEX.finditer(question):
+        if int(mask[1]) >= len(numbers):
+            raise DataFormatError(None, None, f"{mask[0]} has no value in Numbers ({len(numbers)} given)")
+    equation = []
+    for token in equation_text.split():
+        mask = _SVAMP_MASK_REGEX.fullmatch(token)
+        if mask:
+            equation.append(f"n{mask[1]}")
+        elif token in BINARY_OPERATORS:
+            equation.append(token)
+        elif is_number(token):
+            equation.append(format_number(parse_number(token)))
+        else:
+            raise DataFormatError(None, None, f"unknown token {token!r} in the equation")
+    try:
+        answer = float(answer_text)
+    except ValueError:
+        raise DataFormatError(None, None, f"the answer {answer_text!r} is not a number") from None
+    equation_value(equation, numbers)  # raises ExpressionError for an ill-formed equation or a division by zero
+    return Example(
+        id=str(line),
+        text=_SVAMP_MASK_REGEX.sub(lambda mask: numbers[int(mask[1])], question),
+        masked_text=_SVAMP_MASK_REGEX.sub(lambda mask: f"n{mask[1]}", question),
+        numbers=numbers,
+        equation=tuple(equation),
+        answer=answer,
+    )
+
+
+def read_svamp_csv(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[Example]:
+    """The SVAMP repository's CSV (MAWPS, ASDiv-A, SVAMP): ``Question,Numbers,Equation,Answer,...``
+    with numbers masked as ``number0..`` and prefix equations. Ids are line numbers."""
+    path = Path(path)
+    rows = _csv_rows(path, _read_text(path), SVAMP_COLUMNS)
+    return _build_all(path, rows, _svamp_example, lenient, skipped)
+
+
+def _question_equation_example(header_and_row: tuple[list[str], list[str]], line: int) -> Example:
+    question, equation = _row_fields(header_and_row, ("Question", "Equation"))
+    return example_from_equation(str(line), question, equation)
+
+
+def read_question_equation_csv(
+    path: str | Path, *, lenient: bool = False, skipped: list | None = None
+) -> list[Example]:
+    """A MathQA-style CSV with the header ``Question,Equation`` and infix equations such as
+    ``x=((120/50)*100)``; the answer is the equation's value. Ids are line numbers."""
+    path = Path(path)
+    rows = _csv_rows(path, _read_text(path), ("Question", "Equation"))
+    return _build_all(path, rows, _question_equation_example, lenient, skipped)
+
+
+def _json_array_items(path: Path, text: str) -> Iterator[tuple[int, object]]:
+    """(line, item) for each item of a JSON array, the line being where the item starts."""
+    decoder = json.JSONDecoder()
+
+    def skip_whitespace(position: int) -> int:
+        while position < len(text) and text[position].isspace():
+            position += 1
+        return position
+
+    line, counted_up_to = 1, 0
+    try:
+        position = skip_whitespace(0)
+        if text[position : position + 1] != "[":
+            raise json.JSONDecodeError("expected a JSON list of records", text, position)
+        position = skip_whitespace(position + 1)
+        at_end = text[position : position + 1] == "]"
+        if at_end:
+            position += 1
+        while not at_end:
+            item, end = decoder.raw_decode(text, position)
+            line += text.count("\n", counted_up_to, position)
+            counted_up_to = position
+            yield line, item
+            position = skip_whitespace(end)
+            separator = text[position : position + 1]
+            if separator not in (",", "]"):
+                raise json.JSONDecodeError("expected ',' or ']'", text, position)
+            at_end = separator == "]"
+            position = skip_whitespace(position + 1)
+        if text[position:].strip():
+            raise json.JSONDecodeError("extra data after the list", text, position)
+    except json.JSONDecodeError as error:
+        raise DataFormatError(path, error.lineno, f"invalid JSON: {error.msg}") from None
+
+
+_ANSWER_FRACTION_REGEX = re.compile(r"\(\((\d+)\)/\((\d+)\)\)")
+
+
+def _parse_answer(raw: object) -> float:
+    """A gold answer: a number, or text such as ``"9"``, ``"50%"``, ``"((5)/(6))"``, ``"19((3)/(4))"``."""
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return float(raw)
+    if isinstance(raw, str):
+        try:
+            return float(evaluate(parse_infix(_ANSWER_FRACTION_REGEX.sub(r"(\1/\2)", raw.strip()))))
+        except ExpressionError:
+            pass
+    raise DataFormatError(None, None, f"the answer {raw!r} is not a number")
+
+
+MWPTOOLKIT_KEYS = ("id", "original_text", "equation", "ans")
+
+
+def _mwptoolkit_example(record: object, line: int) -> Example:
+    if not isinstance(record, dict):
+        raise DataFormatError(None, None, f"a record must be a JSON object, got {type(record).__name__}")
+    missing = [key for key in MWPTOOLKIT_KEYS if key not in record]
+    if missing:
+        raise DataFormatError(None, None, f"missing key(s) {', '.join(missing)}")
+    _check_utf8(list(record.values()))
+    text, equation = record["original_text"], record["equation"]
+    segmented_text = record.get("segmented_text")
+    if not all(isinstance(value, str) for value in (text, equation, segmented_text or "")):
+        raise DataFormatError(None, None, "original_text, segmented_text and equation must be strings")
+    answer = _parse_answer(record["ans"])
+    try:
+        return example_from_equation(str(record["id"]), text, equation, answer, segmented_text=segmented_text)
+    except ExpressionError as error:
+        raise DataFormatError(None, None, f"record {record['id']}: {error}") from None
+
+
+def read_mwptoolkit_json(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[Example]:
+    """MWPToolkit JSON (MAWPS, Math23K): a list of ``{id, original_text, segmented_text, equation, ans}``
+    with raw numbers and infix equations such as ``x=56*9``. The segmented text is masked when given."""
+    path = Path(path)
+    return _build_all(path, _json_array_items(path, _read_text(path)), _mwptoolkit_example, lenient, skipped)
+
+
+_EXAMPLE_FIELDS = tuple(field.name for field in fields(Example))
+
+
+def _jsonl_example(line_text: object, line: int) -> Example:
+    _check_utf8([line_text])
+    try:
+        record = json.loads(line_text)
+    except json.JSONDecodeError as error:
+        raise DataFormatError(None, None, f"invalid JSON: {error.msg} (column {error.colno})") from None
+    if not isinstance(record, dict):
+        raise DataFormatError(None, None, f"a line must hold a JSON object, got {type(record).__name__}")
+    missing = [name for name in _EXAMPLE_FIELDS if name not in record]
+    unknown = sorted(set(record) - set(_EXAMPLE_FIELDS))
+    if missing or unknown:
+        raise DataFormatError(None, None, f"missing field(s) {missing}, unknown field(s) {unknown}")
+    for name in ("id", "text", "masked_text"):
+        if not isinstance(record[name], str):
+            raise DataFormatError(None, None, f"{name} must be a string")
+    for name in ("numbers", "equation"):
+        if not (isinstance(record[name], list) and all(isinstance(token, str) for token in record[name])):
+            raise DataFormatError(None, None, f"{name} must be a list of strings")
+    if not isinstance(record["answer"], (int, float)) or isinstance(record["answer"], bool):
+        raise DataFormatError(None, None, "answer must be a number")
+    numbers = tuple(record["numbers"])
+    for number in numbers:
+        number_value(number)  # raises ExpressionError for a token that is not a number
+    equation_value(record["equation"], numbers)  # raises ExpressionError for an ill-formed equation
+    return Example(
+        id=record["id"],
+        text=record["text"],
+        masked_text=record["masked_text"],
+        numbers=numbers,
+        equation=tuple(record["equation"]),
+        answer=float(record["answer"]),
+    )
+
+
+def read_jsonl(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[Example]:
+    """This project's JSON Lines: one Example per line with its dataclass fields (see ``write_jsonl``)."""
+    path = Path(path)
+    lines = ((number, line) for number, line in enumerate(_read_text(path).splitlines(), 1) if line.strip())
+    return _build_all(path, lines, _jsonl_example, lenient, skipped)
+
+
+def write_jsonl(examples: Sequence[Example], path: str | Path) -> None:
+    """Write Examples as JSON Lines, atomically (a temporary file in the same folder, then a rename)."""
+    write_text_atomic(path, "".join(json.dumps(asdict(example), ensure_ascii=False) + "\n" for example in examples))
+
+
+FORMATS: dict[str, Callable[..., list[Example]]] = {
+    "svamp_csv": read_svamp_csv,
+    "mwptoolkit_json": read_mwptoolkit_json,
+    "question_equation_csv": read_question_equation_csv,
+    "jsonl": read_jsonl,
+}
+
+
+_DETECT_BYTES = 1 << 16
+
+
+def detect_format(path: str | Path) -> str:
+    """The name in FORMATS of a file's format, from its extension and its first record or CSV header."""
+    path = Path(path)
+    try:
+        with path.open("rb") as stream:  # the start of the file is enough; the reader reads it all
+            head = stream.read(_DETECT_BYTES).decode("utf-8-sig", errors="replace")
+    except OSError as error:
+        raise DataFormatError(path, None, f"cannot read the file: {error.strerror or error}") from None
+    text = head.lstrip()
+    if not text:
+        raise DataFormatError(path, None, "the file is empty")
+    if path.suffix.lower() in (".json", ".jsonl") or text[:1] in ("[", "{"):
+        if text[:1] == "[":
+            return "mwptoolkit_json"
+        if text[:1] == "{":
+            return "jsonl"
+        raise DataFormatError(path, 1, "a .json file must hold a list of records, a .jsonl file one object per line")
+    header = next(csv.reader(io.StringIO(text.splitlines()[0])))
+    if all(column in header for column in SVAMP_COLUMNS):
+        return "svamp_csv"
+    if all(column in header for column in ("Question", "Equation")):
+        return "question_equation_csv"
+    expected = f"{','.join(SVAMP_COLUMNS)} or Question,Equation"
+    raise DataFormatError(path, 1, f"unknown format: the header {','.join(header)} has neither {expected}")
+
+
+def read_examples(
+    path: str | Path, format: str | None = None, *, lenient: bool = False, skipped: list | None = None
+) -> list[Example]:
+    """Read word problems from a file in one of FORMATS (detected when ``format`` is None)."""
+    if format is None:
+        format = detect_format(path)
+    if format not in FORMATS:
+        raise ConfigError(f"unknown word-problem format {format!r}; known: {', '.join(FORMATS)}")
+    return FORMATS[format](path, lenient=lenient, skipped=skipped)
