@@ -1,4 +1,6 @@
-"""Using a trained run from Python: ``neuromath.load(run_dir).solve(text)``."""
+"""Using a trained run from Python: ``neuromath.load(run_dir)`` gives a ``Solver`` for a sequence task
+(``.solve(text)``, ``.predict_nbest(examples)``) or a ``LoadedClassifier`` for an equation task
+(``.logits(examples)``)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,15 @@ from typing import Sequence
 import torch
 
 from neuromath.config import Config, DecodeConfig, load_config
+from neuromath.decoding.beam import beam_search
+from neuromath.decoding.constraints import GrammarConstraint
+from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.tasks import SequenceTask, get_task
+from neuromath.models import build_task_model
+from neuromath.models.batching import EncodedExamples, collate
+from neuromath.models.identities import build_classifier, predict_logits
+from neuromath.tasks import EquationTask, SequenceTask, get_task
+from neuromath.tasks.identities import EquationExample
 from neuromath.text import Vocabulary
 
 
@@ -61,8 +70,6 @@ class Solver:
     """
 
     def __init__(self, run_dir: str | Path, device: str = "cpu", **decode):
-        from neuromath.models import build_task_model
-
         run_dir = Path(run_dir)
         if not (run_dir / "config.yaml").exists():
             raise NeuromathError(f"{run_dir} is not a run directory (no config.yaml)")
@@ -78,7 +85,7 @@ class Solver:
         task = get_task(self.config.data.task)
         if not isinstance(task, SequenceTask):
             raise NeuromathError(
-                f"{run_dir} is a {task.name} run: use neuromath.training.identities.load_classifier "
+                f"{run_dir} is a {task.name} run: use neuromath.load(run) or neuromath.api.load_classifier "
                 "(or `neuromath evaluate` / `neuromath complete`), not a sequence solver"
             )
         self.task: SequenceTask = task
@@ -92,17 +99,11 @@ class Solver:
         if self.decode.constrained:
             if self.task.target_grammar is None:
                 raise ConfigError(f"decode.constrained: the {self.task.name} task declares no target grammar")
-            from neuromath.decoding.constraints import GrammarConstraint
-
             self.constraint = GrammarConstraint(self.task.target_grammar.token_classes(self.target_vocab.tokens))
 
     def predict_nbest(self, examples: Sequence, batch_size: int | None = None) -> list[list[Candidate]]:
         """The n-best hypotheses (target tokens) of each example, best first, decoded in batches:
         greedy when beam and nbest are 1, else batched beam search."""
-        from neuromath.decoding.beam import beam_search
-        from neuromath.decoding.greedy import greedy_decode
-        from neuromath.training.data import EncodedExamples, collate
-
         decode = self.decode
         batch_size = batch_size or decode.batch_size
         if decode.beam > 1:  # keep batch x beam rows about as many as a greedy batch
@@ -111,14 +112,16 @@ class Solver:
         for (source, _), example in zip(encoded.items, encoded.examples):
             if len(source) > self.config.model.max_len:
                 raise NeuromathError(
-                    f"example {example.id!r} has {len(source)} tokens; the model reads at most {self.config.model.max_len}"
+                    f"example {example.id!r} has {len(source)} tokens; "
+                    f"the model reads at most {self.config.model.max_len}"
                 )
         results: list[list[Candidate]] = []
         for start in range(0, len(encoded), batch_size):
             batch = collate([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))])
             batch = {key: value.to(self.device) for key, value in batch.items()}
             if decode.beam == 1:
-                lists = [[(ids, 0.0)] for ids in greedy_decode(self.model, batch, decode.max_len, constraint=self.constraint)]
+                greedy = greedy_decode(self.model, batch, decode.max_len, constraint=self.constraint)
+                lists = [[(ids, 0.0)] for ids in greedy]
             else:
                 lists = [
                     [(h.tokens, h.normalized) for h in hypotheses]
@@ -128,7 +131,9 @@ class Solver:
                     )
                 ]
             for hypotheses, example in zip(lists, encoded.examples[start : start + batch_size]):
-                candidates = [Candidate(tuple(self.target_vocab.decode(ids)), float(score), None) for ids, score in hypotheses]
+                candidates = [
+                    Candidate(tuple(self.target_vocab.decode(ids)), float(score), None) for ids, score in hypotheses
+                ]
                 results.append(candidates)
         return self.verify_candidates(results, encoded.examples)
 
@@ -137,7 +142,9 @@ class Solver:
         checks run in a worker pool), else one by one."""
         if self.task.verify is None:
             return results
-        pairs = [(candidate.tokens, example) for candidates, example in zip(results, examples) for candidate in candidates]
+        pairs = [
+            (candidate.tokens, example) for candidates, example in zip(results, examples) for candidate in candidates
+        ]
         if self.task.verify_many is not None:
             verdicts = iter(self.task.verify_many(pairs))
         else:
@@ -159,17 +166,15 @@ class Solver:
     def describe_candidate(self, candidate: Candidate, example) -> Candidate:
         record = self.task.describe(list(candidate.tokens), example)
         return dataclasses.replace(
-            candidate, equation=record["predicted_equation"] or "", answer_text=record.get("predicted_answer_text") or ""
+            candidate,
+            equation=record["predicted_equation"] or "",
+            answer_text=record.get("predicted_answer_text") or "",
         )
 
     def solve(self, text: str) -> Solution:
-        from neuromath.tasks import WORD_PROBLEM_TASKS
-
-        if self.task.name not in WORD_PROBLEM_TASKS:
+        if self.task.prepare is None:
             raise NeuromathError(f"solve works on word-problem runs; this run's task is {self.task.name!r}")
-        from neuromath.tasks.word_problems import prepare_problem
-
-        example = prepare_problem(text)
+        example = self.task.prepare(text)
         candidates = self.predict_nbest([example])[0]
         tokens = self.choose(candidates).tokens
         record = self.task.describe(list(tokens), example)
@@ -183,7 +188,46 @@ class Solver:
         )
 
 
-def load(run_dir: str | Path, device: str = "cpu", **decode) -> Solver:
-    """Load a trained run directory for prediction and solving; ``decode`` overrides decoding
-    settings, e.g. ``load(run, beam=10, nbest=5)``."""
+@dataclass
+class LoadedClassifier:
+    """A trained equation classifier (identities task): ``logits(examples)`` > 0 means "an identity"."""
+
+    model: torch.nn.Module
+    vocab: Vocabulary
+    config: Config
+    run_dir: Path
+
+    def logits(self, examples: Sequence[EquationExample], batch_size: int = 512) -> torch.Tensor:
+        return predict_logits(self.model, examples, self.vocab, batch_size)
+
+
+def load_classifier(run_dir: str | Path) -> LoadedClassifier:
+    """A trained classifier from a run directory (its config, node vocabulary and best weights)."""
+    run_dir = Path(run_dir)
+    for needed in ("config.yaml", "node_vocab.json", "model.pt"):
+        if not (run_dir / needed).exists():
+            raise NeuromathError(f"{run_dir} is not a trained identities run (no {needed})")
+    config = load_config(run_dir / "config.yaml")
+    vocab = Vocabulary.load(run_dir / "node_vocab.json")
+    model = build_classifier(config.model, vocab)
+    model.load_state_dict(torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True))
+    model.eval()
+    return LoadedClassifier(model, vocab, config, run_dir)
+
+
+def run_task(run_dir: str | Path) -> SequenceTask | EquationTask:
+    """The task a run folder's ``config.yaml`` names: the one thing read to tell what a run is."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").exists():
+        raise NeuromathError(f"{run_dir} is not a run directory (no config.yaml)")
+    return get_task(load_config(run_dir / "config.yaml").data.task)
+
+
+def load(run_dir: str | Path, device: str = "cpu", **decode) -> Solver | LoadedClassifier:
+    """Load a trained run directory: a ``Solver`` for prediction and solving (``decode`` overrides decoding
+    settings, e.g. ``load(run, beam=10, nbest=5)``), or a ``LoadedClassifier`` for an equation-classifier run."""
+    if isinstance(run_task(run_dir), EquationTask):
+        if decode:
+            raise ConfigError(f"decoding options ({', '.join(sorted(decode))}) do not apply to an equation classifier")
+        return load_classifier(run_dir)
     return Solver(run_dir, device, **decode)

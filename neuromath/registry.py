@@ -55,3 +55,6 @@ TASKS: Registry = Registry("task")
 TREE_CELLS: Registry = Registry("tree cell")  # recursive cells run by the level-batched tree engine
 SEQUENCE_ENCODERS: Registry = Registry("sequence encoder")  # RNN baselines over pre-order token sequences
 CLASSIFIERS: Registry = Registry("equation classifier")  # whole models of the identities task
+TRAINING: Registry = Registry("training procedure")  # how a task's runs train and are tested (task.training)
+# how `evaluate` scores and reports a task's runs (task.evaluation)
+EVALUATION: Registry = Registry("evaluation procedure")

@@ -25,7 +25,8 @@ def run_dir(tmp_path_factory):
 
 def test_generate_is_deterministic_for_a_seed(tmp_path, capsys):
     for name, seed in (("a", 3), ("b", 3), ("c", 4)):
-        assert main(["generate", "word_problems", "--n", "25", "--seed", str(seed), "--out", str(tmp_path / f"{name}.jsonl")]) == 0
+        assert main(["generate", "word_problems", "--n", "25", "--seed", str(seed),
+                     "--out", str(tmp_path / f"{name}.jsonl")]) == 0
     a, b, c = (read_jsonl(tmp_path / f"{name}.jsonl") for name in "abc")
     assert len(a) == 25 and a == b and a != c
     assert "wrote 25 word_problems examples" in capsys.readouterr().out
@@ -57,7 +58,8 @@ def test_solve_prints_an_equation_or_says_why(run_dir, capsys):
 
 
 def test_train_refuses_unknown_config_key(tmp_path, capsys):
-    code = main(["train", "--config", "configs/word_problems/transformer.yaml", "--set", "model.colour=red", "--out", str(tmp_path / "r")])
+    code = main(["train", "--config", "configs/word_problems/transformer.yaml", "--set", "model.colour=red",
+                 "--out", str(tmp_path / "r")])
     assert code == 2
     assert "unknown key in model: colour" in capsys.readouterr().err
 
@@ -172,3 +174,25 @@ def test_data_templates_counts_what_normalisation_merges(tmp_path, capsys):
     assert (row["examples"], row["templates"], row["normalised_templates"], row["merged"]) == (4, 3, 2, 1)
     assert main(["data", "templates", str(path)]) == 0
     assert f"| {path} | 4 | 3 | 2 | 1 | 0 |" in capsys.readouterr().out
+
+
+def test_config_show_prints_the_resolved_config_and_refuses_keys_that_do_not_apply(capsys):
+    import yaml
+
+    assert main(["config", "show", "configs/word_problems/group_attention.yaml", "--set", "model.groups=question"]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)
+    assert shown["model"]["name"] == "group_attention" and shown["model"]["groups"] == "question"  # the override
+    assert shown["model"]["decoder_hidden"] == 256  # the preset's own key
+    assert shown["train"]["seed"] == 0 and shown["decode"]["beam"] == 1  # defaults the preset does not name
+    assert "attention" not in shown["model"] and "modules" not in shown["data"]  # keys of other models and tasks
+    assert main(["config", "show", "configs/word_problems/group_attention.yaml", "--set", "data.modules=x"]) == 2
+    assert "data.modules does not apply to the word_problems_normalized task" in capsys.readouterr().err
+
+
+def test_evaluate_refuses_runs_that_are_evaluated_differently(run_dir, tmp_path, capsys):
+    other = tmp_path / "identities_run"
+    other.mkdir()
+    (other / "config.yaml").write_text("data:\n  task: identities\nmodel:\n  name: majority\n")
+    assert main(["evaluate", str(run_dir), str(other), "--data", str(tmp_path / "x.jsonl")]) == 2
+    error = capsys.readouterr().err
+    assert "evaluated the same way" in error and "(sequence)" in error and "(verification)" in error

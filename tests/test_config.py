@@ -57,7 +57,7 @@ def test_shipped_configs_load():
     paths = sorted((Path(__file__).resolve().parents[1] / "configs").rglob("*.yaml"))
     assert paths, "no configs shipped"
     for path in paths:
-        assert isinstance(load_config(path), Config)
+        assert isinstance(load_config(path, strict=True), Config)  # every key a preset names applies to it
 
 
 def test_config_to_dict_is_plain():
@@ -82,9 +82,8 @@ def test_every_preset_loads_and_builds_its_model(path):
     config = load_config(path)
     task = get_task(config.data.task)
     if config.data.task == "identities":  # equation classifiers: build and score one equation
-        from neuromath.models.identities import CLASSIFIERS, build_classifier
+        from neuromath.models.identities import CLASSIFIERS, build_classifier, node_vocabulary, predict_logits
         from neuromath.tasks.identities import EquationExample, apply, symbol
-        from neuromath.training.identities import node_vocabulary, predict_logits
 
         equation = apply("Equality", apply("sin", symbol("var_0")), symbol("var_1"))
         vocab = node_vocabulary([EquationExample(equation, True)])
@@ -92,7 +91,7 @@ def test_every_preset_loads_and_builds_its_model(path):
         assert config.model.name in CLASSIFIERS
         assert predict_logits(model, [EquationExample(equation, True)], vocab).shape == (1,)
         return
-    from neuromath.evaluation.cross_validation import RETRIEVAL_MODELS
+    from neuromath.experiments.cross_validation import RETRIEVAL_MODELS
     from neuromath.registry import MODELS
 
     if config.model.name in RETRIEVAL_MODELS:  # nothing to build: the baseline is fitted on the training problems

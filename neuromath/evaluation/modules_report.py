@@ -1,4 +1,5 @@
-"""Per-module accuracy report for the Mathematics Dataset, in the form of Table 1 of Schlag et al. (2019), "Enhancing the Transformer with Explicit Relational Reasoning" (TP-Transformer).
+"""Per-module accuracy report for the Mathematics Dataset, in the form of Table 1 of Schlag et al. (2019), "Enhancing
+the Transformer with Explicit Relational Reasoning" (TP-Transformer).
 
 Table 1 of that paper gives, for each model, the mean accuracy over the modules of the
 ``interpolate`` test split, the same for ``extrapolate``, and how many modules are solved with
@@ -143,7 +144,8 @@ def format_percent(fraction: float | None) -> str:
 
 
 def format_difference(first: float | None, second: float | None) -> str:
-    """First minus second accuracy in percentage points, signed: ``"+3.2"``, ``"-0.5"``; ``"n/a"`` if either is missing."""
+    """First minus second accuracy in percentage points, signed: ``"+3.2"``, ``"-0.5"``; ``"n/a"`` if either is
+    missing."""
     if first is None or second is None:
         return MISSING_CELL
     points = round(100 * (first - second), 1) + 0.0  # + 0.0 turns -0.0 into 0.0
@@ -176,7 +178,8 @@ def markdown_table(header: list[str], alignments: list[str], rows: list[list[str
 
 
 def common_count(counts: list[int]) -> str:
-    """The question count of a module: one number when the runs that have it agree, else each run's count joined by ``" / "``."""
+    """The question count of a module: one number when the runs that have it agree, else each run's count joined by
+    ``" / "``."""
     present = [count for count in counts if count > 0]
     if present and all(count == present[0] for count in present):
         return str(present[0])

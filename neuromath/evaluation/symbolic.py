@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.symbolic import SymbolicExample, canonical
@@ -40,40 +40,23 @@ def dedup_mask(examples: Sequence[SymbolicExample], train: Sequence[SymbolicExam
     return keep
 
 
-def evaluate_symbolic(
+def score_beams(
     run_dir: str | Path,
     examples: Sequence[SymbolicExample],
-    beams: Sequence[int] = (1, 10, 50),
+    nbest_by_beam: Mapping[int, Sequence[Sequence]],
     train: Sequence[SymbolicExample] | None = None,
-    length_penalty: float | None = None,
-    constrained: bool | None = None,
-    progress: bool = False,
 ) -> tuple[dict, list[dict]]:
-    """Decode ``examples`` at every beam width in ``beams`` and score them; returns (report, one record per example).
-    With ``train`` the report has a ``dedup`` subset beside ``full``."""
-    import sys
-
-    import neuromath
-
-    beams = sorted(set(int(k) for k in beams))
-    if not beams or beams[0] < 1:
-        raise ValueError(f"beam widths must be at least 1: {beams}")
-    options = {}
-    if length_penalty is not None:
-        options["length_penalty"] = length_penalty
-    if constrained is not None:
-        options["constrained"] = constrained
+    """Score the n-best lists that each beam width produced (``nbest_by_beam[k][i]``: candidates of example i, best
+    first, each with ``tokens`` and ``verified``); returns (report, one record per example). With ``train`` the
+    report has a ``dedup`` subset beside ``full``."""
+    beams = sorted(nbest_by_beam)
     records = [
         {"id": e.id, "method": e.method, "size": e.size, "input": " ".join(e.source), "target": " ".join(e.target),
          "beams": {}}
         for e in examples
     ]
     for k in beams:
-        if progress:
-            print(f"decoding {len(examples)} examples with beam {k} and verifying the hypotheses ...", file=sys.stderr,
-                  flush=True)
-        solver = neuromath.load(run_dir, beam=k, nbest=k, **options)
-        for record, candidates, example in zip(records, solver.predict_nbest(examples), examples):
+        for record, candidates, example in zip(records, nbest_by_beam[k], examples):
             first_verified = next((rank for rank, c in enumerate(candidates) if c.verified), None)
             record["beams"][str(k)] = {
                 "best": " ".join(candidates[0].tokens),
@@ -134,7 +117,9 @@ def format_report(report: dict) -> str:
     names = list(subsets)
     lines = []
     header = "| beam | " + " | ".join(
-        f"{measure} {name} (n={subsets[name]['overall']['n']})" for measure in ("verified %", "exact %") for name in names
+        f"{measure} {name} (n={subsets[name]['overall']['n']})"
+        for measure in ("verified %", "exact %")
+        for name in names
     ) + " |"
     lines += [header, "| ---: | " + " | ".join("---:" for _ in range(2 * len(names))) + " |"]
     for k in beams:

@@ -9,18 +9,34 @@ Registered in ``neuromath.registry.CLASSIFIERS`` under the name a config's ``mod
   sequences;
 - ``majority``: the training set's most frequent label, no parameters.
 ``model.d_model`` is the hidden size; ``model.stack_depth`` the depth of the stack cells' memory.
+
+Below the models: how equations become their inputs (a node vocabulary, the tree engine's nested tuples or
+pre-order id sequences, collated batches) and ``predict_logits``, shared by training and ``neuromath.api``.
 """
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, Dataset
 
 from neuromath.config import ModelConfig
+from neuromath.models.batching import EpochShuffleSampler, move_batch, pad
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
-from neuromath.nn.tree_engine import TreeEncoder  # importing the engine registers every tree cell
+from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing the engine registers every tree cell
 from neuromath.registry import CLASSIFIERS, SEQUENCE_ENCODERS, TREE_CELLS
-from neuromath.tasks.identities import BINARY_FUNCTIONS, UNARY_FUNCTIONS
+from neuromath.tasks.identities import (
+    BINARY_FUNCTIONS,
+    SYMBOLS,
+    UNARY_FUNCTIONS,
+    EquationExample,
+    EquationNode,
+    postorder,
+    preorder,
+)
+from neuromath.text import Vocabulary
 
 OPERATORS = BINARY_FUNCTIONS + UNARY_FUNCTIONS  # operator ids of the tree cells, in this order
 OPERATOR_IDS = {name: index for index, name in enumerate(OPERATORS)}
@@ -94,7 +110,9 @@ def _register() -> None:
     for cell in TREE_CELLS.names():
         CLASSIFIERS.add(
             cell,
-            lambda config, vocab, cell=cell: TreeClassifier(cell, len(vocab), config.d_model, **_cell_options(cell, config)),
+            lambda config, vocab, cell=cell: TreeClassifier(
+                cell, len(vocab), config.d_model, **_cell_options(cell, config)
+            ),
         )
     for encoder in SEQUENCE_ENCODERS.names():
         if encoder in CLASSIFIERS:
@@ -114,3 +132,95 @@ _register()
 def build_classifier(config: ModelConfig, vocab) -> nn.Module:
     """The classifier ``config.name`` for a node vocabulary ``vocab`` (a ``neuromath.text.Vocabulary``)."""
     return CLASSIFIERS.get(config.name)(config, vocab)
+
+
+# ------------------------------------------------------------------------------- encoding equations for the classifiers
+
+
+def node_vocabulary(examples: Sequence[EquationExample]) -> Vocabulary:
+    """Every node symbol of the training equations (operators and leaves) plus the four symbols."""
+    return Vocabulary.build(
+        [[n.token for n in preorder(e.tree) if n.func != "Equality"] for e in examples] + [list(SYMBOLS)]
+    )
+
+
+def side_tree(side: EquationNode, vocab: Vocabulary) -> tuple:
+    """A side as the tree engine's nested tuples: leaves carry vocabulary ids, internal nodes operator ids."""
+    built: list[tuple] = []  # a stack: post-order visits children before parents
+    for node in postorder(side):
+        if node.is_leaf:
+            built.append((vocab.index.get(node.token, vocab.unk_id), ()))
+        else:
+            children = tuple(built[-len(node.children):])
+            del built[-len(node.children):]
+            built.append((OPERATOR_IDS[node.func], children))
+    return built[0]
+
+
+class EncodedEquations(Dataset):
+    """Each equation's two sides encoded once for a classifier reading ``input_kind``: ``trees`` (the tree engine's
+    nested tuples), ``tokens`` (pre-order id sequences) or ``none`` (the majority class reads only the labels)."""
+
+    def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary, input_kind: str):
+        if input_kind not in ("trees", "tokens", "none"):
+            raise ValueError(f"input_kind must be trees, tokens or none, not {input_kind!r}")
+        self.examples = list(examples)
+        self.input_kind = input_kind
+        encoded: dict[int, object] = {}  # side object -> its encoding: equations that share a side encode it once
+
+        def encode(side: EquationNode):
+            if id(side) not in encoded:
+                if input_kind == "trees":
+                    encoded[id(side)] = side_tree(side, vocab)
+                else:
+                    encoded[id(side)] = (
+                        vocab.encode([n.token for n in preorder(side)]) if input_kind == "tokens" else None
+                    )
+            return encoded[id(side)]
+
+        self.items = [
+            (encode(example.tree.children[0]), encode(example.tree.children[1]), float(bool(example.label)))
+            for example in self.examples
+        ]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int):
+        return self.items[index]
+
+
+def make_collate(input_kind: str):
+    """The collate function for a classifier reading ``trees``, ``tokens`` or nothing (``none``)."""
+    def collate(items) -> dict:
+        lefts, rights, labels = zip(*items)
+        batch = {"labels": torch.tensor(labels, dtype=torch.float)}  # (B,)
+        sides = [side for pair in zip(lefts, rights) for side in pair]  # sides 2i (left) and 2i+1 (right)
+        if input_kind == "trees":
+            batch["trees"] = make_tree_batch(sides)
+        elif input_kind == "tokens":
+            batch["tokens"] = pad(sides)  # (2B, T)
+            batch["lengths"] = torch.tensor([len(s) for s in sides], dtype=torch.long)  # (2B,)
+        return batch
+
+    return collate
+
+
+def make_loader(dataset: EncodedEquations, batch_size: int, seed: int | None = None) -> DataLoader:
+    sampler = EpochShuffleSampler(len(dataset), seed) if seed is not None else None
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=make_collate(dataset.input_kind))
+
+
+@torch.no_grad()
+def predict_logits(model: torch.nn.Module, examples: Sequence[EquationExample], vocab: Vocabulary,
+                   batch_size: int = 512) -> torch.Tensor:
+    """The verification logit of every equation, in order (labels are not needed)."""
+    was_training = model.training
+    model.eval()
+    loader = make_loader(EncodedEquations(examples, vocab, model.input_kind), batch_size)
+    device = next(iter(model.buffers()), next(iter(model.parameters()), torch.empty(0))).device
+    logits = (
+        torch.cat([model(move_batch(batch, device)).float().cpu() for batch in loader]) if examples else torch.empty(0)
+    )
+    model.train(was_training)
+    return logits

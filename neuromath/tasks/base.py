@@ -30,22 +30,25 @@ class SequenceTask:
     source_grammar: Any = None  # a neuromath.expr.grammar.TreeGrammar when sources are prefix/postfix expressions
     target_grammar: Any = None  # ... when targets are (tree positions, tree relative attention, constrained decoding)
     verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
-    verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None  # verify of many pairs at once  # noqa: E501
+    # verify of many (hypothesis, example) pairs at once
+    verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None
     shared_vocab: bool = False  # one vocabulary for sources and targets (saved as both files)
     read_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of read
     generate_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of generate
     accuracy_label: str = "value accuracy"  # how reports name the task's accuracy (is_correct)
     equation_label: str | None = "equation accuracy"  # ... and the token-exact match; None when it is the same thing
-    training: str = "sequence"  # how runs of the task train: a name in neuromath.experiments' TRAINING registry
-    evaluation: str = "sequence"  # how evaluate scores and reports runs: a name in neuromath.experiments' EVALUATION registry (sequence, modules, symbolic)  # noqa: E501
-    prepare: Callable[[str], Any] | None = None  # a user's text -> an example for solve (word problems); None: solve does not apply  # noqa: E501
+    training: str = "sequence"  # how runs of the task train: a name in the TRAINING registry (neuromath.experiments)
+    # how evaluate scores and reports runs: a name in the EVALUATION registry (sequence, modules, symbolic)
+    evaluation: str = "sequence"
+    prepare: Callable[[str], Any] | None = None  # a user's text -> an example for solve; None: solve does not apply
     folds: bool = False  # cross-validation over fold files applies (neuromath cv)
 
 
 @dataclass(frozen=True)
 class EquationTask:
     """A task whose examples are whole equation trees to classify (identities): no token sequences, so training,
-    evaluation and completion go through ``neuromath.training.identities`` and ``neuromath.evaluation.identities``."""
+    evaluation and completion go through the ``classifier`` and ``verification`` procedures of
+    ``neuromath.experiments``."""
 
     name: str
     read: Callable[..., list]  # read(path, *, lenient=False, skipped=None) -> examples

@@ -15,7 +15,7 @@ from lightning.pytorch.callbacks import TQDMProgressBar
 from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
-from neuromath.training.data import move_batch
+from neuromath.models.batching import move_batch
 
 
 def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:

@@ -1,7 +1,9 @@
-"""Train a sequence model end to end: data, vocabularies, Lightning trainer, checkpoints, run directory.
+"""Train a sequence model: data, vocabularies, Lightning trainer, checkpoints, run directory. Scoring the held-out
+test split with the best weights is the experiments layer's job (``neuromath.experiments.train``).
 
 A run directory holds ``config.yaml`` (the resolved config), ``source_vocab.json``,
-``target_vocab.json``, ``checkpoints/`` (``best.ckpt``, ``last.ckpt``), ``metrics.csv`` (merged from ``logs/session*/``),
+``target_vocab.json``, ``checkpoints/`` (``best.ckpt``, ``last.ckpt``), ``metrics.csv`` (merged from
+``logs/session*/``),
 ``data.json`` (where the data came from and what was skipped) and ``model.pt`` (the best weights).
 """
 
@@ -16,16 +18,25 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import lightning.pytorch as pl
 import torch
+from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, config_to_dict, load_config, save_config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
+from neuromath.models import build_task_model
+from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import Vocabulary
+from neuromath.training.module import ProgressBar, SequenceModule
 
 # Settings that may change when a run is resumed; anything else must match the saved config.
-RESUMABLE_CHANGES = {("train", "max_epochs"), ("train", "max_steps"), ("train", "max_time_minutes"), ("train", "progress"), ("train", "patience")}
+RESUMABLE_CHANGES = {
+    ("train", "max_epochs"), ("train", "max_steps"), ("train", "max_time_minutes"), ("train", "progress"),
+    ("train", "patience"),
+}
 
 
 @dataclass
@@ -79,7 +90,8 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         source = f"{data.valid_fraction:.0%} of train (seed {seed})"
         if 0 < data.valid_max < cut:
             cut = data.valid_max
-            source = f"{data.valid_max} of train (seed {seed}; valid_fraction {data.valid_fraction:.0%} capped by valid_max)"
+            source = (f"{data.valid_max} of train (seed {seed}; valid_fraction {data.valid_fraction:.0%} "
+                      "capped by valid_max)")
         valid, train = shuffled[:cut], shuffled[cut:]
         report["valid"] = {"source": source, "read": len(valid)}
         report["train"]["after_valid_split"] = len(train)
@@ -89,7 +101,7 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
 
 
 def check_resume_config(saved: Config, new: Config) -> None:
-    saved_dict, new_dict = config_to_dict(saved), config_to_dict(new)
+    saved_dict, new_dict = config_to_dict(saved, applicable_only=True), config_to_dict(new)  # what the run reads
     differences = [
         f"{section}.{key}: {saved_dict[section][key]!r} -> {new_dict[section][key]!r}"
         for section in saved_dict
@@ -106,26 +118,27 @@ class TrainResult:
     data: PreparedData  # the splits used, including the held-out test split when one was generated
 
 
-def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
-    """Train (or resume) a run in ``run_dir``."""
-    import lightning.pytorch as pl
-
+def quiet_lightning() -> None:
     for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
         logging.getLogger(name).setLevel(logging.WARNING)  # no banners about GPUs, TPUs and tips
 
-    from neuromath.training.data import EncodedExamples, make_loader
-    from neuromath.models import build_task_model
-    from neuromath.training.module import SequenceModule
 
-    run_dir = Path(run_dir)
+def check_run_dir(run_dir: Path, config: Config, resume: bool) -> None:
+    """A new run needs a folder without checkpoints; a resumed one its last checkpoint and the same config."""
     checkpoints = run_dir / "checkpoints"
-    last = checkpoints / "last.ckpt"
     if resume:
-        if not last.exists():
+        if not (checkpoints / "last.ckpt").exists():
             raise NeuromathError(f"{run_dir}: nothing to resume (no checkpoints/last.ckpt)")
         check_resume_config(load_config(run_dir / "config.yaml"), config)
     elif checkpoints.exists() and any(checkpoints.iterdir()):
         raise NeuromathError(f"{run_dir} already holds a run; pass --resume to continue it or choose another --out")
+
+
+def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
+    """Train (or resume) a sequence run in ``run_dir``; summary.json holds everything but the test scores."""
+    quiet_lightning()
+    run_dir = Path(run_dir)
+    check_run_dir(run_dir, config, resume)
 
     task = get_task(config.data.task)
     if config.train.num_threads:
@@ -187,11 +200,6 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
         "target_vocab_size": len(target_vocab),
         "parameters": sum(p.numel() for p in module.model.parameters()),
     }
-    if data.test:  # the held-out split, scored once with the best weights
-        from neuromath.api import load
-        from neuromath.evaluation.evaluate import evaluate_examples
-
-        summary["test"], _ = evaluate_examples(load(run_dir), data.test)
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
 
@@ -209,12 +217,6 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
     """Fit a LightningModule whose ``model`` is the thing trained: checkpoints ``best`` (highest ``monitor``) and
     ``last`` in RUN_DIR/checkpoints, early stopping after ``train.patience`` validations, a CSV log per session
     merged into RUN_DIR/metrics.csv, and the best weights saved as RUN_DIR/model.pt."""
-    import lightning.pytorch as pl
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
-    from lightning.pytorch.loggers import CSVLogger
-
-    from neuromath.training.module import ProgressBar
-
     checkpoints = run_dir / "checkpoints"
     session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
     target = {"monitor": monitor, "mode": "max"}
@@ -285,7 +287,8 @@ def validation_schedule(config: Config) -> dict:
 def filter_length(task: SequenceTask, examples: list, config: Config) -> tuple[list, int]:
     kept = [
         e for e in examples
-        if len(task.source_tokens(e)) < config.data.max_source_len and len(task.target_tokens(e)) < config.data.max_target_len
+        if len(task.source_tokens(e)) < config.data.max_source_len
+        and len(task.target_tokens(e)) < config.data.max_target_len
     ]
     return kept, len(examples) - len(kept)
 

@@ -8,9 +8,17 @@ import torch
 import torch.nn.functional as F
 
 from neuromath.config import ModelConfig
-from neuromath.models.identities import CLASSIFIERS, OPERATORS, MajorityClassifier, build_classifier
+from neuromath.models.identities import (
+    CLASSIFIERS,
+    OPERATORS,
+    EncodedEquations,
+    MajorityClassifier,
+    build_classifier,
+    make_collate,
+    node_vocabulary,
+    predict_logits,
+)
 from neuromath.tasks.identities import EquationExample, apply, number, symbol
-from neuromath.training.identities import EncodedEquations, make_collate, node_vocabulary, predict_logits
 
 LEAVES = [symbol("var_0"), symbol("var_1"), number(2), number(3)]
 
@@ -67,7 +75,9 @@ def test_each_classifier_learns_a_tiny_verification_set(name):
             optimizer.step()
             total += loss.item()
         losses.append(total / len(loader))
-    accuracy = ((predict_logits(model, held_out, vocab) > 0) == torch.tensor([e.label for e in held_out])).float().mean()
+    accuracy = (
+        ((predict_logits(model, held_out, vocab) > 0) == torch.tensor([e.label for e in held_out])).float().mean()
+    )
     assert losses[-1] < 0.6 * losses[0], losses
     assert accuracy > 0.8, (name, float(accuracy))
 

@@ -7,8 +7,10 @@ import random
 
 import pytest
 
+from neuromath.api import load_classifier
 from neuromath.cli import main
 from neuromath.config import load_config
+from neuromath.experiments import train_classifier
 from neuromath.tasks.identities import (
     PI,
     Candidate,
@@ -19,7 +21,7 @@ from neuromath.tasks.identities import (
     write_candidates,
     write_equations,
 )
-from neuromath.training.identities import load_classifier, parse_depths, predict_accuracy, train_classifier
+from neuromath.training.identities import parse_depths, predict_accuracy
 
 SYMBOLS = [symbol(f"var_{i}") for i in range(3)]
 LEAVES = SYMBOLS + [number(2), number(3), number("1/2"), PI]
@@ -95,7 +97,9 @@ def test_majority_and_data_errors(tmp_path, data_file):
     from neuromath.errors import NeuromathError
 
     with pytest.raises(NeuromathError, match="no training or validation equations"):
-        train_classifier(config_for(tmp_path, "majority", data_file, **{"data.train_depths": "9-10"}), tmp_path / "none")
+        train_classifier(
+            config_for(tmp_path, "majority", data_file, **{"data.train_depths": "9-10"}), tmp_path / "none"
+        )
 
 
 def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):

@@ -13,9 +13,8 @@ import pytest
 
 from neuromath.cli import main
 from neuromath.config import load_config
+from neuromath.experiments import train
 from neuromath.tasks import mathematics_dataset as md
-from neuromath.training.run import train
-
 
 
 @pytest.mark.slow

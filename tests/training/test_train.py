@@ -11,8 +11,8 @@ import torch
 import neuromath
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, NeuromathError
+from neuromath.experiments import train
 from neuromath.tasks import get_task
-from neuromath.training.run import train
 
 TINY = [
     "model.d_model=64", "model.n_heads=4", "model.d_ff=128", "model.dropout=0.1",
@@ -113,7 +113,9 @@ def test_carved_validation_set_is_capped(tmp_path):
     task.write(task.generate(200, random.Random(0)), str(path))
     fraction = prepare_data(load_config(None, [f"data.train={path}", "data.valid_fraction=0.25"]), task)
     assert (len(fraction.valid), len(fraction.train)) == (50, 150)
-    capped = prepare_data(load_config(None, [f"data.train={path}", "data.valid_fraction=0.25", "data.valid_max=7"]), task)
+    capped = prepare_data(
+        load_config(None, [f"data.train={path}", "data.valid_fraction=0.25", "data.valid_max=7"]), task
+    )
     assert (len(capped.valid), len(capped.train)) == (7, 193)
     assert "capped by valid_max" in capped.report["valid"]["source"]
     assert fraction.report["valid"]["source"].startswith("25% of train")

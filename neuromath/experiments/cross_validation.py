@@ -2,7 +2,7 @@
 (Patel et al. 2021, "Are NLP Models really able to Solve Simple Math Word Problems?", Table 1, whose fold folders
 ``fold0/ .. fold4/`` hold ``train.csv`` and ``dev.csv``), or a seeded random k-fold split of one file.
 
-Each fold trains one run in ``OUT/fold<k>`` on the fold's training file alone: ``neuromath.training.run.train``
+Each fold trains one run in ``OUT/fold<k>`` on the fold's training file alone: ``neuromath.experiments.train``
 carves the validation part out of that training file (``data.valid_fraction`` / ``data.valid_max``), so model
 selection and early stopping never see the test fold, which is scored once with the best weights. The retrieval
 baselines (``RETRIEVAL_MODELS``) take the same route without training: fit on the training file, answer every test
@@ -28,8 +28,14 @@ from typing import Sequence
 
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.evaluation.evaluate import write_predictions
+from neuromath.experiments.train_test import train
 from neuromath.fileio import write_text_atomic
-from neuromath.models.retrieval import SIMILARITIES
+from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
+from neuromath.registry import TASKS
+from neuromath.tasks import SequenceTask, get_task
+from neuromath.tasks.word_problems import write_jsonl
+from neuromath.training.run import check_resume_config
 
 RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
 CSV_FOLD_FILES = ("train.csv", "dev.csv")  # the SVAMP repository's fold layout (MAWPS, ASDiv-A)
@@ -76,8 +82,6 @@ def write_random_folds(examples: Sequence, k: int, seed: int, out_dir: str | Pat
     one, and write ``out_dir/fold<i>/test.jsonl`` (fold i) and ``train.jsonl`` (every other fold), each in the
     examples' original order. ``out_dir/split.json`` records the split; a folder that already holds another split
     is an error rather than overwritten, since runs of the old folds would no longer match their files."""
-    from neuromath.tasks.word_problems import write_jsonl
-
     n = len(examples)
     if not 2 <= k <= n:
         raise ConfigError(f"--k must be at least 2 and at most the number of examples ({n}), not {k}")
@@ -124,13 +128,15 @@ def read_data_file(config: Config, path: str | Path) -> tuple[list, list]:
     return examples, skipped
 
 
-def word_problem_task(config: Config):
-    from neuromath.tasks import WORD_PROBLEM_TASKS, get_task
-
-    if config.data.task not in WORD_PROBLEM_TASKS:
-        raise ConfigError(f"cross-validation is for the word-problem tasks ({', '.join(WORD_PROBLEM_TASKS)}), "
-                          f"not data.task {config.data.task!r}")
-    return get_task(config.data.task)
+def word_problem_task(config: Config) -> SequenceTask:
+    """The config's task, when cross-validation over fold files applies to it (the task says so: ``folds``)."""
+    task = get_task(config.data.task)
+    if not getattr(task, "folds", False):
+        applies = ", ".join(name for name in TASKS if getattr(get_task(name), "folds", False))
+        raise ConfigError(
+            f"cross-validation is for the word-problem tasks ({applies}), not data.task {config.data.task!r}"
+        )
+    return task
 
 
 def fold_config(config: Config, train_path: Path, test_path: Path) -> Config:
@@ -143,8 +149,6 @@ def fold_config(config: Config, train_path: Path, test_path: Path) -> Config:
 def check_same_config(fold_dir: Path, config: Config) -> None:
     """A fold folder from an earlier invocation must have been run with this config (settings that only change
     how long or how visibly a run trains aside), else its results are not this cross-validation's."""
-    from neuromath.training.run import check_resume_config
-
     saved = fold_dir / "config.yaml"
     if not saved.exists():
         return
@@ -158,9 +162,6 @@ def check_same_config(fold_dir: Path, config: Config) -> None:
 def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_dir: Path) -> dict:
     """Fit the retrieval baseline ``config.model.name`` on the training file and answer the test file; writes
     ``fold_dir/predictions.jsonl``, ``config.yaml`` and returns the summary (not yet written)."""
-    from neuromath.evaluation.evaluate import write_predictions
-    from neuromath.models.retrieval import RetrievalBaseline
-
     task = word_problem_task(config)
     data_report, splits = {}, {}
     for split, path in (("train", train_path), ("test", test_path)):
@@ -193,8 +194,6 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
 
 def run_trained_fold(config: Config, fold_dir: Path, progress_prefix: str, progress: bool) -> dict:
     """Train (or resume an interrupted) run of the fold in ``fold_dir``; returns its summary."""
-    from neuromath.training.run import train
-
     resume = (fold_dir / "checkpoints" / "last.ckpt").exists()
     if progress:
         print(f"{progress_prefix}: {'resuming the interrupted training' if resume else 'training'} "

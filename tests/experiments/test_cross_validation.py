@@ -1,4 +1,4 @@
-"""neuromath/evaluation/cross_validation.py and `neuromath cv`: folds found and split, a retrieval baseline
+"""neuromath/experiments/cross_validation.py and `neuromath cv`: folds found and split, a retrieval baseline
 cross-validated on hand-made folds with hand-computed accuracies, and a tiny Transformer cross-validated end to end
 through the command line, reusing and resuming folds."""
 
@@ -12,7 +12,7 @@ import yaml
 from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.evaluation.cross_validation import (
+from neuromath.experiments.cross_validation import (
     find_folds,
     format_report,
     mean_std,
@@ -91,7 +91,9 @@ SHARE = "Sue shares number0 pens among number1 friends . How many pens each ?"
 
 
 def svamp_csv(rows):
-    return HEADER + "".join(f'"{question}",{numbers},{equation},{answer}\n' for question, numbers, equation, answer in rows)
+    return HEADER + "".join(
+        f'"{question}",{numbers},{equation},{answer}\n' for question, numbers, equation, answer in rows
+    )
 
 
 def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
@@ -99,9 +101,11 @@ def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
     make_fold(folds_dir / "fold0",
               train=svamp_csv([(ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8),
                                (BOX, "6 7", "* number0 number1", 42)]),
-              dev=svamp_csv([(ADD.format("Ann", "She"), "2 4", "+ number1 number0", 6),  # nearest ADD: 2 + 4, right value
-                             (BOX, "3 5", "* number0 number1", 15),  # nearest BOX: right
-                             (EAT.format("Tom", "He"), "9 4", "- number0 number1", 5)]))  # nearest ADD: 9 + 4, wrong
+              dev=svamp_csv([
+                  (ADD.format("Ann", "She"), "2 4", "+ number1 number0", 6),  # nearest ADD: 2 + 4, right value
+                  (BOX, "3 5", "* number0 number1", 15),  # nearest BOX: right
+                  (EAT.format("Tom", "He"), "9 4", "- number0 number1", 5),  # nearest ADD: 9 + 4, wrong
+              ]))
     make_fold(folds_dir / "fold1",
               train=svamp_csv([(EAT.format("Tom", "He"), "9 4", "- number0 number1", 5),
                                (SHARE, "12 4", "/ number0 number1", 3)]),
@@ -124,7 +128,8 @@ def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
     assert json.loads((out / "report.json").read_text()) == report
     markdown = (out / "report.md").read_text()
     assert markdown == format_report(report)
-    assert "| fold0 | 2 | 0 | 3 | 66.7 | 33.3 |" in markdown and "| mean ± std | | | | 58.3 ± 11.8 | 41.7 ± 11.8 |" in markdown
+    assert ("| fold0 | 2 | 0 | 3 | 66.7 | 33.3 |" in markdown
+            and "| mean ± std | | | | 58.3 ± 11.8 | 41.7 ± 11.8 |" in markdown)
     summary = json.loads((out / "fold1" / "summary.json").read_text())
     assert summary["test"]["n"] == 2 and summary["test"]["value_correct"] == 1
 
@@ -144,7 +149,8 @@ def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
                                       find_folds(folds_dir), tmp_path / "normalised", progress=False)
     assert [r["value_accuracy"] for r in normalised["folds"]] == pytest.approx([2 / 3, 1 / 2])
     assert [r["equation_accuracy"] for r in normalised["folds"]] == pytest.approx([2 / 3, 1 / 2])
-    predicted = [json.loads(line)["predicted_tokens"] for line in (tmp_path / "normalised" / "fold0" / "predictions.jsonl").open()]
+    predicted = [json.loads(line)["predicted_tokens"]
+                 for line in (tmp_path / "normalised" / "fold0" / "predictions.jsonl").open()]
     assert predicted == [["n0", "n1", "+"], ["n0", "n1", "*"], ["n0", "n1", "+"]]
 
 
@@ -199,7 +205,8 @@ def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, 
     summary = json.loads((out / "fold1" / "summary.json").read_text())
     assert summary["steps"] == 2 and (out / "fold1" / "logs" / "session1").is_dir()  # a second session, no new steps
 
-    assert main(["cv", "--config", str(config_path), "--data", str(data), "--k", "41", "--out", str(tmp_path / "x")]) == 2
+    assert main(["cv", "--config", str(config_path), "--data", str(data), "--k", "41",
+                 "--out", str(tmp_path / "x")]) == 2
     assert main(["cv", "--config", str(config_path), "--folds", str(tmp_path), "--data", str(data),
                  "--out", str(tmp_path / "x")]) == 2
     assert "either --folds" in capsys.readouterr().err

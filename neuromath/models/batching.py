@@ -1,4 +1,6 @@
-"""From task examples to padded tensor batches: datasets, the collate function, a seeded sampler."""
+"""From task examples to the padded tensor batches the sequence models read: datasets, the collate function, a seeded
+sampler. Here, beside the models, because training and ``neuromath.api`` both need them and neither may import the
+other."""
 
 from __future__ import annotations
 

@@ -1,0 +1,51 @@
+"""neuromath complete: equation completion, ranking every candidate filler of each blank (identities runs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from neuromath.errors import NeuromathError
+from neuromath.evaluation.identities import completion_metrics, completion_table, numeric_completion_score
+from neuromath.fileio import write_text_atomic
+from neuromath.tasks.identities import read_candidates, read_equations
+
+
+def command_complete(args: argparse.Namespace) -> int:
+    """Equation completion: rank every candidate for each blank by the run's verification logit."""
+    from neuromath.api import load_classifier  # torch: loaded only by the commands that use it
+    from neuromath.experiments.evaluate import run_names
+
+    examples = read_equations(args.blanks)
+    examples = [e for e in examples if e.blank is not None]
+    if not examples:
+        raise NeuromathError(f"{args.blanks}: no equation with a blank (blankNodeNum)")
+    candidates = read_candidates(args.candidates)
+    rows = {}
+    for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
+        classifier = load_classifier(run_dir)
+        rows[name] = completion_metrics(examples, candidates, lambda filled: classifier.logits(filled).tolist())
+    if args.numeric:
+        rows["numeric checker"] = completion_metrics(examples, candidates, numeric_completion_score())
+    if args.json:
+        print(json.dumps({"blanks": str(args.blanks), "candidates": str(args.candidates), "runs": rows}))
+    else:
+        print(f"{len(examples)} blanks, {len(candidates)} candidates in "
+              f"{len({c.value_class for c in candidates})} value classes\n")
+        print(completion_table(rows), end="")
+    if args.out:
+        write_text_atomic(args.out, json.dumps(rows, indent=2))
+    return 0
+
+
+def register(commands) -> None:
+    complete = commands.add_parser(
+        "complete", help="equation completion: rank candidate fillers of blanks (identities)"
+    )
+    complete.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="trained identities runs")
+    complete.add_argument("--blanks", required=True, help="equations with a blank (blankNodeNum), released JSON format")
+    complete.add_argument("--candidates", required=True, help="candidate classes file, released JSON format")
+    complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row (slow)")
+    complete.add_argument("--json", action="store_true", help="print one JSON object")
+    complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")
+    complete.set_defaults(handler=command_complete)

@@ -1,0 +1,70 @@
+"""neuromath cv: k-fold cross-validation of a word-problem model or retrieval baseline, over given fold folders or a
+seeded random split of one file."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from neuromath.config import load_config
+from neuromath.errors import NeuromathError
+
+
+def command_cv(args: argparse.Namespace) -> int:
+    """k-fold cross-validation: given fold folders (--folds) or a seeded random split of one file (--data, --k)."""
+    from neuromath.experiments.cross_validation import (  # torch and lightning: loaded only by the commands that train
+        find_folds,
+        format_report,
+        read_data_file,
+        run_cross_validation,
+        write_random_folds,
+    )
+
+    config = load_config(args.config, args.set or [], strict=True)
+    if not args.progress:
+        config = dataclasses.replace(config, train=dataclasses.replace(config.train, progress=False))
+    out = Path(args.out)
+    if (args.folds is None) == (args.data is None):
+        raise NeuromathError("give either --folds DIR (fold0/, fold1/, ... with train.csv and dev.csv) "
+                             "or --data FILE with --k and --seed")
+    if args.folds is not None:
+        if args.k is not None or args.seed is not None:
+            raise NeuromathError("--k and --seed split a --data file; they do not apply to --folds")
+        folds = find_folds(args.folds)
+    else:
+        examples, skipped = read_data_file(config, args.data)
+        for error in skipped:
+            print(f"skipped: {error}", file=sys.stderr)
+        k = 5 if args.k is None else args.k
+        folds = write_random_folds(examples, k, 0 if args.seed is None else args.seed, out / "folds")
+        # the folds are this project's JSON Lines, whatever format the source file had
+        config = dataclasses.replace(config, data=dataclasses.replace(config.data, format="jsonl"))
+    report = run_cross_validation(config, folds, out, progress=args.progress)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(format_report(report), end="")
+        print(f"report written to {out / 'report.md'} and {out / 'report.json'}")
+    return 0
+
+
+def register(commands) -> None:
+    cv = commands.add_parser("cv", help="k-fold cross-validation of a word-problem model or retrieval baseline")
+    cv.add_argument("--config", required=True,
+                    help="the run config (model.name jaccard or cosine: a retrieval baseline, no training)")
+    cv.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    cv.add_argument("--folds", default=None, metavar="DIR",
+                    help="folder of fold0/, fold1/, ... each with train.csv and dev.csv (the test fold)")
+    cv.add_argument("--data", default=None, metavar="FILE",
+                    help="split this file into --k random folds instead (written to OUT/folds)")
+    cv.add_argument("--k", type=int, default=None, help="folds of a --data split (default 5)")
+    cv.add_argument("--seed", type=int, default=None, help="shuffle seed of a --data split (default 0)")
+    cv.add_argument("--out", required=True,
+                    help="folder: a run per fold in OUT/fold<k> (finished ones are reused), OUT/report.md, .json")
+    cv.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    cv.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                    help="a line per fold on stderr (--no-progress also hides the training progress bars)")
+    cv.set_defaults(handler=command_cv)

@@ -1,0 +1,85 @@
+"""neuromath data: inspect and prepare data files (equation templates of word problems, deduplication of symbolic
+pairs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
+from neuromath.tasks.word_problems import read_examples, template_counts
+
+
+def command_data_templates(args: argparse.Namespace) -> int:
+    """How many equation templates the normalisation of Wang et al. 2018a merges in each word-problem file."""
+    rows = []
+    for path in args.files:
+        skipped: list = []
+        counts = template_counts(read_examples(path, args.format, lenient=args.lenient, skipped=skipped))
+        rows.append({"file": path, **counts, "skipped": len(skipped)})
+        for error in skipped:
+            print(f"skipped: {error}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    print("| file | problems | templates | normalised templates | merged | skipped |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        print(f"| {row['file']} | {row['examples']} | {row['templates']} | {row['normalised_templates']} "
+              f"| {row['merged']} | {row['skipped']} |")
+    return 0
+
+
+def command_data_dedup(args: argparse.Namespace) -> int:
+    """Remove duplicate inputs within TRAIN and TEST and the TEST pairs whose input occurs in TRAIN."""
+    skipped: list = []
+    train = read_pairs(args.train, lenient=args.lenient, skipped=skipped)
+    test = read_pairs(args.test, lenient=args.lenient, skipped=skipped)
+    for error in skipped:
+        print(f"skipped: {error}", file=sys.stderr)
+    train_kept, test_kept, counts = deduplicate(train, test)
+    train_out = Path(args.train_out) if args.train_out else dedup_path(args.train)
+    test_out = Path(args.test_out) if args.test_out else dedup_path(args.test)
+    write_pairs(train_kept, train_out)
+    write_pairs(test_kept, test_out)
+    result = {**counts.as_dict(), "skipped": len(skipped), "train_out": str(train_out), "test_out": str(test_out)}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{args.train}: {counts.train_read} pairs, {counts.train_duplicates} duplicate inputs removed, "
+          f"{counts.train_kept} written to {train_out}")
+    print(f"{args.test}: {counts.test_read} pairs, {counts.test_duplicates} duplicate inputs removed, "
+          f"{counts.test_in_train} inputs found in the training file removed, {counts.test_kept} written to {test_out}")
+    return 0
+
+
+def dedup_path(path: str) -> Path:
+    """FILE.txt -> FILE.dedup.txt (FILE -> FILE.dedup)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.dedup{path.suffix}") if path.suffix else path.with_name(f"{path.name}.dedup")
+
+
+def register(commands) -> None:
+    data = commands.add_parser("data", help="inspect data files")
+    data_commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
+    templates = data_commands.add_parser(
+        "templates", help="word problems: distinct equation templates before and after normalisation"
+    )
+    templates.add_argument("files", nargs="+", metavar="FILE")
+    templates.add_argument("--format", default=None, help="data format (default: detected from each file)")
+    templates.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    templates.add_argument("--json", action="store_true", help="print one JSON list")
+    templates.set_defaults(handler=command_data_templates)
+    dedup = data_commands.add_parser(
+        "dedup", help="symbolic: remove duplicate inputs within TRAIN and TEST, and TEST pairs whose input is in TRAIN"
+    )
+    dedup.add_argument("train", metavar="TRAIN")
+    dedup.add_argument("test", metavar="TEST")
+    dedup.add_argument("--train-out", dest="train_out", default=None,
+                       help="default TRAIN with .dedup before the suffix")
+    dedup.add_argument("--test-out", dest="test_out", default=None, help="default TEST with .dedup before the suffix")
+    dedup.add_argument("--lenient", action="store_true", help="skip malformed lines and report them")
+    dedup.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    dedup.set_defaults(handler=command_data_dedup)

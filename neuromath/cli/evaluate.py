@@ -1,0 +1,46 @@
+"""neuromath evaluate: evaluate one or more runs on a data file or folder, side by side; each run's task says how
+(``neuromath.experiments.evaluate``)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from neuromath.cli.common import add_decode_options
+
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    # torch: loaded only by the commands that use it
+    from neuromath.experiments.evaluate import DECODE_OPTIONS, EvaluateRequest, evaluate_runs
+
+    fields = {field.name for field in dataclasses.fields(EvaluateRequest)} - {"decode"}
+    decode = {name: getattr(args, name) for name in DECODE_OPTIONS if getattr(args, name) is not None}
+    request = EvaluateRequest(**{name: getattr(args, name) for name in fields}, decode=decode)
+    return evaluate_runs(args.run_dirs, request)
+
+
+def register(commands) -> None:
+    evaluate = commands.add_parser("evaluate", help="evaluate one or more runs on a data file or folder")
+    evaluate.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="runs to evaluate (compared side by side)")
+    evaluate.add_argument("--data", required=True)
+    evaluate.add_argument("--format", default=None, help="data format (default: detected from the file)")
+    evaluate.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    evaluate.add_argument("--predictions", default=None,
+                          help="where to write predictions (default RUN_DIR/predictions.jsonl)")
+    evaluate.add_argument("--modules", default=None, help="module globs to evaluate (default: the run's data.modules)")
+    evaluate.add_argument("--splits", default=None, help="test splits to read (default: the run's data.test_splits)")
+    evaluate.add_argument("--per-module", dest="per_module", type=int, default=None,
+                          help="at most this many questions per module file")
+    evaluate.add_argument("--report", default=None,
+                          help="folder for the report (Mathematics Dataset: per-module report.md, .csv, .json, "
+                               "accuracy.png; identities: report.md, .json, accuracy_by_depth.png); "
+                               "default RUN_DIR/report of the first run")
+    evaluate.add_argument("--beams", default=None, metavar="K,K,...",
+                          help="symbolic: beam widths to decode with (default 1,10,50); solved when any hypothesis "
+                               "of the beam verifies")
+    evaluate.add_argument("--train", default=None, metavar="FILE",
+                          help="symbolic: the training pairs the deduplicated test set is checked against "
+                               "(default: the run's data.train)")
+    add_decode_options(evaluate)
+    evaluate.set_defaults(handler=command_evaluate)

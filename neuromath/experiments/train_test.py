@@ -1,0 +1,150 @@
+"""Train, then test: a run trained by the procedure its task names (``task.training``), its held-out test split
+scored once with the best weights, and ``--seeds``: several seeds of one config with the mean and standard deviation
+of their test scores.
+
+A training procedure (registered in ``neuromath.registry.TRAINING``) is what ``training/`` fits, how the experiments
+layer tests the fitted run through ``neuromath.api`` and ``neuromath.evaluation``, and how the outcome is printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from neuromath.api import load, load_classifier
+from neuromath.config import Config
+from neuromath.errors import NeuromathError
+from neuromath.evaluation.evaluate import evaluate_examples
+from neuromath.evaluation.identities import mean_and_std, mean_std_table, verification_metrics
+from neuromath.fileio import write_text_atomic
+from neuromath.registry import TRAINING
+from neuromath.tasks import get_task
+from neuromath.training.identities import fit_classifier
+from neuromath.training.run import TrainResult, fit_sequence_model
+
+
+def percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+@dataclass(frozen=True)
+class TrainingProcedure:
+    fit: Callable[[Config, Path, bool], TrainResult]  # train (or resume) a run folder; summary.json without test
+    test: Callable[[Path, list], dict]  # score held-out examples with the run's best weights
+    outcome: Callable[[dict, object], list[str]]  # the lines printed after training (summary, task)
+    combine_seeds: Callable[[Config, list[dict], Path], tuple[dict, str]]  # test scores of seeds -> (json, text)
+
+
+def score_sequence_run(run_dir: Path, examples: list) -> dict:
+    metrics, _ = evaluate_examples(load(run_dir), examples)
+    return metrics
+
+
+def sequence_outcome(summary: dict, task) -> list[str]:
+    lines = [f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation {task.accuracy_label} "
+             f"{percent(summary['best_val_value_accuracy'])}; run saved in {summary['run_dir']}"]
+    if "test" in summary:
+        test = summary["test"]
+        equation = f", {task.equation_label} {percent(test['equation_accuracy'])}" if task.equation_label else ""
+        lines.append(f"test: {task.accuracy_label} {percent(test['value_accuracy'])}{equation} on {test['n']} examples")
+    return lines
+
+
+def combine_sequence_seeds(config: Config, tested: list[dict], out: Path) -> tuple[dict, str]:
+    values = [t["value_accuracy"] for t in tested]
+    combined = {"value_accuracy": {"mean": statistics.fmean(values),
+                                   "std": statistics.stdev(values) if len(values) > 1 else 0.0}}
+    text = (f"test {percent(combined['value_accuracy']['mean'])} ± {100 * combined['value_accuracy']['std']:.1f} "
+            f"over {len(values)} seeds\n")
+    return combined, text
+
+
+def score_classifier_run(run_dir: Path, examples: list) -> dict:
+    return verification_metrics(examples, (load_classifier(run_dir).logits(examples) > 0).tolist())
+
+
+def classifier_outcome(summary: dict, task) -> list[str]:
+    lines = [f"trained {summary['model']}: {summary['epochs']} epochs ({summary['steps']} steps); best validation "
+             f"accuracy {percent(summary['best_val_accuracy'])}; run saved in {summary['run_dir']}"]
+    if "test" in summary:
+        test = summary["test"]
+        lines.append(f"test: accuracy {percent(test['accuracy'])}, precision {percent(test['precision'])}, "
+                     f"recall {percent(test['recall'])} on {test['n']} equations")
+    return lines
+
+
+def combine_classifier_seeds(config: Config, tested: list[dict], out: Path) -> tuple[dict, str]:
+    """Mean ± standard deviation overall and by depth; the table is also written to OUT/seeds.md."""
+    combined = mean_and_std(tested)
+    table = mean_std_table({config.model.name: combined})
+    title = f"# {config.model.name}: test over {len(tested)} seeds (mean ± std, %)"
+    write_text_atomic(out / "seeds.md", f"{title}\n\n{table}")
+    return combined, table
+
+
+TRAINING.add("sequence", TrainingProcedure(fit_sequence_model, score_sequence_run, sequence_outcome,
+                                           combine_sequence_seeds))
+TRAINING.add("classifier", TrainingProcedure(fit_classifier, score_classifier_run, classifier_outcome,
+                                             combine_classifier_seeds))
+
+
+def procedure(config: Config) -> TrainingProcedure:
+    return TRAINING.get(get_task(config.data.task).training)
+
+
+def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
+    """Train (or resume) a run of the config's task in ``run_dir``; when the data has a held-out test split, score
+    it once with the best weights and add it to the summary (``summary["test"]``, also in summary.json)."""
+    run_dir = Path(run_dir)
+    chosen = procedure(config)
+    result = chosen.fit(config, run_dir, resume)
+    if result.data.test:
+        result.summary["test"] = chosen.test(run_dir, result.data.test)
+        write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
+    return result
+
+
+def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) -> dict:
+    """``train`` for an equation classifier (identities task); returns the summary."""
+    return train(config, run_dir, resume).summary
+
+
+def train_and_report(config: Config, out: str | Path, resume: bool = False) -> dict:
+    """Train one run and print its outcome; returns its summary."""
+    summary = train(config, out, resume).summary
+    for line in procedure(config).outcome(summary, get_task(config.data.task)):
+        print(line)
+    return summary
+
+
+def train_seeds(config: Config, out: str | Path, seeds: int, resume: bool = False) -> list[dict]:
+    """N seeds: OUT/seed<S> for S = train.seed .. train.seed + N - 1, then the mean and standard deviation of their
+    test scores, printed and written to OUT/seeds.json."""
+    if seeds < 1:
+        raise NeuromathError(f"--seeds must be at least 1, not {seeds}")
+    if seeds == 1:
+        return [train_and_report(config, out, resume)]
+    summaries = []
+    for offset in range(seeds):
+        seed = config.train.seed + offset
+        print(f"== seed {seed}")
+        seeded = dataclasses.replace(config, train=dataclasses.replace(config.train, seed=seed))
+        summaries.append(train_and_report(seeded, Path(out) / f"seed{seed}", resume))
+    summarise_seeds(config, summaries, Path(out))
+    return summaries
+
+
+def summarise_seeds(config: Config, summaries: Sequence[dict], out: Path) -> None:
+    tested = [s["test"] for s in summaries if "test" in s]
+    if not tested:
+        print("no test set: nothing to average over seeds")
+        return
+    combined, text = procedure(config).combine_seeds(config, tested, out)
+    print(text, end="")
+    combined["runs"] = [s["run_dir"] for s in summaries]
+    write_text_atomic(out / "seeds.json", json.dumps(combined, indent=2))
+    print(f"written to {out / 'seeds.json'}")
