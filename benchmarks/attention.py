@@ -126,7 +126,9 @@ def collate(pairs: list[tuple[list[int], list[int]]]) -> dict:
 def build_variant(name: str, fit_pairs) -> torch.nn.Module:
     config = ModelConfig(**BASE_CONFIG, **VARIANTS[name])
     classes = GRAMMAR.token_classes(TOKENS)
-    model = build_model(config, ModelInputs(len(TOKENS), len(TOKENS), PAD_ID, source_classes=classes, target_classes=classes))
+    model = build_model(
+        config, ModelInputs(len(TOKENS), len(TOKENS), PAD_ID, source_classes=classes, target_classes=classes)
+    )
     # Tree relative attention gives its relation ids to the most frequent relations, as training does.
     model.fit_structure([source for source, _ in fit_pairs], [target[:-1] for _, target in fit_pairs])
     return model
@@ -257,12 +259,16 @@ def print_report(environment: dict, settings: dict, training: dict, decoding: di
     )
     print(
         f"model: {environment['model']} | training: batch {BATCH_SIZE}, {settings['train_batches']} batches per round, "
-        f"{settings['train_repeats']} rounds after {settings['train_warmup']} warm-up steps | decoding: beam {BEAM_SIZE}, "
-        f"{DECODE_SOURCES} sources, {settings['decode_length']} steps, {settings['decode_repeats']} rounds"
+        f"{settings['train_repeats']} rounds after {settings['train_warmup']} warm-up steps | "
+        f"decoding: beam {BEAM_SIZE}, {DECODE_SOURCES} sources, {settings['decode_length']} steps, "
+        f"{settings['decode_repeats']} rounds"
         + (" | QUICK (smoke run, numbers are rough)" if settings["quick"] else "")
     )
     cpu_use = environment["cpu_use"]
-    print(f"CPU use: training {cpu_use['training']:.0%}, decoding {cpu_use['decoding']:.0%} of {environment['threads']} threads")
+    print(
+        f"CPU use: training {cpu_use['training']:.0%}, decoding {cpu_use['decoding']:.0%} "
+        f"of {environment['threads']} threads"
+    )
     if min(cpu_use.values()) < BUSY_MACHINE_SHARE:
         print(
             f"WARNING: the process got less than {BUSY_MACHINE_SHARE:.0%} of its threads' time; other jobs were "
@@ -400,7 +406,12 @@ def main(argv=None) -> int:
             args.json,
             {
                 "environment": environment,
-                "settings": {**settings, "batch_size": BATCH_SIZE, "beam_size": BEAM_SIZE, "decode_sources": DECODE_SOURCES},
+                "settings": {
+                    **settings,
+                    "batch_size": BATCH_SIZE,
+                    "beam_size": BEAM_SIZE,
+                    "decode_sources": DECODE_SOURCES,
+                },
                 "variants": VARIANTS,
                 "training": training,
                 "decoding": decoding,

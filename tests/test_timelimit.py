@@ -24,7 +24,9 @@ def test_results_in_order_and_a_slow_job_is_killed_at_its_limit():
     with TimeLimitedPool(nap, workers=2, time_limit=1.0) as pool:
         seen = []
         started = time.monotonic()
-        outcomes = pool.map([(0.0, "a"), (30.0, "slow"), (0.05, "b"), (0.0, "c")], on_result=lambda i, o: seen.append(i))
+        outcomes = pool.map(
+            [(0.0, "a"), (30.0, "slow"), (0.05, "b"), (0.0, "c")], on_result=lambda i, o: seen.append(i)
+        )
         elapsed = time.monotonic() - started
     assert [o.status for o in outcomes] == ["ok", "timeout", "ok", "ok"]
     assert [o.value for o in outcomes] == ["a", None, "b", "c"]

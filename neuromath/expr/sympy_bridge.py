@@ -31,18 +31,8 @@ from typing import Sequence
 import sympy
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.equation_tree import (
-    PI,
-    SYMBOL_NAMES,
-    SYMBOL_OF_NAME,
-    SYMBOLS,
-    UNARY_FUNCTIONS,
-    EquationNode,
-    apply,
-    number,
-    postorder,
-)
-from neuromath.expr.equation_tree import symbol as equation_symbol
+from neuromath.expr import equation_tree
+from neuromath.expr.equation_tree import UNARY_FUNCTIONS, EquationNode, apply, number, postorder
 from neuromath.expr.evaluate import MAX_EXPONENT, Bindings, binding_values, check_power_size, leaf_value
 from neuromath.expr.numbers import format_number, is_number
 from neuromath.expr.symbolic_prefix import (
@@ -240,7 +230,7 @@ def equation_to_sympy(node: EquationNode) -> sympy.Basic:
     for current in postorder(node):
         if current.is_leaf:
             if current.func == "Symbol":
-                values.append(sympy.Symbol(SYMBOL_NAMES.get(current.value, current.value), real=True))
+                values.append(sympy.Symbol(equation_tree.SYMBOL_NAMES.get(current.value, current.value), real=True))
             elif current.func == "Pi":
                 values.append(sympy.pi)
             elif current.func == "Float":
@@ -270,14 +260,14 @@ def sympy_to_equation(expr) -> EquationNode:
     if isinstance(expr, sympy.Equality):
         return apply("Equality", sympy_to_equation(expr.lhs), sympy_to_equation(expr.rhs))
     if expr is sympy.pi:
-        return PI
+        return equation_tree.PI
     if expr is sympy.E:
         return apply("exp", number(1))
     if isinstance(expr, sympy.Symbol):
-        name = SYMBOL_OF_NAME.get(expr.name, expr.name)
-        if name not in SYMBOLS:
+        name = equation_tree.SYMBOL_OF_NAME.get(expr.name, expr.name)
+        if name not in equation_tree.SYMBOLS:
             raise ExpressionError(f"symbol {expr.name!r} is not one of x, y, z, w")
-        return equation_symbol(name)
+        return equation_tree.symbol(name)
     if isinstance(expr, sympy.Rational):  # Integer, One, NegativeOne, Half are Rationals too
         return number(Fraction(int(expr.p), int(expr.q)))
     if isinstance(expr, sympy.Float):

@@ -6,8 +6,10 @@ Every registered sequence model is built as ``Model(config: ModelConfig, inputs:
 """
 
 from neuromath.config import ModelConfig
-from neuromath.models import recurrent  # noqa: F401  (registers "dns", "bilstm_seq2seq", "group_attention")
-from neuromath.models import transformer  # noqa: F401  (registers "transformer")
+from neuromath.models import (
+    recurrent,  # noqa: F401  (registers "dns", "bilstm_seq2seq", "group_attention")
+    transformer,  # noqa: F401  (registers "transformer")
+)
 from neuromath.models.inputs import ModelInputs
 from neuromath.registry import MODELS
 

@@ -18,8 +18,9 @@ class ModelInputs:
     source_vocab_size: int
     target_vocab_size: int
     pad_id: int = 0
-    # ``TokenClasses`` of a side written in prefix or postfix notation (``TreeGrammar.token_classes(vocabulary.tokens)``),
-    # for the structure-aware Transformer variants; None when the side is plain text
+    # ``TokenClasses`` of a side written in prefix or postfix notation
+    # (``TreeGrammar.token_classes(vocabulary.tokens)``), for the structure-aware Transformer variants; None when the
+    # side is plain text
     source_classes: TokenClasses | None = None
     target_classes: TokenClasses | None = None
     # the source vocabulary's tokens by id: group attention finds spans and numbers with them

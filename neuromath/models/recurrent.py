@@ -31,7 +31,6 @@ Model contract as in ``neuromath.models.transformer``: forward / encode / decode
 
 from __future__ import annotations
 
-
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -159,7 +158,9 @@ class RecurrentSeq2Seq(nn.Module):
     @staticmethod
     def join_directions(states: torch.Tensor) -> torch.Tensor:
         layers2, batch, hidden = states.shape
-        return states.view(layers2 // 2, 2, batch, hidden).transpose(1, 2).reshape(layers2 // 2, batch, 2 * hidden)  # (L, B, 2H)
+        return states.view(layers2 // 2, 2, batch, hidden).transpose(1, 2).reshape(
+            layers2 // 2, batch, 2 * hidden
+        )  # (L, B, 2H)
 
     # -- decoder ---------------------------------------------------------------------------------------------------
     def decode(self, memory: dict, target_in: torch.Tensor, hidden: torch.Tensor, cell: torch.Tensor):

@@ -30,15 +30,14 @@ import math
 import torch
 from torch import nn
 
-from neuromath.config import ModelConfig
-from neuromath.errors import ConfigError
-from neuromath.models.inputs import ModelInputs
-from neuromath.registry import ATTENTION, MODELS, POSITIONS
-
 import neuromath.nn.attention  # noqa: F401  (registers the attention kernels)
 import neuromath.nn.positions  # noqa: F401  (registers the sequence positional encodings)
 import neuromath.nn.tree  # noqa: F401  (registers the tree positional encoding)
+from neuromath.config import ModelConfig
+from neuromath.errors import ConfigError
+from neuromath.models.inputs import ModelInputs
 from neuromath.nn.tree import TreeStructure
+from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
 ATTENTION_PLACES = ("encoder", "decoder", "cross")
 POSITION_SIDES = ("encoder", "decoder")
@@ -52,7 +51,9 @@ def parse_places(text: str, allowed: tuple[str, ...], key: str) -> tuple[str, ..
     return places
 
 
-def choose_places(component, setting: str, name: str, key: str, allowed: tuple[str, ...], has_tree: dict) -> tuple[str, ...]:
+def choose_places(
+    component, setting: str, name: str, key: str, allowed: tuple[str, ...], has_tree: dict
+) -> tuple[str, ...]:
     """Where a registered component (kernel or encoding) applies: ``setting`` is ``auto`` (the
     component's defaults, minus tree-less sides for a component that needs trees) or a comma list."""
     if setting == "auto":
@@ -74,9 +75,13 @@ def resolve_structure(config: ModelConfig, has_source_tree: bool, has_target_tre
     """Where the configured kernel, encoding and embedding apply, checked against the task's trees."""
     has_tree = {"encoder": has_source_tree, "decoder": has_target_tree, "cross": False}
     kernel = ATTENTION.get(config.attention)
-    places = choose_places(kernel, config.attention_in, f"attention={config.attention}", "attention_in", ATTENTION_PLACES, has_tree)
+    places = choose_places(
+        kernel, config.attention_in, f"attention={config.attention}", "attention_in", ATTENTION_PLACES, has_tree
+    )
     encoding = POSITIONS.get(config.positions)
-    sides = choose_places(encoding, config.positions_in, f"positions={config.positions}", "positions_in", POSITION_SIDES, has_tree)
+    sides = choose_places(
+        encoding, config.positions_in, f"positions={config.positions}", "positions_in", POSITION_SIDES, has_tree
+    )
     embedding = config.embedding
     if embedding == "auto":
         embedding = "role" if config.attention == "tp" else "plain"
@@ -205,13 +210,19 @@ class Transformer(nn.Module):
         needs_source_tree = self.source_relations or encoding_in("encoder").needs_tree
         needs_target_tree = self.target_relations or encoding_in("decoder").needs_tree
         self.source_tree = (
-            TreeStructure(source_classes, False, config.tree_depth, config.tree_relations) if needs_source_tree else None
+            TreeStructure(source_classes, False, config.tree_depth, config.tree_relations)
+            if needs_source_tree
+            else None
         )
         self.target_tree = (
-            TreeStructure(target_classes, True, config.tree_depth, config.tree_relations) if needs_target_tree else None
+            TreeStructure(target_classes, True, config.tree_depth, config.tree_relations)
+            if needs_target_tree
+            else None
         )
         self.embedding_dropout = nn.Dropout(config.dropout)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(config, kernel_in("encoder")) for _ in range(config.n_encoder_layers))
+        self.encoder_layers = nn.ModuleList(
+            EncoderLayer(config, kernel_in("encoder")) for _ in range(config.n_encoder_layers)
+        )
         self.decoder_layers = nn.ModuleList(
             DecoderLayer(config, i, kernel_in("decoder"), kernel_in("cross")) for i in range(config.n_decoder_layers)
         )

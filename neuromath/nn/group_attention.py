@@ -52,9 +52,9 @@ def span_roles_from_ids(source: torch.Tensor, is_break: torch.Tensor, is_number:
 
     source (B, T) ids; is_break / is_number / is_text (V,) bool tables over the vocabulary: the token ends a span
     (``, . ， 。``), is a masked number (``n0``, ``n1``, ...), is a token of the problem's text (not padding, not
-    end-of-sequence), ``pad_id`` the padding id. Returns ``(spans, quantity, question, valid)``, each (B, T): span ids, in a quantity span, in
-    the question span, not padding. Tokens after the text (eos) belong to the last span, as a final break opens
-    no new span.
+    end-of-sequence), ``pad_id`` the padding id. Returns ``(spans, quantity, question, valid)``, each (B, T): span
+    ids, in a quantity span, in the question span, not padding. Tokens after the text (eos) belong to the last span,
+    as a final break opens no new span.
     """
     text = is_text[source]  # (B, T)
     following_text = torch.zeros_like(text)

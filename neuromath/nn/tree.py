@@ -91,7 +91,9 @@ class TreeStructure(nn.Module):
                 state[key] = torch.cat([state[key], state[key].new_zeros(batch_size, room)], dim=1)
         paths = torch.cat([state["paths"], ids.new_full((batch_size, new, self.path_depth), -1)], dim=1)  # (N, T, L)
         depth = torch.cat([state["depth"], ids.new_zeros(batch_size, new)], dim=1)  # (N, T)
-        stack_node, stack_next, stack_arity = state["stack_node"].clone(), state["stack_next"].clone(), state["stack_arity"].clone()
+        stack_node, stack_next, stack_arity = (
+            state["stack_node"].clone(), state["stack_next"].clone(), state["stack_arity"].clone()
+        )
         stack_size, in_number = state["stack_size"].clone(), state["in_number"].clone()
         rows = torch.arange(batch_size, device=ids.device)
         for offset in range(new):
@@ -156,7 +158,9 @@ class TreeStructure(nn.Module):
         before = torch.cat([upto[:, :, 1:], upto.new_full((*upto.shape[:2], 1), big)], dim=2)
         query_depth = depth[:, query_start : query_start + n_queries, None]  # (N, Tq, 1)
         ancestor = torch.where(
-            key_position > query_position, after - 1, torch.where(key_position < query_position, before - 1, query_depth)
+            key_position > query_position,
+            after - 1,
+            torch.where(key_position < query_position, before - 1, query_depth),
         )  # (N, Tq, T) depth of the lowest common ancestor
         return query_depth - ancestor, depth[:, None, :] - ancestor
 
@@ -233,7 +237,8 @@ class TreePositions(nn.Module):
         self.n_copies = d_model // (depth * width)
         if self.n_copies < 1:
             raise ValueError(
-                f"tree positions need d_model >= tree_depth * tree_width; got d_model {d_model}, depth {depth}, width {width}"
+                "tree positions need d_model >= tree_depth * tree_width; "
+                f"got d_model {d_model}, depth {depth}, width {width}"
             )
         self.decay = nn.Parameter(torch.zeros(self.n_copies))
         self.init_parameters()

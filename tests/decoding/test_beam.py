@@ -15,7 +15,9 @@ from neuromath.text import Vocabulary
 EOS = Vocabulary.eos_id
 WORD_GRAMMAR = TreeGrammar(arities={"+": 2, "*": 2, "neg": 1}, notation="prefix")
 WORD_VOCABULARY = Vocabulary(["+", "*", "neg", "n0", "n1"])  # 9 ids, the tiny Transformer's target size
-LAMPLE_GRAMMAR = TreeGrammar(arities={"add": 2, "mul": 2, "sin": 1}, notation="postfix", number_starts=frozenset({"INT+", "INT-"}))
+LAMPLE_GRAMMAR = TreeGrammar(
+    arities={"add": 2, "mul": 2, "sin": 1}, notation="postfix", number_starts=frozenset({"INT+", "INT-"})
+)
 LAMPLE_VOCABULARY = Vocabulary(["INT+", "INT-", *"0123456789", "add", "mul", "sin", "x"])
 
 

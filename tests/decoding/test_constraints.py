@@ -10,9 +10,13 @@ from neuromath.text import Vocabulary
 WORD_TOKENS = ["+", "-", "*", "/", "^", "neg", "n0", "n1", "1"]
 DIGITS = [str(d) for d in range(10)]
 LAMPLE_TOKENS = ["INT+", "INT-", *DIGITS, "add", "mul", "sin", "x"]
-LAMPLE_GRAMMAR = TreeGrammar(arities={"add": 2, "mul": 2, "sin": 1}, notation="prefix", number_starts=frozenset({"INT+", "INT-"}))
+LAMPLE_GRAMMAR = TreeGrammar(
+    arities={"add": 2, "mul": 2, "sin": 1}, notation="prefix", number_starts=frozenset({"INT+", "INT-"})
+)
 POSTFIX_GRAMMAR = TreeGrammar(arities=dict(WORD_PROBLEM_GRAMMAR.arities), notation="postfix")
-POSTFIX_LAMPLE_GRAMMAR = TreeGrammar(arities={"add": 2, "mul": 2, "sin": 1}, notation="postfix", number_starts=frozenset({"INT+", "INT-"}))
+POSTFIX_LAMPLE_GRAMMAR = TreeGrammar(
+    arities={"add": 2, "mul": 2, "sin": 1}, notation="postfix", number_starts=frozenset({"INT+", "INT-"})
+)
 
 
 def setup(grammar, tokens):

@@ -104,7 +104,9 @@ def test_completion_ranks_and_classes_by_hand():
     def score(filled):  # a fake scorer: prefers pi, then 1 + 1, then y, then x, then 2 (by the blank's filler)
         preference = {"pi": 5, "Add": 4, "var_1": 3, "var_0": 2, "2": 1}
         return [preference[
-            (e.tree.children[0].children[1] if e.tree.children[0].func == "Add" else e.tree.children[1].children[0]).token
+            (
+                e.tree.children[0].children[1] if e.tree.children[0].func == "Add" else e.tree.children[1].children[0]
+            ).token
         ] for e in filled]
 
     metrics = completion_metrics([first, second], CANDIDATES, score)

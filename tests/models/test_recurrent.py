@@ -101,7 +101,9 @@ def batch_of(examples, source_vocab, target_vocab):
 def small_model(name, source_vocab, target_vocab, **changes):
     values = dict(name=name, d_model=32, encoder_hidden=24, decoder_hidden=48, n_heads=4, d_ff=64, dropout=0.0)
     values.update(changes)
-    return build_model(ModelConfig(**values), ModelInputs(len(source_vocab), len(target_vocab), source_tokens=source_vocab.tokens))
+    return build_model(
+        ModelConfig(**values), ModelInputs(len(source_vocab), len(target_vocab), source_tokens=source_vocab.tokens)
+    )
 
 
 @pytest.mark.parametrize("name", RECURRENT)
@@ -181,4 +183,6 @@ def test_bad_group_settings_are_config_errors(changes, message):
 
 def test_group_attention_needs_the_source_tokens():
     with pytest.raises(ConfigError, match="source vocabulary"):
-        build_model(ModelConfig(name="group_attention", d_model=16, encoder_hidden=8, decoder_hidden=16), ModelInputs(20, 8))
+        build_model(
+            ModelConfig(name="group_attention", d_model=16, encoder_hidden=8, decoder_hidden=16), ModelInputs(20, 8)
+        )

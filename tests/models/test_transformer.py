@@ -2,14 +2,11 @@ import pytest
 import torch
 
 from neuromath.config import ModelConfig
-from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.expr.grammar import TreeGrammar
 from neuromath.models import ModelInputs, build_model
 from neuromath.nn.attention import StandardAttention
-from neuromath.nn.positions import SinusoidalPositions
 from neuromath.registry import ATTENTION, POSITIONS
-
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 GRAMMAR = TreeGrammar({"+": 2, "*": 2, "neg": 1})
@@ -83,8 +80,6 @@ def test_decoder_is_causal(attention, positions):
 
 
 def test_variants_are_placed_where_the_config_says():
-    from neuromath.nn.attention import StandardAttention
-
     model = tiny(attention="tp")
     kinds = {type(layer.self_attention).__name__ for layer in model.encoder_layers}
     assert kinds != {"StandardAttention"} and model.plan["embedding"] == "role" and model.source_role is not None

@@ -78,7 +78,9 @@ VARIANTS = {
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_variant_learns_to_copy_expressions(variant, one_thread):
     torch.manual_seed(0)
-    config = ModelConfig(d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, **VARIANTS[variant])
+    config = ModelConfig(
+        d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64, dropout=0.0, **VARIANTS[variant]
+    )
     classes = GRAMMAR.token_classes(TOKENS)
     model = build_model(config, ModelInputs(len(TOKENS), len(TOKENS), source_classes=classes, target_classes=classes))
     train, test = make_data(1200, seed=1), make_data(200, seed=2)

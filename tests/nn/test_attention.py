@@ -108,7 +108,9 @@ def loop_tp_attention(layer, query, key_value, mask):
             rows = []
             for i in range(query_length):
                 scores = [float(q[i] @ k[j]) / math.sqrt(HEAD_DIM) for j in range(key_length)]
-                alpha = softmax_over_allowed(scores, allowed_keys(mask, (batch, N_HEADS, query_length, key_length), b, h, i))
+                alpha = softmax_over_allowed(
+                    scores, allowed_keys(mask, (batch, N_HEADS, query_length, key_length), b, h, i)
+                )
                 filler = sum(alpha[j] * v[j] for j in range(key_length))  # eqs. 4-5
                 rows.append(filler * r[i])  # binding by elementwise product
             bindings.append(rows)
@@ -136,7 +138,9 @@ def loop_relative_attention(layer, query, key_value, mask, query_start):
                 a_key = [layer.relative_keys[d + k_max] for d in clipped]  # eq. 6
                 a_value = [layer.relative_values[d + k_max] for d in clipped]
                 scores = [float(q[i] @ (k[j] + a_key[j])) / math.sqrt(HEAD_DIM) for j in range(key_length)]  # eq. 5
-                alpha = softmax_over_allowed(scores, allowed_keys(mask, (batch, N_HEADS, query_length, key_length), b, h, i))
+                alpha = softmax_over_allowed(
+                    scores, allowed_keys(mask, (batch, N_HEADS, query_length, key_length), b, h, i)
+                )
                 rows.append(sum(alpha[j] * (v[j] + a_value[j]) for j in range(key_length)))  # eq. 3
             per_head.append(rows)
         for i in range(query_length):
@@ -163,7 +167,9 @@ def loop_tree_relative_attention(layer, query, key_value, mask, relations):
                     a = float(q[i] @ k[j]) / math.sqrt(HEAD_DIM)
                     r = float(layer.relation_weights[relations[b, i, j], h])
                     scores.append(a * r if layer.form == "multiplicative" else a + r)
-                alpha = softmax_over_allowed(scores, allowed_keys(mask, (batch, N_HEADS, query_length, key_length), b, h, i))
+                alpha = softmax_over_allowed(
+                    scores, allowed_keys(mask, (batch, N_HEADS, query_length, key_length), b, h, i)
+                )
                 rows.append(sum(alpha[j] * v[j] for j in range(key_length)))
             per_head.append(rows)
         for i in range(query_length):

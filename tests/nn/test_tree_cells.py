@@ -9,10 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from neuromath.errors import ConfigError
-from neuromath.registry import TREE_CELLS
-
 from neuromath.nn.tree_cells import operator_bilinear, operator_linear
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
+from neuromath.registry import TREE_CELLS
 
 CELL_NAMES = TREE_CELLS.names()
 

@@ -8,9 +8,8 @@ import pytest
 import torch
 
 from neuromath.errors import ExpressionError
-from neuromath.registry import TREE_CELLS
-
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
+from neuromath.registry import TREE_CELLS
 
 CELL_NAMES = TREE_CELLS.names()
 ALL_CELLS = {"tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm",

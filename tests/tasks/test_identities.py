@@ -13,6 +13,7 @@ from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.tasks.identities import (
     PI,
     EquationExample,
+    OutsideDomain,
     apply,
     equation_record,
     evaluate,
@@ -21,12 +22,11 @@ from neuromath.tasks.identities import (
     is_correct,
     number,
     numeric_check,
-    OutsideDomain,
     parse_preorder,
+    path_to,
     preorder,
     read_candidates,
     read_equations,
-    path_to,
     replace_at,
     replace_path,
     size,
@@ -143,7 +143,8 @@ def _write(path, groups):
 
 def test_file_errors_name_the_file_and_line(tmp_path):
     good = {"equation": equation_record(apply("Equality", X, X)), "label": "1"}
-    bad = {"equation": {**equation_record(apply("Equality", X, X)), "func": "Equality,Symbol,#,#,Foo,#,#"}, "label": "1"}
+    bad = {"equation": {**equation_record(apply("Equality", X, X)), "func": "Equality,Symbol,#,#,Foo,#,#"},
+           "label": "1"}
     path = _write(tmp_path / "eq.json", [[], [good, bad]])
     with pytest.raises(DataFormatError) as error:
         read_equations(path)
@@ -225,11 +226,13 @@ def test_numeric_check_verdicts():
     assert numeric_check(pythagoras, rng).verdict is True
     assert numeric_check(apply("Equality", apply("sin", X), apply("cos", X)), rng).verdict is False
     # sqrt(x^2) = x holds only for x >= 0: false on the reals
-    assert numeric_check(apply("Equality", apply("Pow", apply("Pow", X, number(2)), number("1/2")), X), rng).verdict is False
+    root_of_square = apply("Pow", apply("Pow", X, number(2)), number("1/2"))
+    assert numeric_check(apply("Equality", root_of_square, X), rng).verdict is False
     # log(x) = log(x) is defined only for x > 0, still true wherever defined
     assert numeric_check(apply("Equality", apply("log", X), apply("log", X)), rng).verdict is True
     # nowhere defined: no verdict
-    assert numeric_check(apply("Equality", apply("asin", apply("Add", number(3), apply("Pow", X, number(2)))), X), rng).verdict is None
+    never_defined = apply("asin", apply("Add", number(3), apply("Pow", X, number(2))))
+    assert numeric_check(apply("Equality", never_defined, X), rng).verdict is None
 
 
 def test_to_sympy():

@@ -43,7 +43,8 @@ def test_module_lists_match_the_release():
     assert mg.module_names("train-hard") == train
     extrapolate = mg.module_names("extrapolate")
     assert len(extrapolate) == N_EXTRAPOLATE_MODULES
-    assert {"arithmetic__add_or_sub_big", "comparison__sort_more", "probability__swr_p_sequence_more_samples"} <= set(extrapolate)
+    assert {"arithmetic__add_or_sub_big", "comparison__sort_more",
+            "probability__swr_p_sequence_more_samples"} <= set(extrapolate)
     # every extrapolate module extends a training module
     assert all(mg.training_module(name) in train for name in extrapolate)
 
@@ -97,7 +98,9 @@ def test_over_long_items_are_drawn_again_and_counted(monkeypatch):
 
 def test_module_globs_and_extrapolation_counterparts():
     names = ["arithmetic__add_or_sub", "arithmetic__add_or_sub_in_base", "numbers__gcd", "arithmetic__mul"]
-    assert mg.select_modules(names, "arithmetic__*") == ["arithmetic__add_or_sub", "arithmetic__add_or_sub_in_base", "arithmetic__mul"]
+    assert mg.select_modules(names, "arithmetic__*") == [
+        "arithmetic__add_or_sub", "arithmetic__add_or_sub_in_base", "arithmetic__mul"
+    ]
     assert mg.select_modules(names, "numbers__gcd, arithmetic__mul") == ["numbers__gcd", "arithmetic__mul"]
     extrapolate = ["arithmetic__add_or_sub_big", "arithmetic__mixed_longer", "comparison__sort_more"]
     assert mg.select_modules(extrapolate, "arithmetic__add_or_sub", "extrapolate") == ["arithmetic__add_or_sub_big"]
@@ -121,7 +124,8 @@ def test_generate_directory_writes_the_release_layout_and_resumes(tmp_path):
     kept = (out / "extrapolate" / "numbers__place_value_big.txt").stat().st_mtime_ns
     again = mg.generate_directory(out, 3, splits=["train-easy", "extrapolate"], modules="numbers__place_value",
                                   seed=4, workers=1, progress=False)
-    assert again.written == ["train-easy/numbers__place_value"] and again.skipped == ["extrapolate/numbers__place_value_big"]
+    assert again.written == ["train-easy/numbers__place_value"]
+    assert again.skipped == ["extrapolate/numbers__place_value_big"]
     assert (out / "train-easy" / "numbers__place_value.txt").read_text().splitlines() == lines
     assert (out / "extrapolate" / "numbers__place_value_big.txt").stat().st_mtime_ns == kept
     with pytest.raises(NeuromathError, match="refusing to mix"):
@@ -199,10 +203,12 @@ def test_reader_selects_splits_modules_and_counts(tree):
 
 
 def test_reader_errors_name_file_and_line(tmp_path):
-    odd = write_tree(tmp_path, {"interpolate/odd.txt": ["What is 1 + 1?", "2", "What is 2 + 2?"]}) / "interpolate" / "odd.txt"
+    odd = write_tree(tmp_path, {"interpolate/odd.txt": ["What is 1 + 1?", "2", "What is 2 + 2?"]})
+    odd = odd / "interpolate" / "odd.txt"
     with pytest.raises(DataFormatError, match=r"odd\.txt:3: odd number of lines"):
         md.read_examples(odd)
-    empty = write_tree(tmp_path, {"interpolate/empty.txt": ["What is 1 + 1?", "2", "What is 2 + 2?", ""]}) / "interpolate" / "empty.txt"
+    empty = write_tree(tmp_path, {"interpolate/empty.txt": ["What is 1 + 1?", "2", "What is 2 + 2?", ""]})
+    empty = empty / "interpolate" / "empty.txt"
     with pytest.raises(DataFormatError, match=r"empty\.txt:4: empty answer to the question on line 3"):
         md.read_examples(empty)
     skipped: list = []

@@ -6,7 +6,12 @@ from neuromath.cli import main
 from neuromath.errors import DataFormatError
 from neuromath.tasks import get_task
 from neuromath.tasks.symbolic import (
-    SymbolicExample, canonical, deduplicate, read_pairs, unique_by_input, write_pairs,
+    SymbolicExample,
+    canonical,
+    deduplicate,
+    read_pairs,
+    unique_by_input,
+    write_pairs,
 )
 
 

@@ -19,7 +19,9 @@ from neuromath.tasks.word_problems import (
 )
 
 SVAMP_HEADER = "Question,Numbers,Equation,Answer,group_nums,Body,Ques_Statement\n"
-SVAMP_ROW = 'Mary wants number0 cups . She put in number1 cups . How many more ?,8.0 2.0,- number0 number1,6,"[1, 2]",b,q\n'
+SVAMP_ROW = (
+    'Mary wants number0 cups . She put in number1 cups . How many more ?,8.0 2.0,- number0 number1,6,"[1, 2]",b,q\n'
+)
 
 
 def write(tmp_path, name, content):
@@ -64,7 +66,8 @@ def test_read_svamp_csv_keeps_a_value_mismatch(tmp_path):
     ("row", "reason"),
     [
         ('Mary wants number0 and number1 cups .,8.0,- number0 8,6,"[]",b,q\n', "number1 has no value in Numbers"),
-        ('Mary wants number0 cups .,8.0,- number0 number1,6,"[]",b,q\n', "n1 refers to a number the problem does not have"),
+        ('Mary wants number0 cups .,8.0,- number0 number1,6,"[]",b,q\n',
+         "n1 refers to a number the problem does not have"),
         ("Mary wants number0 cups .,8.0,- number0 8,6,b,q\n", "6 fields, the header has 7"),
         ('Mary wants number0 cups .,8.0,,6,"[]",b,q\n', "Equation field is empty"),
         ('Mary wants number0 cups .,8.0,- number0,6,"[]",b,q\n', "operand"),
@@ -268,7 +271,8 @@ RECORD_FIELDS = '"id": "a", "text": "t", "masked_text": "t"'
         ('{%s, "numbers": [], "equation": ["+", "1"], "answer": 1}' % RECORD_FIELDS, "operand"),
         ('{%s, "numbers": [], "equation": ["n0"], "answer": 1}' % RECORD_FIELDS, "n0 refers"),
         ('{%s, "numbers": [], "equation": ["1"], "answer": "1"}' % RECORD_FIELDS, "answer must be a number"),
-        ('{"id": 1, "text": "t", "masked_text": "t", "numbers": [], "equation": ["1"], "answer": 1}', "id must be a string"),
+        ('{"id": 1, "text": "t", "masked_text": "t", "numbers": [], "equation": ["1"], "answer": 1}',
+         "id must be a string"),
         ("[1]", "JSON object"),
         ("{oops", "invalid JSON"),
     ],

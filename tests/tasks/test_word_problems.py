@@ -8,7 +8,6 @@ import pytest
 
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.expr import Node
-from neuromath.tasks.word_problems import templates as word_problem_templates
 from neuromath.tasks.word_problems import (
     Example,
     describe_prediction,
@@ -22,7 +21,7 @@ from neuromath.tasks.word_problems import (
     prepare_problem,
     words_to_number,
 )
-
+from neuromath.tasks.word_problems import templates as word_problem_templates
 
 # --- mask_numbers -----------------------------------------------------------------------------
 
@@ -107,7 +106,10 @@ def test_words_to_number_reads_cardinals(words, value):
 
 @pytest.mark.parametrize(
     "words",
-    ["fifth", "two three", "fifty-zero", "three-legged", "hundred", "thousand two", "two thousand three million", "and", ""],
+    [
+        "fifth", "two three", "fifty-zero", "three-legged", "hundred", "thousand two", "two thousand three million",
+        "and", "",
+    ],
 )
 def test_words_to_number_rejects_what_is_not_one_cardinal(words):
     with pytest.raises(ValueError):
@@ -244,7 +246,10 @@ def test_is_correct_uses_a_relative_tolerance():
 
 @pytest.mark.parametrize(
     "hypothesis",
-    [[], ["+", "n0"], ["n0", "n1"], ["+", "n0", "n7"], ["/", "n0", "-", "n1", "n1"], ["frobnicate"], ["^", "10", "100000"]],
+    [
+        [], ["+", "n0"], ["n0", "n1"], ["+", "n0", "n7"], ["/", "n0", "-", "n1", "n1"], ["frobnicate"],
+        ["^", "10", "100000"],
+    ],
 )
 def test_is_correct_is_false_for_an_ill_formed_or_unevaluable_hypothesis(hypothesis):
     assert is_correct(hypothesis, _example()) is False
