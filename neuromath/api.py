@@ -52,6 +52,20 @@ class Solution:
         return f"{self.equation} = {self.answer_text}"
 
 
+DECODE_OPTIONS = ("beam", "nbest", "length_penalty", "constrained", "verify")  # what a command line may set
+
+
+def decode_options(given: dict) -> dict:
+    """The decoding settings a run is loaded with, from those given on a command line (``given``; None or missing:
+    the run's own): a beam width alone keeps one hypothesis; an n-best size alone decodes with a beam of that width."""
+    options = {name: given[name] for name in DECODE_OPTIONS if given.get(name) is not None}
+    if "beam" in options and "nbest" not in options:
+        options["nbest"] = 1
+    if "nbest" in options and "beam" not in options:
+        options["beam"] = max(options["nbest"], 1)
+    return options
+
+
 def check_decode(decode: DecodeConfig) -> DecodeConfig:
     if decode.beam < 1 or decode.nbest < 1:
         raise ConfigError(f"decode: beam ({decode.beam}) and nbest ({decode.nbest}) must be at least 1")

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from neuromath.errors import NeuromathError
+from neuromath.evaluation.evaluate import run_names
 from neuromath.evaluation.identities import completion_metrics, completion_table, numeric_completion_score
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.identities import read_candidates, read_equations
@@ -14,7 +15,6 @@ from neuromath.tasks.identities import read_candidates, read_equations
 def command_complete(args: argparse.Namespace) -> int:
     """Equation completion: rank every candidate for each blank by the run's verification logit."""
     from neuromath.api import load_classifier  # torch: loaded only by the commands that use it
-    from neuromath.experiments.evaluate import run_names
 
     examples = read_equations(args.blanks)
     examples = [e for e in examples if e.blank is not None]

@@ -11,7 +11,8 @@ from neuromath.cli.common import add_decode_options
 
 def command_evaluate(args: argparse.Namespace) -> int:
     # torch: loaded only by the commands that use it
-    from neuromath.experiments.evaluate import DECODE_OPTIONS, EvaluateRequest, evaluate_runs
+    from neuromath.api import DECODE_OPTIONS
+    from neuromath.experiments.evaluate import EvaluateRequest, evaluate_runs
 
     fields = {field.name for field in dataclasses.fields(EvaluateRequest)} - {"decode"}
     decode = {name: getattr(args, name) for name in DECODE_OPTIONS if getattr(args, name) is not None}

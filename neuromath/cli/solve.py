@@ -9,8 +9,7 @@ from neuromath.cli.common import add_decode_options
 
 
 def command_solve(args: argparse.Namespace) -> int:
-    from neuromath.api import Solver  # torch: loaded only by the commands that use it
-    from neuromath.experiments.evaluate import DECODE_OPTIONS, decode_options
+    from neuromath.api import DECODE_OPTIONS, Solver, decode_options  # torch: loaded only by the commands that use it
 
     solver = Solver(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
     solution = solver.solve(args.text)

@@ -8,7 +8,9 @@ from neuromath.config import load_config
 
 
 def command_train(args: argparse.Namespace) -> int:
-    from neuromath.experiments import train_seeds  # torch and lightning: loaded only by the commands that train
+    from neuromath.experiments.train_test import (
+        train_seeds,  # torch and lightning: loaded only by the commands that train
+    )
 
     train_seeds(load_config(args.config, args.set or [], strict=True), args.out, args.seeds, args.resume)
     return 0

@@ -50,5 +50,16 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
     return metrics, records
 
 
+def percent(value: float | None) -> str:
+    """``0.9512`` -> ``"95.1%"``; a missing value -> ``"n/a"``."""
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def run_names(run_dirs: Sequence[str | Path]) -> list[str]:
+    """Short names for report columns: the folder names, or the paths when those repeat."""
+    names = [Path(run_dir).name or str(run_dir) for run_dir in run_dirs]
+    return names if len(set(names)) == len(names) else [str(run_dir) for run_dir in run_dirs]
+
+
 def write_predictions(records: list[dict], path: str | Path) -> None:
     write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))

@@ -28,7 +28,7 @@ from typing import Sequence
 
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.evaluation.evaluate import write_predictions
+from neuromath.evaluation.evaluate import percent, write_predictions
 from neuromath.experiments.train_test import train
 from neuromath.fileio import write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
@@ -286,10 +286,6 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
         print(f"cross-validation: {len(rows)} folds in {report['elapsed_seconds']:.1f} s "
               f"({report['wall_seconds']:.1f} s of fold runs)", file=sys.stderr, flush=True)
     return report
-
-
-def percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 def format_report(report: dict) -> str:

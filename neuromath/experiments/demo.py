@@ -11,7 +11,8 @@ from typing import Sequence
 
 from neuromath.api import load
 from neuromath.config import load_config
-from neuromath.experiments.train_test import percent, train
+from neuromath.evaluation.evaluate import percent
+from neuromath.experiments.train_test import train
 
 DEMO_PROBLEMS = ("Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?",)
 DEMO_OVERRIDES = (

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from neuromath.api import load, load_classifier, run_task
+from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import evaluate_examples, write_predictions
+from neuromath.evaluation.evaluate import evaluate_examples, percent, run_names, write_predictions
 from neuromath.evaluation.identities import (
     depth_table,
     numeric_checker,
@@ -27,18 +27,15 @@ from neuromath.evaluation.identities import (
 )
 from neuromath.evaluation.modules_report import build_report, to_markdown, write_report
 from neuromath.evaluation.symbolic import format_report, score_beams, write_symbolic_report
-from neuromath.experiments.train_test import percent
 from neuromath.registry import EVALUATION
 from neuromath.tasks.identities import read_equations
 from neuromath.tasks.symbolic import read_pairs
-
-DECODE_OPTIONS = ("beam", "nbest", "length_penalty", "constrained", "verify")
 
 
 @dataclass(frozen=True)
 class EvaluateRequest:
     """What ``neuromath evaluate`` was asked: the data, how to read it, where to write, and the decoding settings
-    given on the command line (``decode``: a subset of DECODE_OPTIONS; the run's config supplies the rest)."""
+    given on the command line (``decode``: some of ``neuromath.api.DECODE_OPTIONS``; the run's config has the rest)."""
 
     data: str
     format: str | None = None
@@ -52,26 +49,6 @@ class EvaluateRequest:
     beams: str | None = None  # symbolic: beam widths, and the training file of the deduplicated test set
     train: str | None = None
     decode: dict = field(default_factory=dict)
-
-    def decode_options(self) -> dict:
-        return decode_options(self.decode)
-
-
-def decode_options(given: dict) -> dict:
-    """The decoding settings a run is loaded with, from those given on the command line (``given``, without the ones
-    left unset): a beam width alone keeps one hypothesis; an n-best size alone decodes with a beam of that width."""
-    options = {name: given[name] for name in DECODE_OPTIONS if given.get(name) is not None}
-    if "beam" in options and "nbest" not in options:
-        options["nbest"] = 1
-    if "nbest" in options and "beam" not in options:
-        options["beam"] = max(options["nbest"], 1)
-    return options
-
-
-def run_names(run_dirs: Sequence[str]) -> list[str]:
-    """Short names for report columns: the folder names, or the paths when those repeat."""
-    names = [Path(run_dir).name or str(run_dir) for run_dir in run_dirs]
-    return names if len(set(names)) == len(names) else [str(run_dir) for run_dir in run_dirs]
 
 
 def evaluate_runs(run_dirs: Sequence[str], request: EvaluateRequest) -> int:
@@ -96,7 +73,7 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
     results, records_by_run = {}, {}
     read_cache: dict[str, tuple[list, list]] = {}  # runs with the same task and data settings read the data once
     for run_dir, name in zip(run_dirs, names):
-        solver = load(run_dir, **request.decode_options())
+        solver = load(run_dir, **decode_options(request.decode))
         task = solver.task
         skipped: list = []  # malformed rows (with --lenient)
         options = task.read_options(solver.config.data, "test")

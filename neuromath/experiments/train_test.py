@@ -18,17 +18,13 @@ from typing import Callable, Sequence
 from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import evaluate_examples
+from neuromath.evaluation.evaluate import evaluate_examples, percent
 from neuromath.evaluation.identities import mean_and_std, mean_std_table, verification_metrics
 from neuromath.fileio import write_text_atomic
 from neuromath.registry import TRAINING
 from neuromath.tasks import get_task
 from neuromath.training.identities import fit_classifier
 from neuromath.training.run import TrainResult, fit_sequence_model
-
-
-def percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 @dataclass(frozen=True)

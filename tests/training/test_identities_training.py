@@ -10,7 +10,7 @@ import pytest
 from neuromath.api import load_classifier
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.experiments import train_classifier
+from neuromath.experiments.train_test import train_classifier
 from neuromath.tasks.identities import (
     PI,
     Candidate,
@@ -94,7 +94,13 @@ def test_a_classifier_learns_to_compare_sides(tmp_path, data_file, model):
 def test_majority_and_data_errors(tmp_path, data_file):
     summary = train_classifier(config_for(tmp_path, "majority", data_file), tmp_path / "majority")
     assert summary["parameters"] == 0 and 0.35 < summary["best_val_accuracy"] < 0.65
-    from neuromath.errors import NeuromathError
+    import neuromath
+    from neuromath.api import LoadedClassifier
+    from neuromath.errors import ConfigError, NeuromathError
+
+    assert isinstance(neuromath.load(tmp_path / "majority"), LoadedClassifier)  # the run's config.yaml says its task
+    with pytest.raises(ConfigError, match="do not apply to an equation classifier"):
+        neuromath.load(tmp_path / "majority", beam=5)
 
     with pytest.raises(NeuromathError, match="no training or validation equations"):
         train_classifier(

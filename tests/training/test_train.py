@@ -11,7 +11,7 @@ import torch
 import neuromath
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.experiments import train
+from neuromath.experiments.train_test import train
 from neuromath.tasks import get_task
 
 TINY = [
