@@ -17,6 +17,10 @@ class ExpressionError(NeuromathError):
     """An expression cannot be parsed, converted or evaluated (bad token, division by zero, ...)."""
 
 
+class LockedError(NeuromathError):
+    """Another process is writing the run folder, cv folder or output file (it holds the lock)."""
+
+
 class DataFormatError(NeuromathError):
     """A data file is malformed. The message names the file, the line (or row) and the reason."""
 

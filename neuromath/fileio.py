@@ -1,10 +1,17 @@
-"""Small file helpers shared by the package: atomic writes, so nothing is ever half-written."""
+"""Small file helpers shared by the package: atomic writes, so nothing is ever half-written, and write locks, so
+two processes never write one run folder or output at once."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
+
+from filelock import SoftFileLock, Timeout
+
+from neuromath.errors import LockedError
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -33,3 +40,42 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+@contextmanager
+def locked(target: str | Path, is_folder: bool = True) -> Iterator[Path]:
+    """Hold the write lock of ``target`` for the ``with`` block, or raise ``LockedError`` naming the process and host
+    that hold it. A folder (created if missing) is locked by ``TARGET/.neuromath.lock``, a file by ``.NAME.lock``
+    beside it.
+
+    The lock is a marker file holding the writer's pid and host name (filelock's SoftFileLock): a marker left by a
+    process that no longer runs on this host is stale and is taken over; the marker is removed on release.
+    """
+    target = Path(target)
+    if is_folder:
+        target.mkdir(parents=True, exist_ok=True)
+        lock_path = target / ".neuromath.lock"
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = target.with_name(f".{target.name}.lock")
+    lock = SoftFileLock(lock_path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockedError(f"{target} is being written by {lock_holder(lock_path)} (lock file {lock_path}; "
+                          "delete it if that process is gone)") from None
+    try:
+        yield lock_path
+    finally:
+        lock.release()
+
+
+def lock_holder(lock_path: Path) -> str:
+    """'process PID on host HOST', read from a lock marker (its first two lines)."""
+    try:
+        lines = lock_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    if len(lines) >= 2:
+        return f"process {lines[0]} on host {lines[1]}"
+    return "another process"

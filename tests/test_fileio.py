@@ -1,8 +1,15 @@
-"""neuromath/fileio.py: atomic writes leave no temporary file and give the file the usual permissions."""
+"""neuromath/fileio.py: atomic writes leave no temporary file and give the file the usual permissions; a write lock
+refuses a second writer and names the first, and a lock left by a dead process is taken over."""
 
 import os
+import socket
+import subprocess
+import sys
 
-from neuromath.fileio import current_umask, write_text_atomic
+import pytest
+
+from neuromath.errors import LockedError
+from neuromath.fileio import current_umask, locked, write_text_atomic
 
 
 def test_atomic_write_mode_and_no_leftovers(tmp_path):
@@ -21,3 +28,45 @@ def test_umask_is_read_without_changing_it():
         assert current_umask() == 0o027
     finally:
         os.umask(before)
+
+
+def test_a_second_writer_is_refused_with_the_holder_named(tmp_path):
+    run = tmp_path / "run"
+    with locked(run) as lock_path:
+        assert lock_path == run / ".neuromath.lock"
+        with pytest.raises(LockedError, match=rf"run is being written by process {os.getpid()} on host "):
+            with locked(run):
+                pass
+    assert not lock_path.exists()  # released
+    with locked(run):  # and free again
+        pass
+
+
+def test_a_file_is_locked_beside_it_and_a_stale_lock_is_taken_over(tmp_path):
+    out = tmp_path / "train.txt"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / ".train.txt.lock").write_text(f"{dead.pid}\n{socket.gethostname()}\n")  # its writer was killed
+    with locked(out, is_folder=False) as lock_path:
+        assert lock_path == tmp_path / ".train.txt.lock"
+        assert lock_path.read_text().splitlines()[0] == str(os.getpid())
+    assert not out.exists() and not lock_path.exists()
+
+
+def test_a_lock_held_by_another_live_process_is_respected(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from neuromath.fileio import locked\n"
+         f"with locked({str(tmp_path / 'run')!r}):\n    print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockedError, match=f"process {holder.pid} "):
+            with locked(tmp_path / "run"):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with locked(tmp_path / "run"):  # the killed holder's lock is stale now
+        pass

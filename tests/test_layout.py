@@ -29,7 +29,7 @@ LAYERS = (
 )
 SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily
-    ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"),
+    ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
 }
 
 
