@@ -42,6 +42,9 @@ def current_umask() -> int:
     return mask
 
 
+HELD_LOCKS: set[Path] = set()  # the lock files this process holds, so that a nested block on one target is free
+
+
 @contextmanager
 def locked(target: str | Path, is_folder: bool = True) -> Iterator[Path]:
     """Hold the write lock of ``target`` for the ``with`` block, or raise ``LockedError`` naming the process and host
@@ -49,25 +52,35 @@ def locked(target: str | Path, is_folder: bool = True) -> Iterator[Path]:
     beside it.
 
     The lock is a marker file holding the writer's pid and host name (filelock's SoftFileLock): a marker left by a
-    process that no longer runs on this host is stale and is taken over; the marker is removed on release.
+    process that no longer runs on this host is stale and is taken over; the marker is removed on release. A block
+    nested in another on the same target of the same process goes ahead (the outer block holds the lock).
     """
     target = Path(target)
+    created = is_folder and not target.exists()
     if is_folder:
         target.mkdir(parents=True, exist_ok=True)
         lock_path = target / ".neuromath.lock"
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
         lock_path = target.with_name(f".{target.name}.lock")
+    key = lock_path.resolve()
+    if key in HELD_LOCKS:  # this process holds it already (an outer block): nothing more to take
+        yield lock_path
+        return
     lock = SoftFileLock(lock_path, timeout=0)
     try:
         lock.acquire()
     except Timeout:
         raise LockedError(f"{target} is being written by {lock_holder(lock_path)} (lock file {lock_path}; "
                           "delete it if that process is gone)") from None
+    HELD_LOCKS.add(key)
     try:
         yield lock_path
     finally:
+        HELD_LOCKS.discard(key)
         lock.release()
+        if created and not any(target.iterdir()):
+            target.rmdir()  # the block failed before writing anything: leave no empty folder behind
 
 
 def lock_holder(lock_path: Path) -> str:

@@ -1,5 +1,9 @@
 """Fixtures shared by the whole test suite."""
 
+import socket
+import subprocess
+from pathlib import Path
+
 import pytest
 import torch
 from hypothesis import settings
@@ -20,3 +24,24 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def lock_held_elsewhere(tmp_path):
+    """``hold(target, is_folder=True) -> pid``: mark ``target`` as being written by another live process on this
+    host (a sleeping child, killed after the test), as a second neuromath command would find it."""
+    children = []
+
+    def hold(target, is_folder=True):
+        target = Path(target)
+        marker = target / ".neuromath.lock" if is_folder else target.with_name(f".{target.name}.lock")
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        child = subprocess.Popen(["sleep", "600"])
+        children.append(child)
+        marker.write_text(f"{child.pid}\n{socket.gethostname()}\n")
+        return child.pid
+
+    yield hold
+    for child in children:
+        child.kill()
+        child.wait()

@@ -20,7 +20,7 @@ from neuromath.config import Config
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import evaluate_examples, percent
 from neuromath.evaluation.identities import mean_and_std, mean_std_table, verification_metrics
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import locked, write_text_atomic
 from neuromath.registry import TRAINING
 from neuromath.tasks import get_task
 from neuromath.training.identities import fit_classifier
@@ -93,14 +93,16 @@ def procedure(config: Config) -> TrainingProcedure:
 
 
 def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
-    """Train (or resume) a run of the config's task in ``run_dir``; when the data has a held-out test split, score
-    it once with the best weights and add it to the summary (``summary["test"]``, also in summary.json)."""
+    """Train (or resume) a run of the config's task in ``run_dir``, holding its lock; when the data has a held-out
+    test split, score it once with the best weights and add it to the summary (``summary["test"]``, also in
+    summary.json)."""
     run_dir = Path(run_dir)
     chosen = procedure(config)
-    result = chosen.fit(config, run_dir, resume)
-    if result.data.test:
-        result.summary["test"] = chosen.test(run_dir, result.data.test)
-        write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
+    with locked(run_dir):  # a second train into the same folder is refused while this one writes it
+        result = chosen.fit(config, run_dir, resume)
+        if result.data.test:
+            result.summary["test"] = chosen.test(run_dir, result.data.test)
+            write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
     return result
 
 

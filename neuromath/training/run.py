@@ -32,10 +32,11 @@ from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
 
+# Settings that change nothing a run computes.
+COSMETIC_CHANGES = {("train", "progress")}
 # Settings that may change when a run is resumed; anything else must match the saved config.
-RESUMABLE_CHANGES = {
-    ("train", "max_epochs"), ("train", "max_steps"), ("train", "max_time_minutes"), ("train", "progress"),
-    ("train", "patience"),
+RESUMABLE_CHANGES = COSMETIC_CHANGES | {
+    ("train", "max_epochs"), ("train", "max_steps"), ("train", "max_time_minutes"), ("train", "patience"),
 }
 
 
@@ -100,14 +101,19 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
     return PreparedData(train, valid, test, report)
 
 
-def check_resume_config(saved: Config, new: Config) -> None:
+def config_differences(saved: Config, new: Config, allowed: set[tuple[str, str]]) -> list[str]:
+    """``section.key: old -> new`` for each setting the saved run reads that differs, those in ``allowed`` aside."""
     saved_dict, new_dict = config_to_dict(saved, applicable_only=True), config_to_dict(new)  # what the run reads
-    differences = [
+    return [
         f"{section}.{key}: {saved_dict[section][key]!r} -> {new_dict[section][key]!r}"
         for section in saved_dict
         for key in saved_dict[section]
-        if saved_dict[section][key] != new_dict[section][key] and (section, key) not in RESUMABLE_CHANGES
+        if saved_dict[section][key] != new_dict[section][key] and (section, key) not in allowed
     ]
+
+
+def check_resume_config(saved: Config, new: Config) -> None:
+    differences = config_differences(saved, new, RESUMABLE_CHANGES)
     if differences:
         raise ConfigError("cannot resume with a different config: " + "; ".join(differences))
 
@@ -124,12 +130,14 @@ def quiet_lightning() -> None:
 
 
 def check_run_dir(run_dir: Path, config: Config, resume: bool) -> None:
-    """A new run needs a folder without checkpoints; a resumed one its last checkpoint and the same config."""
+    """A new run needs a folder without checkpoints; a resumed one its last checkpoint (one that loads as plain
+    data) and the same config."""
     checkpoints = run_dir / "checkpoints"
     if resume:
         if not (checkpoints / "last.ckpt").exists():
             raise NeuromathError(f"{run_dir}: nothing to resume (no checkpoints/last.ckpt)")
         check_resume_config(load_config(run_dir / "config.yaml"), config)
+        read_checkpoint(checkpoints / "last.ckpt")
     elif checkpoints.exists() and any(checkpoints.iterdir()):
         raise NeuromathError(f"{run_dir} already holds a run; pass --resume to continue it or choose another --out")
 
@@ -221,8 +229,8 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
     session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
     target = {"monitor": monitor, "mode": "max"}
     # Two checkpoint callbacks: Lightning's save_last only writes when the best one improves.
-    best = ModelCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **target)
-    latest = ModelCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
+    best = RunCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **target)
+    latest = RunCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
     callbacks = [best, latest]
     if config.train.progress:
         callbacks.append(ProgressBar())
@@ -259,14 +267,44 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
                 train_dataloaders=train_loader,
                 val_dataloaders=valid_loader,
                 ckpt_path=str(checkpoints / "last.ckpt") if resume else None,
+                weights_only=True,  # plain data only: a checkpoint cannot run code
             )
         finally:
             merge_metrics(run_dir)
-    best_path = best.best_model_path or str(checkpoints / "last.ckpt")
-    state = torch.load(best_path, map_location="cpu", weights_only=False)["state_dict"]
+    best_path = checkpoints / ("best.ckpt" if (checkpoints / "best.ckpt").exists() else "last.ckpt")  # by name
+    state = read_checkpoint(best_path)["state_dict"]
     weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
     save_weights(weights, run_dir / "model.pt")
-    return FitResult(trainer, best, best_path, weights)
+    return FitResult(trainer, best, str(best_path), weights)
+
+
+class RunCheckpoint(ModelCheckpoint):
+    """Lightning's ModelCheckpoint, except that the file paths a checkpoint stores are never followed: on resume
+    they are replaced by this callback's own file inside this run's checkpoints folder. A ``last.ckpt`` edited to
+    name another file (or a copied run folder, whose checkpoints name the original's files) can neither make
+    training read that file as the best weights nor make Lightning delete it when a better score replaces it."""
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        own = str(Path(self.dirpath) / f"{self.filename}{self.FILE_EXTENSION}")  # each keeps one file (top 1)
+        state = dict(state_dict)
+        state["dirpath"] = self.dirpath  # the folder this run writes, whatever folder the checkpoint was written in
+        for key in ("best_model_path", "kth_best_model_path", "last_model_path"):
+            state[key] = own if state.get(key) else ""
+        scores = list((state.get("best_k_models") or {}).values())
+        state["best_k_models"] = {own: scores[0]} if scores else {}
+        super().load_state_dict(state)
+
+
+def read_checkpoint(path: Path) -> dict:
+    """A Lightning checkpoint of a run, loaded as plain data (``weights_only=True``): never code."""
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 - torch raises pickle, zip and runtime errors for bad files
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise NeuromathError(f"{path}: not a checkpoint neuromath can load as plain data ({reason})") from None
+    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
+        raise NeuromathError(f"{path}: not a Lightning checkpoint (no state_dict)")
+    return checkpoint
 
 
 def validation_schedule(config: Config) -> dict:

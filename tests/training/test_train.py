@@ -1,8 +1,10 @@
-"""Training end to end: a tiny Transformer learns generated word problems; resume is exact."""
+"""Training end to end: a tiny Transformer learns generated word problems; resume is exact, follows no path
+stored in a checkpoint and loads no code; a run folder has one writer at a time."""
 
 import csv
 import json
 import random
+import shutil
 from collections import Counter
 
 import pytest
@@ -10,7 +12,7 @@ import torch
 
 import neuromath
 from neuromath.config import load_config
-from neuromath.errors import ConfigError, NeuromathError
+from neuromath.errors import ConfigError, LockedError, NeuromathError
 from neuromath.experiments.train_test import train
 from neuromath.tasks import get_task
 
@@ -119,3 +121,63 @@ def test_carved_validation_set_is_capped(tmp_path):
     assert (len(capped.valid), len(capped.train)) == (7, 193)
     assert "capped by valid_max" in capped.report["valid"]["source"]
     assert fraction.report["valid"]["source"].startswith("25% of train")
+
+
+class WritesAFileWhenUnpickled:
+    """What a poisoned file holds: unpickling it with weights_only=False calls open(path, "w")."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def test_resume_follows_no_path_from_a_poisoned_checkpoint_and_runs_no_pickle(tmp_path):
+    run = tmp_path / "run"
+    train(small_config(tmp_path, "train.max_epochs=1"), run)
+    marker = tmp_path / "code-ran"
+    evil = tmp_path / "evil.ckpt"
+    torch.save({"state_dict": WritesAFileWhenUnpickled(marker)}, evil)
+
+    # last.ckpt edited to name the pickle as the best checkpoint, with a score no later epoch can beat, so the
+    # pickle would be what training loads as the best weights when it ends (it did before: weights_only=False)
+    last = run / "checkpoints" / "last.ckpt"
+    checkpoint = torch.load(last, weights_only=True)
+    for state in checkpoint["callbacks"].values():
+        if state.get("monitor"):
+            state.update(best_model_path=str(evil), kth_best_model_path=str(evil), best_k_models={str(evil): 2.0},
+                         best_model_score=torch.tensor(2.0))
+    torch.save(checkpoint, last)
+    best = torch.load(run / "checkpoints" / "best.ckpt", weights_only=True)["state_dict"]
+    result = train(small_config(tmp_path, "train.max_epochs=2"), run, resume=True)
+    assert not marker.exists() and evil.exists()  # nothing ran, nothing was deleted
+    assert result.summary["best_checkpoint"] == str(run / "checkpoints" / "best.ckpt")
+    weights = torch.load(run / "model.pt", weights_only=True)
+    for key, value in best.items():  # the best epoch is still epoch 1 (the forged score 2.0 was kept, not beaten)
+        torch.testing.assert_close(weights[key.removeprefix("model.")], value, rtol=0, atol=0)
+
+    # a last.ckpt that is itself a pickle of code is refused before anything loads it
+    torch.save({"state_dict": {}, "epoch": WritesAFileWhenUnpickled(marker)}, last)
+    with pytest.raises(NeuromathError, match=r"last.ckpt: not a checkpoint neuromath can load as plain data"):
+        train(small_config(tmp_path, "train.max_epochs=3"), run, resume=True)
+    assert not marker.exists()
+
+
+def test_a_copied_run_resumes_from_its_own_files(tmp_path):
+    original = tmp_path / "original"
+    train(small_config(tmp_path, "train.max_epochs=1"), original)
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy)
+    shutil.rmtree(original / "checkpoints")  # the copy must not need (or touch) the original's checkpoints
+    result = train(small_config(tmp_path, "train.max_epochs=2"), copy, resume=True)
+    assert result.summary["best_checkpoint"] == str(copy / "checkpoints" / "best.ckpt")
+    assert not (original / "checkpoints").exists()
+
+
+def test_two_trainings_never_write_one_folder(tmp_path, lock_held_elsewhere):
+    run = tmp_path / "run"
+    holder = lock_held_elsewhere(run)
+    with pytest.raises(LockedError, match=rf"run is being written by process {holder} on host .*lock file"):
+        train(small_config(tmp_path, "train.max_epochs=1"), run)
+    assert [path.name for path in run.iterdir()] == [".neuromath.lock"]  # nothing of the refused run was written
