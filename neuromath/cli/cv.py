@@ -11,6 +11,7 @@ from pathlib import Path
 
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
+from neuromath.fileio import locked
 
 
 def command_cv(args: argparse.Namespace) -> int:
@@ -38,11 +39,13 @@ def command_cv(args: argparse.Namespace) -> int:
         examples, skipped = read_data_file(config, args.data)
         for error in skipped:
             print(f"skipped: {error}", file=sys.stderr)
-        k = 5 if args.k is None else args.k
-        folds = write_random_folds(examples, k, 0 if args.seed is None else args.seed, out / "folds")
-        # the folds are this project's JSON Lines, whatever format the source file had
-        config = dataclasses.replace(config, data=dataclasses.replace(config.data, format="jsonl"))
-    report = run_cross_validation(config, folds, out, progress=args.progress)
+    with locked(out):  # the random folds and every fold's run: one writer at a time
+        if args.data is not None:
+            k = 5 if args.k is None else args.k
+            folds = write_random_folds(examples, k, 0 if args.seed is None else args.seed, out / "folds")
+            # the folds are this project's JSON Lines, whatever format the source file had
+            config = dataclasses.replace(config, data=dataclasses.replace(config.data, format="jsonl"))
+        report = run_cross_validation(config, folds, out, progress=args.progress)
     if args.json:
         print(json.dumps(report))
     else:

@@ -30,12 +30,12 @@ from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.evaluate import percent, write_predictions
 from neuromath.experiments.train_test import train
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems import write_jsonl
-from neuromath.training.run import check_resume_config
+from neuromath.training.run import COSMETIC_CHANGES, RESUMABLE_CHANGES, config_differences
 
 RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
 CSV_FOLD_FILES = ("train.csv", "dev.csv")  # the SVAMP repository's fold layout (MAWPS, ASDiv-A)
@@ -146,17 +146,18 @@ def fold_config(config: Config, train_path: Path, test_path: Path) -> Config:
     return dataclasses.replace(config, data=data)
 
 
-def check_same_config(fold_dir: Path, config: Config) -> None:
-    """A fold folder from an earlier invocation must have been run with this config (settings that only change
-    how long or how visibly a run trains aside), else its results are not this cross-validation's."""
+def check_same_config(fold_dir: Path, config: Config, finished: bool) -> None:
+    """A fold folder from an earlier invocation must have been run with this config, else its results are not this
+    cross-validation's. A finished fold is reused only when every setting is the same (the progress display aside);
+    an interrupted one may also be resumed with other limits on how long it trains (``RESUMABLE_CHANGES``)."""
     saved = fold_dir / "config.yaml"
     if not saved.exists():
         return
-    try:
-        check_resume_config(load_config(saved), config)
-    except ConfigError as error:
-        reason = str(error).removeprefix("cannot resume with a different config: ")
-        raise ConfigError(f"{fold_dir} was run with another config ({reason}); choose another --out") from None
+    differences = config_differences(load_config(saved), config, COSMETIC_CHANGES if finished else RESUMABLE_CHANGES)
+    if differences:
+        state = "finished" if finished else "started"
+        raise ConfigError(f"{fold_dir} was {state} with another config ({'; '.join(differences)}); choose another "
+                          "--out, or delete the fold folder to run it again")
 
 
 def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_dir: Path) -> dict:
@@ -240,7 +241,11 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
     word_problem_task(config)
     if not folds:
         raise NeuromathError("no folds to cross-validate")
-    out_dir = Path(out_dir)
+    with locked(out_dir):  # a second cv into the same folder is refused while this one writes it
+        return run_folds(config, folds, Path(out_dir), progress)
+
+
+def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool) -> dict:
     retrieval = config.model.name in RETRIEVAL_MODELS
     started = time.perf_counter()
     rows = []
@@ -248,8 +253,8 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
         prefix = f"fold {number}/{len(folds)}"
         fold_dir = out_dir / name
         run_config = fold_config(config, train_path, test_path)
-        check_same_config(fold_dir, run_config)
         summary = previous_summary(fold_dir)
+        check_same_config(fold_dir, run_config, finished=summary is not None)
         if summary is not None:
             print(f"{prefix}: reused {fold_dir / 'summary.json'}", file=sys.stderr, flush=True)
             rows.append(fold_row(name, train_path, test_path, summary, reused=True))

@@ -1,6 +1,6 @@
 """neuromath/experiments/cross_validation.py and `neuromath cv`: folds found and split, a retrieval baseline
 cross-validated on hand-made folds with hand-computed accuracies, and a tiny Transformer cross-validated end to end
-through the command line, reusing and resuming folds."""
+through the command line, reusing and resuming folds (never under other settings) and locking its folder."""
 
 import json
 import math
@@ -163,7 +163,7 @@ TINY_CONFIG = {
 }
 
 
-def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, one_thread):
+def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, one_thread, lock_held_elsewhere):
     config_path = tmp_path / "tiny.yaml"
     config_path.write_text(yaml.safe_dump(TINY_CONFIG))
     data = tmp_path / "problems.jsonl"
@@ -210,3 +210,12 @@ def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, 
     assert main(["cv", "--config", str(config_path), "--folds", str(tmp_path), "--data", str(data),
                  "--out", str(tmp_path / "x")]) == 2
     assert "either --folds" in capsys.readouterr().err
+
+    # a finished fold is reused only under the very same settings: more epochs would be another experiment
+    assert main(command + ["--set", "train.max_epochs=3"]) == 2
+    assert (f"{out / 'fold0'} was finished with another config (train.max_epochs: 2 -> 3); choose another --out"
+            in capsys.readouterr().err)
+    # and one cv writes a folder at a time
+    holder = lock_held_elsewhere(out)
+    assert main(command) == 2
+    assert f"{out} is being written by process {holder} on host" in capsys.readouterr().err
