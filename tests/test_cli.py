@@ -196,3 +196,24 @@ def test_evaluate_refuses_runs_that_are_evaluated_differently(run_dir, tmp_path,
     assert main(["evaluate", str(run_dir), str(other), "--data", str(tmp_path / "x.jsonl")]) == 2
     error = capsys.readouterr().err
     assert "evaluated the same way" in error and "(sequence)" in error and "(verification)" in error
+
+
+def test_dedup_refuses_outputs_that_collide_with_each_other_or_an_input(tmp_path, capsys):
+    pairs = tmp_path / "sym.txt"
+    pairs.write_text("1|sin x\tmul INT- 1 cos x\n1|exp x\texp x\n")
+    original = pairs.read_text()
+    (tmp_path / "other").mkdir()
+    cases = [
+        ([str(pairs), str(pairs)], f"--test-out {tmp_path / 'sym.dedup.txt'} is the same file as --train-out"),
+        ([str(pairs), str(tmp_path / "other" / ".." / "sym.txt")], "is the same file as --train-out"),
+        ([str(pairs), str(pairs), "--train-out", str(pairs), "--test-out", str(tmp_path / "t.txt")],
+         f"--train-out {pairs} is the same file as TRAIN"),
+        ([str(pairs), str(pairs), "--train-out", "a.txt", "--test-out", "./a.txt"], "same file as --train-out"),
+    ]
+    for arguments, message in cases:
+        assert main(["data", "dedup", *arguments]) == 2
+        assert message in capsys.readouterr().err
+    assert pairs.read_text() == original and sorted(p.name for p in tmp_path.iterdir()) == ["other", "sym.txt"]
+    # distinct names go ahead: every test pair is in the training file, so the test output is empty
+    assert main(["data", "dedup", str(pairs), str(pairs), "--test-out", str(tmp_path / "t.txt")]) == 0
+    assert (tmp_path / "sym.dedup.txt").read_text() == original and (tmp_path / "t.txt").read_text() == ""

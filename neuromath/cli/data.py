@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from neuromath.errors import NeuromathError
+from neuromath.fileio import locked
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
 from neuromath.tasks.word_problems import read_examples, template_counts
 
@@ -39,11 +41,13 @@ def command_data_dedup(args: argparse.Namespace) -> int:
     test = read_pairs(args.test, lenient=args.lenient, skipped=skipped)
     for error in skipped:
         print(f"skipped: {error}", file=sys.stderr)
-    train_kept, test_kept, counts = deduplicate(train, test)
     train_out = Path(args.train_out) if args.train_out else dedup_path(args.train)
     test_out = Path(args.test_out) if args.test_out else dedup_path(args.test)
-    write_pairs(train_kept, train_out)
-    write_pairs(test_kept, test_out)
+    check_outputs({"--train-out": train_out, "--test-out": test_out}, {"TRAIN": args.train, "TEST": args.test})
+    train_kept, test_kept, counts = deduplicate(train, test)
+    with locked(train_out, is_folder=False), locked(test_out, is_folder=False):
+        write_pairs(train_kept, train_out)
+        write_pairs(test_kept, test_out)
     result = {**counts.as_dict(), "skipped": len(skipped), "train_out": str(train_out), "test_out": str(test_out)}
     if args.json:
         print(json.dumps(result))
@@ -53,6 +57,20 @@ def command_data_dedup(args: argparse.Namespace) -> int:
     print(f"{args.test}: {counts.test_read} pairs, {counts.test_duplicates} duplicate inputs removed, "
           f"{counts.test_in_train} inputs found in the training file removed, {counts.test_kept} written to {test_out}")
     return 0
+
+
+def check_outputs(outputs: dict[str, Path], inputs: dict[str, str]) -> None:
+    """Refuse output files that are one file with each other or with an input: the second write would replace the
+    first, or an input would be overwritten while it is still the only copy of its data."""
+    seen: dict[Path, str] = {}
+    for name, path in inputs.items():
+        seen.setdefault(Path(path).resolve(), name)
+    for name, path in outputs.items():
+        resolved = path.resolve()
+        if resolved in seen:
+            raise NeuromathError(f"{name} {path} is the same file as {seen[resolved]}; name distinct outputs "
+                                 "with --train-out and --test-out")
+        seen[resolved] = f"{name} {path}"
 
 
 def dedup_path(path: str) -> Path:
