@@ -14,11 +14,13 @@ apply to its task and model (``show_config`` prints the same).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import yaml
 
@@ -26,8 +28,20 @@ from neuromath.errors import ConfigError
 from neuromath.fileio import write_text_atomic
 
 
+class Section:
+    """Base of the config sections: whenever one is built (from a file, ``--set``, a run folder or Python,
+    ``dataclasses.replace`` included) its numeric keys are checked against ``RANGES`` and its keys against each other
+    (``CROSS_CHECKS``), so a bad value is a ConfigError naming the key and what it allows before anything runs."""
+
+    section: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        check_section(self)
+
+
 @dataclass(frozen=True)
-class DataConfig:
+class DataConfig(Section):
+    section: ClassVar[str] = "data"
     task: str = "word_problems"
     train: str | None = None  # a data file; None -> generate `generate_train` problems
     valid: str | None = None  # None -> generate, or carve `valid_fraction` out of `train`
@@ -57,7 +71,8 @@ class DataConfig:
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(Section):
+    section: ClassVar[str] = "model"
     name: str = "transformer"
     d_model: int = 128
     n_heads: int = 4
@@ -88,7 +103,8 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
-class OptimConfig:
+class OptimConfig(Section):
+    section: ClassVar[str] = "optim"
     # warmup: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) * lr_scale; constant: lr;
     # plateau: lr, multiplied by plateau_factor when validation stalls
     schedule: str = "warmup"
@@ -105,17 +121,18 @@ class OptimConfig:
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Section):
+    section: ClassVar[str] = "train"
     seed: int = 0
     batch_size: int = 64
-    max_epochs: int = 30
+    max_epochs: int = 30  # -1 -> no limit (then max_steps, patience or max_time_minutes ends training)
     max_steps: int = -1  # stop after this many optimiser steps; -1 -> no limit
     val_every_steps: int = 0  # validate (and checkpoint) every this many steps instead of every epoch; 0 -> per epoch
     # validations (epochs, or val_every_steps) without a better validation accuracy before stopping; 0 disables
     patience: int = 5
     min_epochs: int = 1
     accelerator: str = "cpu"
-    devices: int = 1
+    devices: int = 1  # -1 -> every device of the accelerator
     precision: str = "32-true"
     num_threads: int = 0  # torch CPU threads; 0 -> leave torch's default
     progress: bool = True
@@ -123,7 +140,8 @@ class TrainConfig:
 
 
 @dataclass(frozen=True)
-class DecodeConfig:
+class DecodeConfig(Section):
+    section: ClassVar[str] = "decode"
     max_len: int = 64
     batch_size: int = 256
     beam: int = 1  # beam width; 1 -> greedy
@@ -233,6 +251,206 @@ def applies(key: str, config: Config) -> bool:
     return why_not_applicable(key, config.data.task, config.model.name) is None
 
 
+# ------------------------------------------------------------------------------------------ allowed values
+#
+# Every numeric key has a range, from how the code reads it: sizes and counts that must be at least 1, counts where 0
+# means "none" or "no limit", probabilities and fractions, -1 where Lightning reads it as "no limit". Floats must
+# also be finite. ``Section.__post_init__`` checks them, and the rules between keys in ``CROSS_CHECKS``, whenever a
+# section is built. tests/test_config.py holds that every numeric key of every section is in ``RANGES``.
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric key allows: ``low`` <= value (``<`` with ``low_open``) and value < ``high`` (``<=`` with
+    ``high_closed``), either bound optional, or the one ``sentinel`` value the code reads specially; floats must be
+    finite. ``describe`` says it the way an error message does: ``in [0, 1)``, ``>= 1``, ``-1 (no limit) or >= 1``."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_closed: bool = False
+    sentinel: tuple[int, str] | None = None  # (value, what it means), e.g. (-1, "no limit")
+
+    def __contains__(self, value: int | float) -> bool:
+        if self.sentinel is not None and value == self.sentinel[0]:
+            return True
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return self.high is None or (value <= self.high if self.high_closed else value < self.high)
+
+    def describe(self, floating: bool) -> str:
+        """The allowed values in words; ``floating``: the key is a float, so the message says it must be finite."""
+        if self.low is not None and self.high is not None:
+            low, high = format_number(self.low), format_number(self.high)
+            text = f"in {'(' if self.low_open else '['}{low}, {high}{']' if self.high_closed else ')'}"
+        elif self.low is not None:
+            text = f"{'>' if self.low_open else '>='} {format_number(self.low)}"
+            text = f"a finite number {text}" if floating else text
+        else:
+            text = "a finite number"
+        if self.sentinel is not None:
+            text = f"{self.sentinel[0]} ({self.sentinel[1]}) or {text}"
+        return text
+
+
+COUNT = Range(low=1)  # sizes, layers, widths: at least one
+NONNEGATIVE = Range(low=0)  # counts where 0 means none, off or no limit; float amounts that may be zero
+POSITIVE = Range(low=0, low_open=True)  # rates and factors that must not vanish
+PROBABILITY = Range(low=0, high=1)  # [0, 1): dropout, label smoothing, Adam's betas
+FINITE = Range()
+SEED = Range(low=0, high=2**32 - 1, high_closed=True)  # what numpy (Lightning's seed_everything) accepts
+NO_LIMIT_OR_COUNT = Range(low=1, sentinel=(-1, "no limit"))  # Lightning's max_epochs and max_steps
+
+RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (optim.betas): each item
+    "data.generate_train": COUNT,
+    "data.generate_valid": NONNEGATIVE,  # 0: none generated, the validation set is carved out of the training set
+    "data.generate_test": NONNEGATIVE,  # 0: no test set
+    "data.generate_seed": SEED,
+    "data.valid_fraction": Range(low=0, high=1, low_open=True),  # the carved-out share; some must be left to train
+    "data.valid_max": NONNEGATIVE,  # 0: no cap
+    "data.max_source_len": COUNT,
+    "data.max_target_len": COUNT,
+    "data.per_module": NONNEGATIVE,  # 0: every question of a module file
+    "data.symbolic_max_ops": COUNT,
+    "model.d_model": COUNT,
+    "model.n_heads": COUNT,
+    "model.n_encoder_layers": COUNT,
+    "model.n_decoder_layers": COUNT,
+    "model.d_ff": COUNT,
+    "model.dropout": PROBABILITY,
+    "model.relative_k": NONNEGATIVE,  # 0: every distance shares one embedding
+    "model.tree_depth": COUNT,
+    "model.tree_width": COUNT,
+    "model.tree_relations": Range(low=2),  # id 0 is shared by the rare relations, so at least one more
+    "model.stack_depth": COUNT,
+    "model.encoder_hidden": COUNT,
+    "model.decoder_hidden": COUNT,
+    "model.max_len": COUNT,
+    "optim.lr": POSITIVE,
+    "optim.lr_scale": POSITIVE,
+    "optim.warmup_steps": COUNT,  # the warm-up schedule divides by warmup^1.5
+    "optim.betas": PROBABILITY,
+    "optim.eps": POSITIVE,  # Adam divides by sqrt(v) + eps, and v is 0 for a parameter that never gets a gradient
+    "optim.weight_decay": NONNEGATIVE,
+    "optim.grad_clip": NONNEGATIVE,  # 0: no clipping
+    "optim.label_smoothing": PROBABILITY,
+    "optim.plateau_factor": Range(low=0, high=1, low_open=True),  # multiplies the rate: it must fall, and not to 0
+    "optim.plateau_patience": NONNEGATIVE,
+    "train.seed": SEED,
+    "train.batch_size": COUNT,
+    "train.max_epochs": NO_LIMIT_OR_COUNT,
+    "train.max_steps": NO_LIMIT_OR_COUNT,
+    "train.val_every_steps": NONNEGATIVE,  # 0: validate every epoch
+    "train.patience": NONNEGATIVE,  # 0: no early stopping
+    "train.min_epochs": NONNEGATIVE,
+    "train.devices": Range(low=1, sentinel=(-1, "every device")),
+    "train.num_threads": NONNEGATIVE,  # 0: torch's default
+    "train.max_time_minutes": NONNEGATIVE,  # 0: no limit
+    "decode.max_len": COUNT,
+    "decode.batch_size": COUNT,
+    "decode.beam": COUNT,
+    "decode.nbest": COUNT,
+    "decode.length_penalty": FINITE,  # alpha in score / len^alpha
+}
+
+
+def heads_divide_the_width(model: "ModelConfig") -> tuple[str, str] | None:
+    """The Transformer's attention kernels split d_model into n_heads equal heads; group attention splits the
+    encoder's memory (both directions of encoder_hidden) the same way."""
+    if model.name in TRANSFORMERS and model.d_model % model.n_heads:
+        return "model.n_heads", f"model.n_heads ({model.n_heads}) must divide model.d_model ({model.d_model})"
+    memory = 2 * model.encoder_hidden
+    if model.name == "group_attention" and memory % model.n_heads:
+        return "model.n_heads", f"model.n_heads ({model.n_heads}) must divide 2 * model.encoder_hidden ({memory})"
+    return None
+
+
+def tree_positions_fit(model: "ModelConfig") -> tuple[str, str] | None:
+    """Tree positions put at least one copy of the tree_depth x tree_width one-hot path stack in d_model."""
+    stack = model.tree_depth * model.tree_width
+    if model.name in TRANSFORMERS and model.positions == "tree" and model.d_model < stack:
+        return "model.d_model", (f"model.d_model ({model.d_model}) must be at least model.tree_depth * "
+                                 f"model.tree_width ({stack}) for tree positions")
+    return None
+
+
+def last_step_is_validated(train: "TrainConfig") -> tuple[str, str] | None:
+    if train.max_steps > 0 and train.val_every_steps > 0 and train.max_steps % train.val_every_steps:
+        return "train.max_steps", (f"train.max_steps ({train.max_steps}) must be a multiple of train.val_every_steps "
+                                   f"({train.val_every_steps}), so that the last step is validated")
+    return None
+
+
+def min_epochs_within_max(train: "TrainConfig") -> tuple[str, str] | None:
+    if train.max_epochs != -1 and train.min_epochs > train.max_epochs:
+        return "train.min_epochs", (f"train.min_epochs ({train.min_epochs}) cannot exceed train.max_epochs "
+                                    f"({train.max_epochs})")
+    return None
+
+
+def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
+    if decode.nbest > decode.beam:
+        return "decode.nbest", f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})"
+    return None
+
+
+# section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
+CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
+    "model": (heads_divide_the_width, tree_positions_fit),
+    "train": (last_step_is_validated, min_epochs_within_max),
+    "decode": (nbest_within_beam,),
+}
+
+
+def format_number(value: int | float) -> str:
+    """``2`` for 2 and 2.0, ``0.5``, ``nan``: how a message quotes the value it refuses."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def check_section(values: Section) -> None:
+    """Raise a ConfigError (with ``.key``, the dotted key at fault) for the first key of a config section outside
+    its range (``RANGES``) or rule it breaks (``CROSS_CHECKS``); a section built in Python has its types checked
+    here too (``_build`` checks them for files and ``--set``)."""
+    hints = section_types(type(values))
+    for item in dataclasses.fields(values):
+        key = f"{values.section}.{item.name}"
+        value = getattr(values, item.name)
+        try:
+            _check_value(value, hints[item.name], key)
+        except ConfigError as error:
+            raise config_error(str(error), key) from None
+        allowed = RANGES.get(key)
+        if allowed is None:
+            continue
+        for index, number in enumerate(value) if isinstance(value, tuple) else [(None, value)]:
+            where = key if index is None else f"{key}[{index}]"
+            if number not in allowed:
+                floating = isinstance(number, float) or hints[item.name] is float
+                raise config_error(f"{where} must be {allowed.describe(floating)}, got {format_number(number)}", key)
+    for rule in CROSS_CHECKS.get(values.section, ()):
+        problem = rule(values)
+        if problem is not None:
+            key, message = problem
+            raise config_error(message, key)
+
+
+@functools.cache
+def section_types(cls: type) -> dict[str, Any]:
+    """The field types of a config section class (``typing.get_type_hints``, read once per class)."""
+    return typing.get_type_hints(cls)
+
+
+def config_error(message: str, key: str) -> ConfigError:
+    """A ConfigError that also says which dotted key it is about (``load_config`` names the ``--set`` that gave it)."""
+    error = ConfigError(message)
+    error.key = key
+    return error
+
+
 def _check_value(value: Any, annotation: Any, key: str) -> Any:
     """Return ``value`` converted to ``annotation`` or raise a ConfigError naming ``key``."""
     origin = typing.get_origin(annotation)
@@ -264,7 +482,10 @@ def _check_value(value: Any, annotation: Any, key: str) -> Any:
             return value
     elif annotation is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # an integer with hundreds of digits
+                raise ConfigError(f"{key}: an integer of {len(str(value))} digits is too large for a float") from None
     elif annotation is str:
         if isinstance(value, str):
             return value
@@ -278,14 +499,22 @@ def _build(cls: type, values: Any, prefix: str) -> Any:
         raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {values!r}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
+    unknown = sorted(str(name) for name in set(values) - names)  # YAML keys may be numbers, null, ...
     if unknown:
         where = f" in {prefix}" if prefix else ""
         raise ConfigError(
             f"unknown key{'s' if len(unknown) > 1 else ''}{where}: {', '.join(unknown)}; "
             f"known: {', '.join(sorted(names))}"
         )
-    kwargs = {name: _check_value(v, hints[name], f"{prefix}.{name}" if prefix else name) for name, v in values.items()}
+    kwargs = {}
+    for name, value in values.items():
+        key = f"{prefix}.{name}" if prefix else name
+        try:
+            kwargs[name] = _check_value(value, hints[name], key)
+        except ConfigError as error:
+            if getattr(error, "key", None) is None:  # the innermost key at fault, for load_config to name its --set
+                error.key = key
+            raise
     return cls(**kwargs)
 
 
@@ -347,10 +576,15 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
             text = path.read_text(encoding="utf-8")
         except OSError as error:
             raise ConfigError(f"{path}: cannot read config: {error.strerror}") from None
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"{path}: not a config file (not UTF-8 text at byte {error.start})") from None
         try:
-            values = yaml.safe_load(text) or {}
-        except yaml.YAMLError as error:
+            values = yaml.safe_load(text)
+        except (yaml.YAMLError, ValueError, RecursionError) as error:  # ValueError: e.g. !!int x, a date 2021-02-30
             raise ConfigError(f"{path}: not valid YAML: {error}") from None
+        if values is None or values == {}:
+            raise ConfigError(f"{path}: the config file is empty: it names no task (data.task, one of "
+                              f"{', '.join(TASK_NAMES)}); the presets in configs/ show what a config holds")
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: a config file must hold a mapping")
     for override in overrides:
@@ -358,7 +592,11 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
     try:
         config = config_from_dict(values)
     except ConfigError as error:
-        raise ConfigError(f"{path}: {error}" if path is not None else str(error)) from None
+        source = _source(error.key, overrides) if getattr(error, "key", None) else None  # None: the file
+        where = ", ".join(str(part) for part in (path, source) if part is not None)
+        raise ConfigError(f"{where}: {error}" if where else str(error)) from None
+    if path is not None and "task" not in values.get("data", {}):
+        raise ConfigError(f"{path}: the config names no task: set data.task (one of {', '.join(TASK_NAMES)})")
     if strict:
         problems = []
         for key in _dotted_keys(values):
@@ -384,7 +622,7 @@ def apply_override(values: dict, override: str) -> dict:
         raise ConfigError(f"override {override!r}: empty key")
     try:
         value = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):  # not YAML (ValueError: e.g. !!int x): the text itself
         value = raw
     if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string; a user means the number
         try:

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 import yaml
 
@@ -103,3 +105,122 @@ def test_every_preset_loads_and_builds_its_model(path):
     target = Vocabulary(["+", "-", "*", "/", "^", "neg", "n0", "n1"])
     model = build_task_model(config.model, task, source, target)
     assert type(model) is MODELS.get(config.model.name) and model.config == config.model
+
+
+# ---- ranges: every numeric key is checked when a config is built (issue 16)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("train.max_epochs=-5", "train.max_epochs must be -1 (no limit) or >= 1, got -5"),
+    ("train.max_steps=0", "train.max_steps must be -1 (no limit) or >= 1, got 0"),
+    ("model.d_model=0", "model.d_model must be >= 1, got 0"),
+    ("model.n_heads=5", "model.n_heads (5) must divide model.d_model (128)"),
+    ("model.dropout=2", "model.dropout must be in [0, 1), got 2"),
+    ("model.dropout=-0.1", "model.dropout must be in [0, 1), got -0.1"),
+    ("optim.lr=nan", "optim.lr must be a finite number > 0, got nan"),
+    ("optim.lr=inf", "optim.lr must be a finite number > 0, got inf"),
+    ("optim.lr=.inf", "optim.lr must be a finite number > 0, got inf"),
+    ("optim.lr=0", "optim.lr must be a finite number > 0, got 0"),
+    ("optim.betas=[0.9, 1]", "optim.betas[1] must be in [0, 1), got 1"),
+    ("optim.warmup_steps=0", "optim.warmup_steps must be >= 1, got 0"),
+    ("optim.plateau_factor=1", "optim.plateau_factor must be in (0, 1), got 1"),
+    ("decode.length_penalty=nan", "decode.length_penalty must be a finite number, got nan"),
+    ("decode.beam=0", "decode.beam must be >= 1, got 0"),
+    ("decode.nbest=3", "decode: nbest (3) cannot exceed the beam width (1)"),
+    ("train.seed=-1", "train.seed must be in [0, 4294967295], got -1"),
+    ("train.devices=0", "train.devices must be -1 (every device) or >= 1, got 0"),
+    ("data.valid_fraction=1", "data.valid_fraction must be in (0, 1), got 1"),
+    ("data.per_module=-1", "data.per_module must be >= 0, got -1"),
+    ("model.tree_relations=1", "model.tree_relations must be >= 2, got 1"),
+    ("optim.lr=1" + "0" * 400, "optim.lr: an integer of 401 digits is too large for a float"),
+])
+def test_values_out_of_range_are_refused_with_the_range(override, message):
+    with pytest.raises(ConfigError, match=f"^{re.escape(f'--set {override}: {message}')}$"):
+        load_config(None, [override])
+
+
+def test_a_value_out_of_range_in_a_file_names_the_file(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"dropout": 2}}))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: model.dropout must be in \[0, 1\), got 2$"):
+        load_config(path)
+    preset = "configs/word_problems/transformer.yaml"
+    with pytest.raises(ConfigError, match=rf"^{preset}, --set model.d_model=0: model.d_model must be >= 1, got 0$"):
+        load_config(preset, ["model.d_model=0"], strict=True)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["model.d_model=30", "model.n_heads=4"], r"model.n_heads \(4\) must divide model.d_model \(30\)"),
+    (["model.name=group_attention", "model.encoder_hidden=9", "model.n_heads=4"],
+     r"model.n_heads \(4\) must divide 2 \* model.encoder_hidden \(18\)"),
+    (["model.positions=tree", "model.d_model=16", "model.n_heads=2", "model.tree_depth=16"],
+     r"model.d_model \(16\) must be at least model.tree_depth \* model.tree_width \(32\) for tree positions"),
+    (["train.max_steps=1200", "train.val_every_steps=500"], "must be a multiple of train.val_every_steps"),
+    (["train.max_epochs=2", "train.min_epochs=3"], r"train.min_epochs \(3\) cannot exceed train.max_epochs \(2\)"),
+])
+def test_keys_that_must_agree_are_checked_together(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, overrides)
+
+
+def test_the_heads_rule_is_only_for_the_models_that_split_heads():
+    config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "model.d_model=50"])
+    assert config.model.n_heads == 4 and config.model.d_model == 50  # a tree LSTM reads no n_heads
+    assert load_config(None, ["train.max_epochs=-1", "train.min_epochs=12"]).train.max_epochs == -1
+
+
+def test_every_numeric_key_has_a_range_and_the_defaults_are_in_it():
+    import dataclasses
+
+    from neuromath.config import RANGES
+
+    numeric = [
+        f"{section.name}.{item.name}"
+        for section in dataclasses.fields(Config)
+        for item in dataclasses.fields(section.default_factory())
+        if item.type in ("int", "float", "tuple[float, float]")
+    ]
+    assert len(numeric) > 40 and sorted(numeric) == sorted(RANGES)
+    Config()  # the defaults pass their own checks
+
+
+def test_sections_built_in_python_are_checked_too():
+    import dataclasses
+
+    from neuromath.config import DecodeConfig, ModelConfig
+
+    with pytest.raises(ConfigError, match=r"nbest \(4\) cannot exceed the beam width \(2\)"):
+        dataclasses.replace(DecodeConfig(), beam=2, nbest=4)
+    with pytest.raises(ConfigError, match="model.dropout must be in"):
+        ModelConfig(dropout=1.5)
+    with pytest.raises(ConfigError, match="decode.beam: expected int"):
+        DecodeConfig(beam=2.5)
+
+
+def test_an_empty_config_file_is_refused_it_names_no_task(tmp_path):
+    for text in ("", "# only a comment\n", "{}\n"):
+        path = tmp_path / "empty.yaml"
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=r"empty.yaml: the config file is empty: it names no task \(data.task, "
+                                              "one of word_problems, .*identities\\)"):
+            load_config(path, strict=True)
+
+
+def test_a_config_file_that_names_no_task_is_refused_unless_a_set_names_it(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("model:\n  d_model: 64\n")
+    with pytest.raises(ConfigError, match=r"mine.yaml: the config names no task: set data.task \(one of"):
+        load_config(path, strict=True)
+    assert load_config(path, ["data.task=symbolic"], strict=True).data.task == "symbolic"
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\xff\xfe\x00", "not a config file \\(not UTF-8 text at byte 0\\)"),
+    (b"model: !!int abc\n", "not valid YAML"),
+    (b"data: {1: 2, task: symbolic}\n", "unknown key in data: 1"),
+])
+def test_config_files_of_odd_bytes_are_config_errors(tmp_path, content, message):
+    path = tmp_path / "odd.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path)
