@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -15,7 +16,7 @@ from neuromath.config import Config, DecodeConfig, load_config
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
-from neuromath.errors import ConfigError, NeuromathError
+from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
 from neuromath.models.identities import build_classifier, predict_logits
@@ -66,14 +67,46 @@ def decode_options(given: dict) -> dict:
     return options
 
 
-def check_decode(decode: DecodeConfig) -> DecodeConfig:
-    if decode.beam < 1 or decode.nbest < 1:
-        raise ConfigError(f"decode: beam ({decode.beam}) and nbest ({decode.nbest}) must be at least 1")
-    if decode.nbest > decode.beam:
-        raise ConfigError(f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})")
-    if decode.max_len < 1:
-        raise ConfigError(f"decode: max_len must be at least 1, not {decode.max_len}")
-    return decode
+def check_decode(decode: DecodeConfig, **changes) -> DecodeConfig:
+    """``decode`` with the decoding options ``changes`` (``DecodeConfig`` fields); an unknown option is a ConfigError,
+    and so is a value out of its range or an nbest above the beam: a ``DecodeConfig`` checks itself when it is built
+    (``neuromath.config.RANGES``)."""
+    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(DecodeConfig)})
+    if unknown:
+        raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")
+    return dataclasses.replace(decode, **changes)
+
+
+def load_run_weights(model: torch.nn.Module, path: Path, device: str | torch.device = "cpu") -> None:
+    """Load a run's weights file (``model.pt``, a state dict) into ``model``, built from the same run's config and
+    vocabularies, with ``torch.load(weights_only=True)``. A file that is unreadable, truncated, not a state dict, or
+    the weights of another model (other keys or shapes, e.g. copied from another run) is a DataFormatError naming
+    the file and the reason, never a traceback."""
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except Exception as error:  # torch raises many kinds for a truncated zip, a file of other bytes, a refused pickle
+        if isinstance(error, OSError) and error.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR):
+            raise DataFormatError(path, None, f"cannot read weights: {error.strerror}") from None
+        first = str(error).strip().split(". ")[0].splitlines()[0] if str(error).strip() else ""
+        reason = first or ("an empty file" if path.stat().st_size == 0 else type(error).__name__)
+        raise DataFormatError(path, None, f"not a readable weights file, truncated or corrupt ({reason})") from None
+    if not isinstance(state, dict) or not all(isinstance(value, torch.Tensor) for value in state.values()):
+        raise DataFormatError(path, None, f"not a weights file (a state dict of tensors), but a {type(state).__name__}")
+    expected = model.state_dict()
+    problems = [
+        f"size mismatch for {key}: checkpoint {tuple(state[key].shape)} vs model {tuple(value.shape)}"
+        for key, value in expected.items()
+        if key in state and state[key].shape != value.shape
+    ]
+    missing = [key for key in expected if key not in state]
+    unexpected = [key for key in state if key not in expected]
+    for keys, what in ((missing, "missing"), (unexpected, "unexpected")):
+        if keys:
+            more = f" and {len(keys) - 1} more" if len(keys) > 1 else ""
+            problems.append(f"{what} {keys[0]}{more}")
+    if problems:
+        raise DataFormatError(path, None, f"not a weights file of this run's model ({'; '.join(problems[:2])})")
+    model.load_state_dict(state)
 
 
 class Solver:
@@ -92,10 +125,7 @@ class Solver:
             raise NeuromathError(f"{run_dir} has no trained weights (model.pt); did training finish?")
         self.run_dir = run_dir
         self.config: Config = load_config(run_dir / "config.yaml")
-        unknown = sorted(set(decode) - {f.name for f in dataclasses.fields(DecodeConfig)})
-        if unknown:
-            raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")
-        self.decode = check_decode(dataclasses.replace(self.config.decode, **decode))
+        self.decode = check_decode(self.config.decode, **decode)
         task = get_task(self.config.data.task)
         if not isinstance(task, SequenceTask):
             raise NeuromathError(
@@ -107,7 +137,7 @@ class Solver:
         self.target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
         self.device = torch.device(device)
         self.model = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
-        self.model.load_state_dict(torch.load(weights_path, map_location=self.device, weights_only=True))
+        load_run_weights(self.model, weights_path, self.device)
         self.model.to(self.device).eval()
         self.constraint = None
         if self.decode.constrained:
@@ -224,7 +254,7 @@ def load_classifier(run_dir: str | Path) -> LoadedClassifier:
     config = load_config(run_dir / "config.yaml")
     vocab = Vocabulary.load(run_dir / "node_vocab.json")
     model = build_classifier(config.model, vocab)
-    model.load_state_dict(torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True))
+    load_run_weights(model, run_dir / "model.pt")
     model.eval()
     return LoadedClassifier(model, vocab, config, run_dir)
 

@@ -1,18 +1,50 @@
-"""Options and output shared by several commands."""
+"""Options and output shared by several commands, and argument types that refuse values out of range at parsing."""
 
 from __future__ import annotations
 
 import argparse
+import math
+
+
+def integer_at_least(low: int):
+    """An argparse type: an integer >= ``low``; anything else is refused with the allowed range."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"  # what argparse names the type in its own messages
+    return parse
+
+
+positive_int = integer_at_least(1)  # widths, sizes, counts of at least one
+nonnegative_int = integer_at_least(0)  # counts where 0 means all or none
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: a finite number (not nan or inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
 
 
 def add_decode_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--beam", type=int, default=None, metavar="K",
+    parser.add_argument("--beam", type=positive_int, default=None, metavar="K",
                         help="beam width (default: the run's, greedy = 1)")
-    parser.add_argument("--nbest", type=int, default=None, metavar="N", help="keep the N best hypotheses (N <= beam)")
-    parser.add_argument("--length-penalty", dest="length_penalty", type=float, default=None, metavar="ALPHA",
+    parser.add_argument("--nbest", type=positive_int, default=None, metavar="N",
+                        help="keep the N best hypotheses (N <= beam)")
+    parser.add_argument("--length-penalty", dest="length_penalty", type=finite_float, default=None, metavar="ALPHA",
                         help="rank hypotheses by score / length^ALPHA")
     parser.add_argument("--constrained", action=argparse.BooleanOptionalAction, default=None,
                         help="only decode tokens that can still complete a well-formed expression")
     parser.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,
                         help="answer with the first n-best hypothesis the task's verifier accepts (default on)")
-

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from neuromath.cli.common import add_decode_options
+from neuromath.cli.common import add_decode_options, nonnegative_int
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
@@ -31,8 +31,8 @@ def register(commands) -> None:
                           help="where to write predictions (default RUN_DIR/predictions.jsonl)")
     evaluate.add_argument("--modules", default=None, help="module globs to evaluate (default: the run's data.modules)")
     evaluate.add_argument("--splits", default=None, help="test splits to read (default: the run's data.test_splits)")
-    evaluate.add_argument("--per-module", dest="per_module", type=int, default=None,
-                          help="at most this many questions per module file")
+    evaluate.add_argument("--per-module", dest="per_module", type=nonnegative_int, default=None,
+                          help="at most this many questions per module file (0: all)")
     evaluate.add_argument("--report", default=None,
                           help="folder for the report (Mathematics Dataset: per-module report.md, .csv, .json, "
                                "accuracy.png; identities: report.md, .json, accuracy_by_depth.png); "

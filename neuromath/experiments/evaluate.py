@@ -50,6 +50,10 @@ class EvaluateRequest:
     train: str | None = None
     decode: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.per_module is not None and self.per_module < 0:  # the command line refuses it already
+            raise NeuromathError(f"--per-module must be >= 0 (0: every question), got {self.per_module}")
+
 
 def evaluate_runs(run_dirs: Sequence[str], request: EvaluateRequest) -> int:
     """Evaluate ``run_dirs`` with the procedure their tasks name (all runs must share it); returns the exit code."""

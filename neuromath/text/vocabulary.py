@@ -88,6 +88,12 @@ class Vocabulary:
             tokens, level = data["tokens"], data["level"]
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise DataFormatError(path, None, f"not a vocabulary file ({error})") from None
-        if list(tokens[: len(SPECIALS)]) != list(SPECIALS):
+        if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
+            raise DataFormatError(path, None, "not a vocabulary file (tokens must be a list of strings)")
+        if level not in ("word", "char"):
+            raise DataFormatError(path, None, f"not a vocabulary file (level must be 'word' or 'char', not {level!r})")
+        if tokens[: len(SPECIALS)] != list(SPECIALS):
             raise DataFormatError(path, None, "vocabulary does not start with the special tokens")
+        if len(set(tokens)) != len(tokens):
+            raise DataFormatError(path, None, "not a vocabulary file (a token is listed twice)")
         return cls(tokens[len(SPECIALS):], level=level)

@@ -1,0 +1,185 @@
+"""A broken run folder (truncated or foreign model.pt, empty config.yaml, broken vocabulary) and numeric options out
+of range end in one clear error line and exit 2, never a traceback (issue 16)."""
+
+import json
+import shutil
+
+import pytest
+import torch
+
+import neuromath
+from neuromath.api import load_run_weights
+from neuromath.cli import main
+from neuromath.config import load_config, save_config
+from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.models import build_task_model
+from neuromath.models.identities import build_classifier
+from neuromath.tasks import get_task
+from neuromath.text import Vocabulary
+
+JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
+TINY = ["model.d_model=16", "model.n_heads=2", "model.d_ff=32", "model.n_encoder_layers=1", "model.n_decoder_layers=1"]
+
+
+def write_sequence_run(run_dir, source_words=("had", "pens", "took", ".")):
+    """A word-problem run folder as training leaves it (config, vocabularies, weights), without training."""
+    run_dir.mkdir(parents=True)
+    config = load_config(None, ["data.task=word_problems", *TINY])
+    source = Vocabulary(["n0", "n1", *source_words])
+    target = Vocabulary(["+", "-", "*", "/", "n0", "n1"])
+    save_config(config, run_dir / "config.yaml")
+    source.save(run_dir / "source_vocab.json")
+    target.save(run_dir / "target_vocab.json")
+    model = build_task_model(config.model, get_task("word_problems"), source, target)
+    torch.save(model.state_dict(), run_dir / "model.pt")
+    return run_dir
+
+
+def write_classifier_run(run_dir, d_model=8):
+    run_dir.mkdir(parents=True)
+    config = load_config(None, ["data.task=identities", "model.name=tree_lstm", f"model.d_model={d_model}"])
+    vocab = Vocabulary(["Equality", "Add", "var_0", "var_1"])
+    save_config(config, run_dir / "config.yaml")
+    vocab.save(run_dir / "node_vocab.json")
+    torch.save(build_classifier(config.model, vocab).state_dict(), run_dir / "model.pt")
+    return run_dir
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    return write_sequence_run(tmp_path / "run")
+
+
+@pytest.fixture
+def data_file(tmp_path):
+    path = tmp_path / "test.jsonl"
+    assert main(["generate", "word_problems", "--n", "3", "--seed", "1", "--out", str(path)]) == 0
+    return path
+
+
+def error_line(capsys) -> str:
+    """What the command printed on stderr: exactly one line, the error."""
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_an_intact_hand_made_run_loads_and_solves(run_dir, capsys):
+    assert main(["solve", str(run_dir), JERRY, "--json"]) in (0, 1)  # untrained: maybe no well-formed equation
+    assert json.loads(capsys.readouterr().out)["text"] == JERRY
+
+
+@pytest.mark.parametrize("keep", [0, 10, 0.5])
+def test_a_truncated_weights_file_is_one_error_line(run_dir, data_file, capsys, keep):
+    weights = run_dir / "model.pt"
+    data = weights.read_bytes()
+    weights.write_bytes(data[: int(len(data) * keep) if isinstance(keep, float) else keep])
+    message = f"{weights}: not a readable weights file, truncated or corrupt"
+    assert main(["solve", str(run_dir), JERRY]) == 2
+    assert error_line(capsys).startswith(f"error: {message}")
+    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 2
+    assert error_line(capsys).startswith(f"error: {message}")
+    with pytest.raises(DataFormatError, match="not a readable weights file"):
+        neuromath.load(run_dir)
+
+
+def test_weights_of_another_run_name_the_first_size_mismatch(tmp_path, run_dir, data_file, capsys):
+    other = write_sequence_run(tmp_path / "other", source_words=("had", "pens", "took", ".", "gave", "more", "left"))
+    shutil.copy(other / "model.pt", run_dir / "model.pt")
+    weights = run_dir / "model.pt"
+    expected = (f"error: {weights}: not a weights file of this run's model (size mismatch for "
+                "source_embedding.weight: checkpoint (13, 16) vs model (10, 16))")
+    assert main(["solve", str(run_dir), JERRY]) == 2
+    assert error_line(capsys) == expected
+    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 2
+    assert error_line(capsys) == expected
+    with pytest.raises(DataFormatError, match="size mismatch for source_embedding.weight"):
+        neuromath.load(run_dir)
+
+
+def test_a_weights_file_of_other_keys_or_not_a_state_dict(run_dir, tmp_path):
+    model = neuromath.load(run_dir).model
+    torch.save({"something.else": torch.zeros(2)}, tmp_path / "keys.pt")
+    with pytest.raises(DataFormatError, match=r"keys.pt: not a weights file of this run's model \(missing .* and \d+ "
+                                              r"more; unexpected something.else\)"):
+        load_run_weights(model, tmp_path / "keys.pt")
+    torch.save(torch.zeros(3), tmp_path / "tensor.pt")
+    with pytest.raises(DataFormatError, match="tensor.pt: not a weights file .*Tensor"):
+        load_run_weights(model, tmp_path / "tensor.pt")
+    (tmp_path / "text.pt").write_text("hello\n")
+    with pytest.raises(DataFormatError, match="text.pt: not a readable weights file"):
+        load_run_weights(model, tmp_path / "text.pt")
+
+
+def test_an_empty_config_of_a_run_is_one_error_line(run_dir, data_file, capsys):
+    (run_dir / "config.yaml").write_text("")
+    message = f"error: {run_dir / 'config.yaml'}: the config file is empty: it names no task"
+    assert main(["solve", str(run_dir), JERRY]) == 2
+    assert error_line(capsys).startswith(message)
+    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 2
+    assert error_line(capsys).startswith(message)
+    with pytest.raises(ConfigError, match="the config file is empty"):
+        neuromath.load(run_dir)
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("{", "not a vocabulary file"),
+    ('{"level": "word", "tokens": 5}', "tokens must be a list of strings"),
+    ('{"level": "words", "tokens": ["<pad>", "<bos>", "<eos>", "<unk>"]}', "level must be 'word' or 'char'"),
+    ('{"level": "word", "tokens": ["<pad>", "<bos>", "<eos>", "<unk>", "a", "a"]}', "a token is listed twice"),
+])
+def test_a_broken_vocabulary_is_one_error_line(run_dir, capsys, content, reason):
+    (run_dir / "source_vocab.json").write_text(content)
+    assert main(["solve", str(run_dir), JERRY]) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"error: {run_dir / 'source_vocab.json'}: ") and reason in line
+
+
+def test_a_classifier_run_with_foreign_or_truncated_weights(tmp_path):
+    run = write_classifier_run(tmp_path / "tree")
+    other = write_classifier_run(tmp_path / "wider", d_model=12)
+    assert isinstance(neuromath.load(run), neuromath.api.LoadedClassifier)
+    shutil.copy(other / "model.pt", run / "model.pt")
+    with pytest.raises(DataFormatError, match=r"model.pt: not a weights file of this run's model \(size mismatch for "
+                                              r"[\w.]+: checkpoint \(\d+, 12\) vs model \(\d+, 8\)"):
+        neuromath.load(run)
+    (run / "model.pt").write_bytes(b"")
+    with pytest.raises(DataFormatError, match=r"model.pt: not a readable weights file, truncated or corrupt \(an empty"
+                                              r" file\)"):
+        neuromath.api.load_classifier(run)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--per-module", "-1", "argument --per-module: must be an integer >= 0, got -1"),
+    ("--beam", "0", "argument --beam: must be an integer >= 1, got 0"),
+    ("--nbest", "-1", "argument --nbest: must be an integer >= 1, got -1"),
+    ("--length-penalty", "nan", "argument --length-penalty: must be a finite number, got nan"),
+    ("--length-penalty", "inf", "argument --length-penalty: must be a finite number, got inf"),
+    ("--beam", "two", "argument --beam: must be an integer >= 1, got 'two'"),
+])
+def test_numeric_options_out_of_range_are_refused_at_parsing(run_dir, data_file, capsys, option, value, message):
+    with pytest.raises(SystemExit) as exit:
+        main(["evaluate", str(run_dir), "--data", str(data_file), option, value])
+    assert exit.value.code == 2 and capsys.readouterr().err.strip().endswith(message)
+    if option != "--per-module":
+        with pytest.raises(SystemExit) as exit:
+            main(["solve", str(run_dir), JERRY, option, value])
+        assert exit.value.code == 2 and capsys.readouterr().err.strip().endswith(message)
+
+
+def test_decoding_options_from_python_are_checked_like_the_config(run_dir):
+    with pytest.raises(ConfigError, match=r"decode.length_penalty must be a finite number, got nan"):
+        neuromath.load(run_dir, length_penalty=float("nan"))
+    with pytest.raises(ConfigError, match=r"decode.beam must be >= 1, got 0"):
+        neuromath.load(run_dir, beam=0, nbest=1)
+    with pytest.raises(ConfigError, match=r"nbest \(4\) cannot exceed the beam width \(2\)"):
+        neuromath.load(run_dir, beam=2, nbest=4)
+    with pytest.raises(ConfigError, match="unknown decoding option"):
+        neuromath.load(run_dir, beams=2)
+
+
+def test_a_negative_per_module_is_refused_from_python_too():
+    from neuromath.experiments.evaluate import EvaluateRequest
+
+    with pytest.raises(NeuromathError, match=r"--per-module must be >= 0 \(0: every question\), got -1"):
+        EvaluateRequest(data="x", per_module=-1)
