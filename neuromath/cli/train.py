@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from neuromath.cli.common import positive_int
 from neuromath.config import load_config
 
 
@@ -22,7 +23,7 @@ def register(commands) -> None:
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     train.add_argument("--out", required=True, help="run directory")
     train.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoints/last.ckpt")
-    train.add_argument("--seeds", type=int, default=1,
+    train.add_argument("--seeds", type=positive_int, default=1,
                        help="train N runs with seeds train.seed, train.seed+1, ... in RUN_DIR/seed<S> and report "
                             "the test scores' mean and standard deviation")
     train.set_defaults(handler=command_train)
