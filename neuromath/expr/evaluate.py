@@ -81,11 +81,24 @@ def _apply(operator: str, operands: list[Fraction]) -> Fraction:
     return _power(left, right)
 
 
-def _evaluate(node: Node, values: dict[str, Fraction]) -> Fraction:
-    check_arity(node)
-    if node.is_leaf:
-        return leaf_value(node, values)
-    return _apply(node.value, [_evaluate(child, values) for child in node.children])
+def _evaluate(root: Node, values: dict[str, Fraction]) -> Fraction:
+    # Post-order with an explicit stack (no recursion limit): a node's operands are the last values computed.
+    computed: list[Fraction] = []
+    stack = [(root, False)]
+    while stack:
+        node, operands_ready = stack.pop()
+        if operands_ready:
+            operands = computed[len(computed) - len(node.children) :]
+            del computed[len(computed) - len(node.children) :]
+            computed.append(_apply(node.value, operands))
+            continue
+        check_arity(node)
+        if node.is_leaf:
+            computed.append(leaf_value(node, values))
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children))
+    return computed[0]
 
 
 def evaluate(node: Node, bindings: Bindings | None = None) -> Fraction:
@@ -93,5 +106,6 @@ def evaluate(node: Node, bindings: Bindings | None = None) -> Fraction:
 
     Raises ExpressionError for division by zero, unknown identifiers or operators, a negative base
     with a non-integer exponent (computed through float otherwise) and powers too large to compute.
+    Trees of any depth are evaluated (without recursion).
     """
     return _evaluate(node, binding_values(bindings))

@@ -12,7 +12,8 @@ Infix grammar, loosest first (``-`` ``/`` are left-associative, ``^`` right-asso
 parentheses. A leaf is a number literal kept as written (``(2/5)`` without spaces is one literal)
 or an identifier such as ``x``, ``n0``, ``pi``; ``neg`` is reserved for unary minus.
 Prefix and postfix notation are token lists whose operator tokens are ``+ - * / ^`` and ``neg``;
-every other token is a leaf.
+every other token is a leaf. Trees read in any notation are at most ``MAX_DEPTH`` (100) levels deep; deeper
+input is an ExpressionError rather than a RecursionError further on.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.numbers import NUMBER_REGEX, is_number
-from neuromath.expr.tree import ARITY, Node, check_arity
+from neuromath.expr.numbers import NUMBER_REGEX, is_number, shorten
+from neuromath.expr.tree import ARITY, MAX_DEPTH, Node, check_arity, check_depth
 
 _IDENTIFIER_REGEX = re.compile(r"[^\W\d]\w*")
 _OPERATOR_SPELLINGS = {"**": "^", "+": "+", "-": "-", "−": "-", "*": "*", "×": "*", "/": "/", "÷": "/", "^": "^"}
@@ -49,9 +50,10 @@ class _InfixParser:
         self.text = text
         self.tokens = self.tokenize()
         self.index = 0
+        self.nesting = 0  # how many parse_unary calls are open: brackets, signs and exponents each add one
 
     def error(self, reason: str, position: int) -> ExpressionError:
-        return ExpressionError(f"cannot parse {self.text!r} at position {position}: {reason}")
+        return ExpressionError(f"cannot parse {shorten(self.text, 60)!r} at position {position}: {reason}")
 
     def tokenize(self) -> list[_Token]:
         tokens = []
@@ -116,12 +118,19 @@ class _InfixParser:
         return tree
 
     def parse_unary(self) -> Node:
+        if self.nesting >= MAX_DEPTH:
+            position = self.tokens[self.index].position if self.index < len(self.tokens) else len(self.text)
+            raise self.error(f"expression nested too deeply (more than {MAX_DEPTH} levels)", position)
+        self.nesting += 1
         operator = self.peek_operator("+-")
         if operator is None:
-            return self.parse_power()
-        self.index += 1
-        operand = self.parse_unary()
-        return Node("neg", (operand,)) if operator == "-" else operand
+            tree = self.parse_power()
+        else:
+            self.index += 1
+            operand = self.parse_unary()
+            tree = Node("neg", (operand,)) if operator == "-" else operand
+        self.nesting -= 1
+        return tree
 
     def parse_power(self) -> Node:
         base = self.parse_primary()
@@ -165,9 +174,11 @@ class _InfixParser:
 def parse_infix(text: str) -> Node:
     """Parse an infix expression such as ``"3 * (2.5 - x) ^ 2"``; positions in errors count from 0."""
     try:
-        return _InfixParser(text).parse()
+        tree = _InfixParser(text).parse()
     except RecursionError:
-        raise ExpressionError(f"cannot parse {text[:50]!r}: expression nested too deeply") from None
+        raise ExpressionError(f"cannot parse {shorten(text, 60)!r}: expression nested too deeply") from None
+    check_depth(tree)  # a long chain such as 1+1+...+1 is deep without nesting
+    return tree
 
 
 def _format_with_precedence(node: Node) -> tuple[str, int]:
@@ -238,7 +249,8 @@ def _as_token_list(tokens: Iterable[str] | str) -> list[str]:
 def _single_tree(stack: list[Node], tokens: list[str], notation: str) -> Node:
     if len(stack) != 1:
         raise ExpressionError(
-            f"{notation} tokens {' '.join(tokens)!r} form {len(stack)} expressions instead of one (missing operator)"
+            f"{notation} tokens {shorten(' '.join(tokens), 60)!r} form {len(stack)} expressions instead of one "
+            "(missing operator)"
         )
     return stack[0]
 
@@ -252,12 +264,14 @@ def from_prefix(tokens: Iterable[str] | str) -> Node:
         arity = ARITY.get(token, 0)
         if len(stack) < arity:
             raise ExpressionError(
-                f"prefix tokens {' '.join(token_list)!r}: operator {token!r} at position {position} "
+                f"prefix tokens {shorten(' '.join(token_list), 60)!r}: operator {token!r} at position {position} "
                 f"has {len(stack)} of its {arity} operands"
             )
         operands = tuple(stack.pop() for _ in range(arity))  # the top of the stack is the first operand
         stack.append(Node(token, operands))
-    return _single_tree(stack, token_list, "prefix")
+    tree = _single_tree(stack, token_list, "prefix")
+    check_depth(tree)
+    return tree
 
 
 def from_postfix(tokens: Iterable[str] | str) -> Node:
@@ -268,10 +282,12 @@ def from_postfix(tokens: Iterable[str] | str) -> Node:
         arity = ARITY.get(token, 0)
         if len(stack) < arity:
             raise ExpressionError(
-                f"postfix tokens {' '.join(token_list)!r}: operator {token!r} at position {position} "
+                f"postfix tokens {shorten(' '.join(token_list), 60)!r}: operator {token!r} at position {position} "
                 f"has {len(stack)} of its {arity} operands"
             )
         operands = tuple(stack[len(stack) - arity :])
         del stack[len(stack) - arity :]
         stack.append(Node(token, operands))
-    return _single_tree(stack, token_list, "postfix")
+    tree = _single_tree(stack, token_list, "postfix")
+    check_depth(tree)
+    return tree

@@ -29,6 +29,10 @@ UNARY_OPERATORS = ("neg",)  # unary minus
 OPERATORS = BINARY_OPERATORS + UNARY_OPERATORS
 ARITY = {**{operator: 2 for operator in BINARY_OPERATORS}, **{operator: 1 for operator in UNARY_OPERATORS}}
 
+# Trees read from text (prefix, postfix, infix) are refused deeper than this: formatting, normalising, comparing
+# and converting trees recurse, and no word-problem equation comes near it.
+MAX_DEPTH = 100
+
 
 @dataclass(frozen=True)
 class Node:
@@ -70,6 +74,13 @@ def depth(node: Node) -> int:
         deepest = max(deepest, level)
         stack.extend((child, level + 1) for child in current.children)
     return deepest
+
+
+def check_depth(node: Node) -> None:
+    """Raise ExpressionError when the tree is more than MAX_DEPTH levels deep."""
+    levels = depth(node)
+    if levels > MAX_DEPTH:
+        raise ExpressionError(f"expression nested too deeply: {levels} levels, at most {MAX_DEPTH} are read")
 
 
 def preorder(node):

@@ -166,3 +166,15 @@ def test_evaluate_agrees_with_to_sympy(tree, values):
     except ExpressionError:
         assume(False)  # division by zero
     assert to_sympy(tree, values) == sympy.Rational(value.numerator, value.denominator)
+
+
+def test_evaluate_has_no_recursion_limit():
+    # Trees built by hand may be deeper than the MAX_DEPTH of trees read from text.
+    negated, total = Node("7"), Node("0")
+    for _ in range(5001):
+        negated = Node("neg", (negated,))
+        total = Node("+", (total, Node("1")))
+    assert evaluate(negated) == -7
+    assert evaluate(total) == 5001
+    with pytest.raises(ExpressionError, match="division by zero"):
+        evaluate(Node("/", (total, Node("-", (Node("1"), Node("1"))))))

@@ -5,7 +5,7 @@ import pytest
 from neuromath.errors import ExpressionError
 from neuromath.expr.evaluate import evaluate
 from neuromath.expr.notation import parse_infix
-from neuromath.expr.numbers import NUMBER_REGEX, format_number, is_number, parse_number
+from neuromath.expr.numbers import MAX_NUMBER_DIGITS, NUMBER_REGEX, format_number, is_number, parse_number
 
 
 @pytest.mark.parametrize(
@@ -71,3 +71,24 @@ def test_format_number(value, text):
 )
 def test_formatted_number_reads_back_as_the_same_value(value):
     assert evaluate(parse_infix(format_number(value))) == value
+
+
+def test_a_literal_of_more_than_4300_digits_is_an_expression_error_not_a_value_error():
+    assert parse_number("9" * MAX_NUMBER_DIGITS) == 10**MAX_NUMBER_DIGITS - 1
+    with pytest.raises(ExpressionError, match="number literal '9999.*' has 5000 digits; at most 4300 are read"):
+        parse_number("9" * 5000)
+    with pytest.raises(ExpressionError, match="has 4301 digits"):
+        parse_number("1" * 4000 + "." + "1" * 301)  # the digits after the point count too
+
+
+@pytest.mark.parametrize(
+    "value", [Fraction(10**4300), Fraction(1, 10**4300), Fraction(1, 2**20000), Fraction(2, 3**9100)]
+)
+def test_format_number_refuses_a_value_of_more_than_4300_digits(value):
+    with pytest.raises(ExpressionError, match="more than 4300 digits, too many to write out"):
+        format_number(value)
+
+
+def test_format_number_writes_values_up_to_4300_digits():
+    assert format_number(Fraction(10**4299)) == "1" + "0" * 4299
+    assert format_number(Fraction(1, 2**1000)) == str(5**1000).rjust(1000, "0").join(["0.", ""])

@@ -1,7 +1,19 @@
 import pytest
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.tree import ARITY, OPERATORS, Node, check_arity, depth, node_paths, preorder, substitute
+from neuromath.expr.notation import from_postfix, from_prefix, parse_infix
+from neuromath.expr.tree import (
+    ARITY,
+    MAX_DEPTH,
+    OPERATORS,
+    Node,
+    check_arity,
+    check_depth,
+    depth,
+    node_paths,
+    preorder,
+    substitute,
+)
 
 
 def leaf(value):
@@ -69,3 +81,30 @@ def test_preorder_visits_parents_before_children_left_to_right():
     for _ in range(5000):  # no recursion limit
         deep = Node("neg", (deep,))
     assert sum(1 for _ in preorder(deep)) == 5001
+
+
+def test_check_depth_refuses_a_tree_deeper_than_max_depth():
+    deep = Node("x")
+    for _ in range(MAX_DEPTH - 1):
+        deep = Node("neg", (deep,))
+    check_depth(deep)  # MAX_DEPTH levels
+    with pytest.raises(ExpressionError, match=f"expression nested too deeply: 101 levels, at most {MAX_DEPTH}"):
+        check_depth(Node("neg", (deep,)))
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda: from_prefix(["neg"] * 2000 + ["n0"]),
+        lambda: from_postfix(["n0"] + ["neg"] * 2000),
+        lambda: from_prefix(["+"] * 2000 + ["1"] * 2001),
+        lambda: parse_infix("+".join(["1"] * 2000)),  # a long chain is deep without any bracket
+        lambda: parse_infix("-" * 2000 + "1"),
+        lambda: parse_infix("2^" * 2000 + "2"),
+        lambda: parse_infix("(" * 2000 + "1" + ")" * 2000),
+    ],
+)
+def test_trees_read_from_text_deeper_than_max_depth_are_an_expression_error(read):
+    # Formatting, normalising and comparing trees recurse: deeper trees are refused where they are read.
+    with pytest.raises(ExpressionError, match="nested too deeply"):
+        read()
