@@ -38,18 +38,21 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Solution:
-    """What ``solve`` returns: the equation with the problem's own numbers and its value."""
+    """What ``solve`` returns: the equation with the problem's own numbers and its value, or the reason there is
+    no answer."""
 
     text: str
     equation: str  # e.g. "135 - 19"; empty when the model produced no well-formed equation
-    answer: float | None  # None when the equation could not be evaluated
+    answer: float | None  # None when there is no answer or it is beyond the range of a float (answer_text has it)
     answer_text: str  # exact form: "116", "2.5", "(7/3)"; empty when there is no answer
     masked_equation: tuple[str, ...]  # the model's prefix tokens over n0, n1, ...
     nbest: tuple[Candidate, ...] = ()  # the beam's n-best list, best first, when nbest > 1
+    reason: str = ""  # why there is no answer ("division by zero", "no well-formed equation: ..."); empty otherwise
 
     def __str__(self) -> str:
-        if not self.equation:
-            return f"no well-formed equation (model output: {' '.join(self.masked_equation) or 'empty'})"
+        if self.reason:
+            shown = self.equation or f"model output {' '.join(self.masked_equation) or '(empty)'}"
+            return f"no answer: {self.reason} ({shown})"
         return f"{self.equation} = {self.answer_text}"
 
 
@@ -222,13 +225,18 @@ class Solver:
         candidates = self.predict_nbest([example])[0]
         tokens = self.choose(candidates).tokens
         record = self.task.describe(list(tokens), example)
+        answer_text = record.get("predicted_answer_text") or ""
+        reason = record.get("reason") or ""
+        if not answer_text and not reason:  # a task whose records do not say why
+            reason = "the equation has no value" if record["predicted_equation"] else "no well-formed equation"
         return Solution(
             text=text,
             equation=record["predicted_equation"] or "",
             answer=record["predicted_value"],
-            answer_text=record.get("predicted_answer_text") or "",
+            answer_text=answer_text,
             masked_equation=tuple(tokens),
             nbest=tuple(self.describe_candidate(c, example) for c in candidates) if self.decode.nbest > 1 else (),
+            reason="" if answer_text else reason,
         )
 
 

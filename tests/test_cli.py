@@ -49,12 +49,14 @@ def test_evaluate_json_and_predictions(run_dir, tmp_path, capsys):
 def test_solve_prints_an_equation_or_says_why(run_dir, capsys):
     code = main(["solve", str(run_dir), JERRY, "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert code == 0 and result["text"] == JERRY
-    # A one-epoch model may or may not produce a well-formed equation; either way the parts agree.
-    if result["equation"]:
+    assert result["text"] == JERRY
+    # A one-epoch model may or may not produce an equation with a value; either way the parts agree, and the exit
+    # status and the reason say which.
+    if result["answer_text"]:
+        assert code == 0 and result["reason"] == ""
         assert float(evaluate(parse_infix(result["equation"]))) == pytest.approx(result["answer"])
     else:
-        assert result["answer"] is None and result["answer_text"] == ""
+        assert code == 1 and result["reason"] and result["answer"] is None
 
 
 def test_train_refuses_unknown_config_key(tmp_path, capsys):
@@ -217,3 +219,14 @@ def test_dedup_refuses_outputs_that_collide_with_each_other_or_an_input(tmp_path
     # distinct names go ahead: every test pair is in the training file, so the test output is empty
     assert main(["data", "dedup", str(pairs), str(pairs), "--test-out", str(tmp_path / "t.txt")]) == 0
     assert (tmp_path / "sym.dedup.txt").read_text() == original and (tmp_path / "t.txt").read_text() == ""
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["cv", "--config", "c", "--data", "d", "--out", "o", "--k", "1"], "--k: must be an integer >= 2, got 1"),
+    (["cv", "--config", "c", "--data", "d", "--out", "o", "--seed", "-3"], "--seed: must be an integer >= 0"),
+    (["train", "--config", "c.yaml", "--out", "o", "--seeds", "0"], "--seeds: must be an integer >= 1, got 0"),
+])
+def test_counts_out_of_range_are_refused_when_the_command_line_is_read(arguments, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(arguments)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err

@@ -1,4 +1,8 @@
-"""neuromath solve: solve one problem with a trained run, printing the equation and its answer (and the n-best list)."""
+"""neuromath solve: solve one problem with a trained run, printing the equation and its answer (and the n-best list).
+
+Exit status: 0 with an answer; 1 when the model's equation has none, with the reason (no well-formed equation,
+division by zero, a value too large); 2 for bad input (a text without numbers, a number too large to read).
+"""
 
 from __future__ import annotations
 
@@ -20,13 +24,14 @@ def command_solve(args: argparse.Namespace) -> int:
             "answer": solution.answer,
             "answer_text": solution.answer_text,
             "masked_equation": list(solution.masked_equation),
+            "reason": solution.reason,
             "nbest": [
                 {"tokens": list(c.tokens), "equation": c.equation, "answer_text": c.answer_text, "score": c.score,
                  "verified": c.verified}
                 for c in solution.nbest
             ],
         }, ensure_ascii=False))
-        return 0
+        return 1 if solution.reason else 0
     for rank, candidate in enumerate(solution.nbest, start=1):
         if candidate.equation:
             shown = f"{candidate.equation} = {candidate.answer_text}"
@@ -36,12 +41,11 @@ def command_solve(args: argparse.Namespace) -> int:
         print(f"{rank:>3}. {shown:<40} score {candidate.score:8.4f}{mark}")
     if solution.nbest:
         print()
-    if solution.equation:
-        print(f"equation: {solution.equation}")
-        print(f"answer: {solution.answer_text}")
-    else:
-        print(f"no well-formed equation (model output: {' '.join(solution.masked_equation) or 'empty'})")
+    if solution.reason:
+        print(solution)  # no answer: the reason, and the equation or the model's output
         return 1
+    print(f"equation: {solution.equation}")
+    print(f"answer: {solution.answer_text}")
     return 0
 
 

@@ -3,6 +3,7 @@
 from fractions import Fraction
 from pathlib import Path
 
+import hypothesis
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -149,6 +150,22 @@ def test_postfix_to_prefix():
             postfix_to_prefix(bad)
 
 
+@pytest.mark.parametrize(
+    ("prefix", "postfix"),
+    [
+        ("* n0 neg neg * n0 n0", "n0 n0 * n0 *"),  # found by the property test below
+        ("+ n2 neg neg - n1 n0", "n1 n2 + n0 -"),
+        ("/ n0 neg neg / n1 n2", "n0 n2 * n1 /"),
+    ],
+)
+def test_a_double_neg_vanishes_and_its_operand_joins_the_chain_around_it(prefix, postfix):
+    # neg neg (a * b) normalises to a * b, a term of the enclosing chain of * and /: flattened into it, the
+    # target is the same as without the double neg, and normalising the target again leaves it as it is.
+    assert normalized(prefix) == postfix
+    assert normalized(prefix.replace("neg neg ", "")) == postfix
+    assert normalize_equation(postfix_to_prefix(postfix.split())) == tuple(postfix.split())
+
+
 def test_normalize_equation_rejects_ill_formed_prefix():
     with pytest.raises(ExpressionError):
         normalize_equation(["+", "n0"])
@@ -183,6 +200,7 @@ def small_powers_only(tree: Node) -> bool:
 
 @settings(max_examples=200, deadline=None)
 @given(any_trees, numbers)
+@hypothesis.example(from_prefix("* n0 neg neg * n0 n0"), ["2", "3", "4", "5", "6"])  # a double neg was not flattened
 def test_normalisation_keeps_the_value_and_is_idempotent(tree, values):
     assume(small_powers_only(tree))
     values = tuple(values)  # a leading "-" makes a negative number, as in the SVAMP-style files

@@ -288,10 +288,13 @@ def test_read_jsonl_names_the_line_and_reason_of_a_bad_record(tmp_path, record, 
     assert len(skipped) == 1
 
 
-def test_read_jsonl_keeps_a_nan_answer(tmp_path):
+@pytest.mark.parametrize("answer", [math.nan, math.inf, -math.inf])
+def test_read_jsonl_refuses_an_answer_that_is_not_finite(tmp_path, answer):
+    # No equation can be scored against NaN or infinity: every prediction would count as wrong without a word.
     path = tmp_path / "problems.jsonl"
-    write_jsonl([Example("a", "t", "t", ("3",), ("n0",), math.nan)], path)
-    assert math.isnan(read_jsonl(path)[0].answer)
+    write_jsonl([Example("a", "t", "t", ("3",), ("n0",), 3.0), Example("b", "t", "t", ("3",), ("n0",), answer)], path)
+    with pytest.raises(DataFormatError, match=f"problems.jsonl:2: the answer {answer} is not a finite number"):
+        read_jsonl(path)
 
 
 # --- detect_format and read_examples ----------------------------------------------------------

@@ -51,6 +51,7 @@ from neuromath.tasks.word_problems.records import (
     number_value,
     prepare_problem,
     words_to_number,
+    written_power_value,
 )
 from neuromath.tasks.word_problems.scoring import (
     describe_prediction,
@@ -108,4 +109,5 @@ __all__ = [
     "term_order_key",
     "words_to_number",
     "write_jsonl",
+    "written_power_value",
 ]

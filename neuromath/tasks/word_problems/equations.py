@@ -20,6 +20,7 @@ import sympy
 
 from neuromath.errors import ExpressionError
 from neuromath.expr import NUMBER_REGEX, Node, format_number, is_number, parse_infix, parse_number, preorder, to_prefix
+from neuromath.expr.numbers import shorten
 from neuromath.expr.sympy_bridge import sympy_to_node, to_sympy
 from neuromath.tasks.word_problems.records import Example, mask_numbers, number_value
 from neuromath.tasks.word_problems.scoring import equation_value
@@ -57,7 +58,10 @@ def _solve_linear(unknown: str, left: Node, right: Node) -> Node:
     if any(node.value == "^" for side in (left, right) for node in preorder(side)):
         raise ExpressionError(f"cannot solve for {unknown}: equations with powers must be written as {unknown}=...")
     symbol = sympy.Symbol(unknown)
-    difference = sympy.expand(to_sympy(left) - to_sympy(right))
+    try:
+        difference = sympy.expand(to_sympy(left) - to_sympy(right))
+    except RecursionError:  # SymPy recurses several frames per level of a deep equation
+        raise ExpressionError(f"cannot solve for {unknown}: the equation is nested too deeply") from None
     if not difference.is_polynomial(symbol) or sympy.degree(difference, symbol) != 1:
         raise ExpressionError(f"cannot solve for {unknown}: the equation is not linear in it")
     numerator, denominator = -difference.coeff(symbol, 0), difference.coeff(symbol, 1)
@@ -72,15 +76,19 @@ def _equation_tree(equation: str, numbers: Sequence[str]) -> Node:
     """The masked expression tree of an infix equation (see the module docstring for the forms read)."""
     sides = equation.split("=")
     if len(sides) > 2:
-        raise ExpressionError(f"equation {equation!r} has more than one '='")
-    trees = [_mask_equation(parse_infix(side), numbers) for side in sides]
+        raise ExpressionError(f"equation {shorten(equation)!r} has more than one '='")
+    try:
+        trees = [_mask_equation(parse_infix(side), numbers) for side in sides]
+    except ExpressionError as error:
+        raise ExpressionError(f"equation {shorten(equation)!r}: {error}") from None
     names = set().union(*(_names(tree) for tree in trees)) - {f"n{k}" for k in range(len(numbers))}
     if len(trees) == 1:
         if names:
-            raise ExpressionError(f"expression {equation!r} has unknown names {sorted(names)}")
+            raise ExpressionError(f"expression {shorten(equation)!r} has unknown names {shorten(str(sorted(names)))}")
         return trees[0]
     if len(names) != 1:
-        raise ExpressionError(f"equation {equation!r} must have exactly one unknown, found {sorted(names) or 'none'}")
+        found = shorten(str(sorted(names) or "none"))
+        raise ExpressionError(f"equation {shorten(equation)!r} must have exactly one unknown, found {found}")
     unknown = names.pop()
     left, right = trees
     if left == Node(unknown) and unknown not in _names(right):
@@ -97,17 +105,24 @@ def example_from_equation(
 
     The text (or ``segmented_text``, a tokenised copy of it, when given) is masked; the equation's
     numbers become ``nK`` or constants; ``answer`` defaults to the equation's value. Raises
-    ExpressionError when the equation cannot be parsed, solved or evaluated (division by zero).
+    ExpressionError when the equation cannot be parsed, solved or evaluated (division by zero), or its value
+    is beyond the range of a float.
     """
     masked_text, numbers = mask_numbers(text if segmented_text is None else segmented_text)
     tree = _equation_tree(equation, numbers)
     tokens = tuple(to_prefix(tree))
     value = equation_value(tokens, numbers)
+    if answer is None:
+        try:
+            answer = float(value)
+        except OverflowError:
+            reason = f"the value of equation {shorten(equation)!r} is beyond the range of a float"
+            raise ExpressionError(reason) from None
     return Example(
         id=id,
         text=text,
         masked_text=masked_text,
         numbers=numbers,
         equation=tokens,
-        answer=float(value) if answer is None else float(answer),
+        answer=float(answer),
     )

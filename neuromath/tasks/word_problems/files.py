@@ -7,6 +7,11 @@ naming the file, the line and the reason for a malformed record; with ``lenient=
 skip it instead and append the error to ``skipped``. A file that cannot be read as a whole (it
 is missing or empty, its CSV header lacks a column, its JSON is broken) always raises. An
 equation whose value differs from the gold answer is not an error: ``is_correct(example.equation,
+example)`` tells; a gold answer that is not a finite number (NaN, infinity) is one.
+
+A CSV row the CSV module cannot split (a field over its limit of 128 KiB) is a bad record like any
+other; reading goes on at the next line. A JSON file whose structure cannot be decoded (a number of
+more than 4300 digits, arrays nested thousands deep) cannot be read as a whole.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, fields
@@ -21,6 +27,7 @@ from pathlib import Path
 
 from neuromath.errors import ConfigError, DataFormatError, ExpressionError, NeuromathError
 from neuromath.expr import BINARY_OPERATORS, evaluate, format_number, is_number, parse_infix, parse_number
+from neuromath.expr.numbers import MAX_NUMBER_DIGITS, shorten
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.word_problems.equations import example_from_equation
 from neuromath.tasks.word_problems.records import Example, number_value
@@ -35,9 +42,10 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise DataFormatError(path, None, f"cannot read the file: {error.strerror or error}") from None
-    if not data.strip():
+    text = data.decode("utf-8-sig", errors="surrogateescape")
+    if not text.strip():
         raise DataFormatError(path, None, "the file is empty")
-    return data.decode("utf-8-sig", errors="surrogateescape")
+    return text
 
 
 def _check_utf8(strings: Sequence[object]) -> None:
@@ -53,11 +61,14 @@ def _build_all(
     lenient: bool,
     skipped: list | None,
 ) -> list[Example]:
-    """Build one Example per (line, record); a bad record raises, or is skipped and reported when lenient."""
+    """Build one Example per (line, record); a bad record raises, or is skipped and reported when lenient.
+    A record that is a NeuromathError (the file's reader could not even split it) counts as a bad record."""
     examples = []
     ids: dict[str, int] = {}
     for line, record in records:
         try:
+            if isinstance(record, NeuromathError):
+                raise record
             example = build(record, line)
             if example.id in ids:
                 raise DataFormatError(None, None, f"id {example.id!r} was already used on line {ids[example.id]}")
@@ -74,15 +85,39 @@ def _build_all(
     return examples
 
 
-def _csv_rows(path: Path, text: str, required: Sequence[str]) -> Iterator[tuple[int, tuple[list[str], list[str]]]]:
-    """(line, (header, row)) for each data row of a CSV file whose header has the ``required`` columns."""
+def _csv_error(error: csv.Error) -> DataFormatError:
+    """The error of a row the CSV module cannot split, in words."""
+    if "field larger than field limit" in str(error):
+        limit = csv.field_size_limit()
+        return DataFormatError(None, None, f"a field is longer than the CSV limit of {limit} characters")
+    return DataFormatError(None, None, f"malformed CSV: {error}")
+
+
+def _csv_rows(
+    path: Path, text: str, required: Sequence[str]
+) -> Iterator[tuple[int, tuple[list[str], list[str]] | DataFormatError]]:
+    """(line, (header, row)) for each data row of a CSV file whose header has the ``required`` columns;
+    (line, error) for a row the CSV module cannot split, after which reading goes on at the next line."""
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader)
+    try:
+        header = next(reader)
+    except csv.Error as error:
+        raise DataFormatError(path, 1, f"the header: {_csv_error(error).reason}") from None
     missing = [column for column in required if column not in header]
     if missing:
-        raise DataFormatError(path, 1, f"missing column(s) {', '.join(missing)} in the header {','.join(header)}")
+        raise DataFormatError(
+            path, 1, f"missing column(s) {', '.join(missing)} in the header {shorten(','.join(header), 200)}"
+        )
     last_line = reader.line_num
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield last_line + 1, _csv_error(error)
+            last_line = reader.line_num
+            continue
         line, last_line = last_line + 1, reader.line_num
         if row:
             yield line, (header, row)
@@ -106,7 +141,7 @@ def _canonical_number(text: str) -> str:
     try:
         value = number_value(text)
     except ExpressionError:
-        raise DataFormatError(None, None, f"{text!r} is not a number") from None
+        raise DataFormatError(None, None, f"{shorten(text)!r} is not a number") from None
     return format_number(value) if value >= 0 else "-" + format_number(-value)
 
 
@@ -131,11 +166,12 @@ def _svamp_example(header_and_row: tuple[list[str], list[str]], line: int) -> Ex
         elif is_number(token):
             equation.append(format_number(parse_number(token)))
         else:
-            raise DataFormatError(None, None, f"unknown token {token!r} in the equation")
+            raise DataFormatError(None, None, f"unknown token {shorten(token)!r} in the equation")
     try:
         answer = float(answer_text)
     except ValueError:
-        raise DataFormatError(None, None, f"the answer {answer_text!r} is not a number") from None
+        raise DataFormatError(None, None, f"the answer {shorten(answer_text)!r} is not a number") from None
+    check_finite_answer(answer)
     equation_value(equation, numbers)  # raises ExpressionError for an ill-formed equation or a division by zero
     return Example(
         id=str(line),
@@ -203,6 +239,24 @@ def _json_array_items(path: Path, text: str) -> Iterator[tuple[int, object]]:
             raise json.JSONDecodeError("extra data after the list", text, position)
     except json.JSONDecodeError as error:
         raise DataFormatError(path, error.lineno, f"invalid JSON: {error.msg}") from None
+    except (ValueError, RecursionError) as error:  # raised by the decoder for what it cannot represent
+        line += text.count("\n", counted_up_to, position)
+        raise DataFormatError(path, line, f"cannot decode the record starting here: {_json_limit(error)}") from None
+
+
+def _json_limit(error: ValueError | RecursionError) -> str:
+    """The reason of an error the JSON decoder raises on valid JSON it cannot represent."""
+    if isinstance(error, RecursionError):
+        return "arrays or objects nested too deeply"
+    if "digits" in str(error):
+        return f"a number has more than {MAX_NUMBER_DIGITS} digits"
+    return str(error)
+
+
+def check_finite_answer(answer: float) -> None:
+    """Raise DataFormatError for a gold answer that is NaN or infinite: no equation can be scored against it."""
+    if not math.isfinite(answer):
+        raise DataFormatError(None, None, f"the answer {answer} is not a finite number")
 
 
 _ANSWER_FRACTION_REGEX = re.compile(r"\(\((\d+)\)/\((\d+)\)\)")
@@ -210,14 +264,23 @@ _ANSWER_FRACTION_REGEX = re.compile(r"\(\((\d+)\)/\((\d+)\)\)")
 
 def _parse_answer(raw: object) -> float:
     """A gold answer: a number, or text such as ``"9"``, ``"50%"``, ``"((5)/(6))"``, ``"19((3)/(4))"``."""
+    answer = None
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        return float(raw)
-    if isinstance(raw, str):
         try:
-            return float(evaluate(parse_infix(_ANSWER_FRACTION_REGEX.sub(r"(\1/\2)", raw.strip()))))
+            answer = float(raw)
+        except OverflowError:  # an integer beyond the float range
+            answer = math.inf
+    elif isinstance(raw, str):
+        try:
+            answer = float(evaluate(parse_infix(_ANSWER_FRACTION_REGEX.sub(r"(\1/\2)", raw.strip()))))
         except ExpressionError:
             pass
-    raise DataFormatError(None, None, f"the answer {raw!r} is not a number")
+        except OverflowError:  # an exact value beyond the float range
+            answer = math.inf
+    if answer is None:
+        raise DataFormatError(None, None, f"the answer {shorten(repr(raw))} is not a number")
+    check_finite_answer(answer)
+    return answer
 
 
 MWPTOOLKIT_KEYS = ("id", "original_text", "equation", "ans")
@@ -232,13 +295,13 @@ def _mwptoolkit_example(record: object, line: int) -> Example:
     _check_utf8(list(record.values()))
     text, equation = record["original_text"], record["equation"]
     segmented_text = record.get("segmented_text")
-    if not all(isinstance(value, str) for value in (text, equation, segmented_text or "")):
+    if not all(isinstance(value, str) for value in (text, equation, "" if segmented_text is None else segmented_text)):
         raise DataFormatError(None, None, "original_text, segmented_text and equation must be strings")
     answer = _parse_answer(record["ans"])
     try:
         return example_from_equation(str(record["id"]), text, equation, answer, segmented_text=segmented_text)
     except ExpressionError as error:
-        raise DataFormatError(None, None, f"record {record['id']}: {error}") from None
+        raise DataFormatError(None, None, f"record {shorten(str(record['id']))}: {error}") from None
 
 
 def read_mwptoolkit_json(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[Example]:
@@ -257,6 +320,8 @@ def _jsonl_example(line_text: object, line: int) -> Example:
         record = json.loads(line_text)
     except json.JSONDecodeError as error:
         raise DataFormatError(None, None, f"invalid JSON: {error.msg} (column {error.colno})") from None
+    except (ValueError, RecursionError) as error:
+        raise DataFormatError(None, None, f"cannot decode the line: {_json_limit(error)}") from None
     if not isinstance(record, dict):
         raise DataFormatError(None, None, f"a line must hold a JSON object, got {type(record).__name__}")
     missing = [name for name in _EXAMPLE_FIELDS if name not in record]
@@ -271,17 +336,24 @@ def _jsonl_example(line_text: object, line: int) -> Example:
             raise DataFormatError(None, None, f"{name} must be a list of strings")
     if not isinstance(record["answer"], (int, float)) or isinstance(record["answer"], bool):
         raise DataFormatError(None, None, "answer must be a number")
+    answer = _parse_answer(record["answer"])  # NaN, Infinity and integers beyond the float range are refused
     numbers = tuple(record["numbers"])
-    for number in numbers:
-        number_value(number)  # raises ExpressionError for a token that is not a number
-    equation_value(record["equation"], numbers)  # raises ExpressionError for an ill-formed equation
+    try:
+        for number in numbers:
+            number_value(number)
+    except ExpressionError as error:
+        raise DataFormatError(None, None, f"numbers: {error}") from None
+    try:
+        equation_value(record["equation"], numbers)
+    except ExpressionError as error:
+        raise DataFormatError(None, None, f"equation: {error}") from None
     return Example(
         id=record["id"],
         text=record["text"],
         masked_text=record["masked_text"],
         numbers=numbers,
         equation=tuple(record["equation"]),
-        answer=float(record["answer"]),
+        answer=answer,
     )
 
 

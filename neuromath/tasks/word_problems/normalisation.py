@@ -35,7 +35,11 @@ def _signed_terms(node: Node, positive: bool, operators: frozenset[str], terms: 
     """Append (sign, normalised term) for every term of the chain of ``operators`` under ``node``, left to right;
     the right operand of - or / and the operand of neg have the opposite sign of their parent."""
     if node.value not in operators:
-        terms.append((positive, normalize_tree(node)))
+        term = normalize_tree(node)
+        if term.value in operators:  # neg neg (a * b) normalises to a * b, which belongs to a chain of * and /
+            _signed_terms(term, positive, operators, terms)
+        else:
+            terms.append((positive, term))
         return
     if node.value == "neg":
         _signed_terms(node.children[0], not positive, operators, terms)
@@ -162,11 +166,15 @@ def equation_matches_normalized(hypothesis_tokens: Sequence[str], example: Examp
 
 
 def describe_postfix_prediction(hypothesis_tokens: Sequence[str], example: Example) -> dict:
-    """``describe_prediction`` of a postfix hypothesis: the fields of its prefix form (None when it is ill-formed),
-    with ``predicted_tokens`` the postfix tokens as produced, ``gold_target`` the normalised gold postfix and
-    ``equation_correct`` from ``equation_matches_normalized``."""
-    prefix_tokens = prefix_of_postfix_hypothesis(hypothesis_tokens)
-    record = describe_prediction(() if prefix_tokens is None else prefix_tokens, example)  # () never parses
+    """``describe_prediction`` of a postfix hypothesis: the fields of its prefix form (None when it is ill-formed,
+    ``reason`` saying why), with ``predicted_tokens`` the postfix tokens as produced, ``gold_target`` the normalised
+    gold postfix and ``equation_correct`` from ``equation_matches_normalized``."""
+    try:
+        prefix_tokens, reason = postfix_to_prefix(hypothesis_tokens), None
+    except ExpressionError as error:
+        prefix_tokens, reason = (), f"no well-formed equation: {error}"  # () never parses
+    record = describe_prediction(prefix_tokens, example)
+    record["reason"] = reason or record["reason"]
     record["predicted_tokens"] = list(hypothesis_tokens)
     record["gold_target"] = list(normalize_equation(example.equation)) if example.equation else []
     record["equation_correct"] = equation_matches_normalized(hypothesis_tokens, example)

@@ -6,6 +6,10 @@ Masking (``mask_numbers``):
 - a number is an integer ``135``, a decimal ``2.5`` / ``.5``, a fraction ``(2/5)``, a percentage
   ``30%``, a mixed number ``1(1/2)`` or an integer with thousands commas ``1,000``; it is
   recorded as written, except that commas are dropped (``1000``);
+- a number in scientific notation (``1e308``, ``2.5E-3``) or written as a power, without spaces (``2^10``,
+  ``2**10``, ``3²``, ``2^-3``, ``2^3^2`` is 2^9), is one number, recorded by its exact value (``1024``, ``0.0025``,
+  ``(1/3)``); one whose value is too large to compute or to write out (``2^99999``, ``1e5000``) is an
+  ExpressionError naming it;
 - a number directly after an ASCII letter or digit is part of a word (``mp3``, ``H1``), and an
   ordinal such as ``2nd`` is a word; a number may run into a unit (``280kg`` -> ``n0 kg``);
 - a minus sign is an operator, never part of a number: ``-11`` is masked as ``- n0``;
@@ -28,8 +32,9 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from neuromath.errors import DataFormatError
-from neuromath.expr import NUMBER_REGEX, Node, parse_number
+from neuromath.errors import DataFormatError, ExpressionError
+from neuromath.expr import NUMBER_REGEX, Node, evaluate, format_number, parse_infix, parse_number
+from neuromath.expr.numbers import shorten
 
 
 @dataclass(frozen=True)
@@ -63,9 +68,16 @@ MASK_REGEX = re.compile(r"n(\d+)")
 _PUNCTUATION = '.,?!;:"()，。．？！；：（）、“”'
 _PUNCTUATION_CLASS = re.escape(_PUNCTUATION)
 _THOUSANDS = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?%?"
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_WRITTEN_POWER = (
+    r"(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"  # the base: an integer or a decimal
+    r"(?:[eE][+-]?[0-9]+|(?:(?:\^|\*\*)[+-]?[0-9]+)+|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"  # e-notation, ^ or ** powers, superscripts
+)
 _TEXT_TOKEN_REGEX = re.compile(
+    # A number in scientific notation or written as a power, not glued to a letter or digit on either side.
+    rf"(?P<power>(?<![A-Za-z0-9]){_WRITTEN_POWER}(?![0-9A-Za-z]))"
     # A number: not glued to a preceding letter or digit, not followed by a digit or an ordinal suffix.
-    rf"(?P<number>(?<![A-Za-z0-9])(?:{_THOUSANDS}|{NUMBER_REGEX.pattern})(?![0-9])(?!(?:st|nd|rd|th)\b))"
+    rf"|(?P<number>(?<![A-Za-z0-9])(?:{_THOUSANDS}|{NUMBER_REGEX.pattern})(?![0-9])(?!(?:st|nd|rd|th)\b))"
     r"|(?P<ordinal>[0-9]+(?:st|nd|rd|th)\b)"
     rf"|(?P<punctuation>[{_PUNCTUATION_CLASS}])"
     # A word runs up to a space, punctuation or the start of a number (a digit after a non-letter).
@@ -158,14 +170,36 @@ def _number_word_run(words: list[str], start: int) -> tuple[int, int] | None:
     return None
 
 
+def written_power_value(written: str) -> str:
+    """The number literal of a number in scientific notation or written as a power: ``1.5e3`` -> ``1500``,
+    ``2^10`` -> ``1024``, ``3²`` -> ``9``, ``2^-2`` -> ``0.25``. Raises ExpressionError when its value is too
+    large to compute or to write out (the limits of ``evaluate`` and ``format_number``)."""
+    base = re.match(r"[0-9.]+", written).group()
+    exponent = written[len(base) :]
+    if exponent[0] in "eE":
+        infix = f"{base} * 10 ^ {exponent[1:]}"
+    elif exponent[0] in "^*":
+        infix = written
+    else:  # superscript digits
+        infix = f"{base} ^ {exponent.translate(_SUPERSCRIPTS)}"
+    try:
+        return format_number(evaluate(parse_infix(infix)))
+    except ExpressionError as error:
+        raise ExpressionError(f"the number {shorten(written)!r}: {error}") from None
+
+
 def mask_numbers(text: str) -> tuple[str, tuple[str, ...]]:
     """Mask each number of ``text`` as ``n0``, ``n1``, ...: returns the masked text (tokens joined
-    by single spaces) and the numbers in order (see the module docstring for what counts)."""
+    by single spaces) and the numbers in order (see the module docstring for what counts).
+    Raises ExpressionError for a number written as a power whose value is too large (``2^99999``)."""
     tokens: list[str] = []
     is_number_token: list[bool] = []
     for match in _TEXT_TOKEN_REGEX.finditer(text):
-        tokens.append(match.group().replace(",", "") if match.lastgroup == "number" else match.group())
-        is_number_token.append(match.lastgroup == "number")
+        if match.lastgroup == "power":
+            tokens.append(written_power_value(match.group()))
+        else:
+            tokens.append(match.group().replace(",", "") if match.lastgroup == "number" else match.group())
+        is_number_token.append(match.lastgroup in ("number", "power"))
     masked: list[str] = []
     numbers: list[str] = []
     index = 0
@@ -187,11 +221,17 @@ def mask_numbers(text: str) -> tuple[str, tuple[str, ...]]:
 
 def prepare_problem(text: str, id: str = "problem") -> Example:
     """An Example to solve: ``text`` masked, no equation, answer NaN. Raises DataFormatError
-    when the text holds no numbers, since a model can only combine the problem's numbers."""
-    masked_text, numbers = mask_numbers(text)
+    when the text holds no numbers, since a model can only combine the problem's numbers, or a
+    number too large to read (more than ``MAX_NUMBER_DIGITS`` digits, ``2^99999``)."""
+    try:
+        masked_text, numbers = mask_numbers(text)
+        for number in numbers:
+            number_value(number)
+    except ExpressionError as error:
+        raise DataFormatError(None, None, str(error)) from None
     if not numbers:
         raise DataFormatError(
-            None, None, f"the problem has no numbers to compute with (digits or number words): {text!r}"
+            None, None, f"the problem has no numbers to compute with (digits or number words): {shorten(text, 80)!r}"
         )
     return Example(id=id, text=text, masked_text=masked_text, numbers=numbers, equation=(), answer=math.nan)
 

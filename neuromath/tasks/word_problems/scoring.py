@@ -56,7 +56,9 @@ def equation_matches(hypothesis_tokens: Sequence[str], example: Example) -> bool
 def describe_prediction(hypothesis_tokens: Sequence[str], example: Example) -> dict:
     """A JSON-ready record of one prediction: the equation with the problem's numbers, its value,
     and whether it is right. ``predicted_equation`` is None when the tokens are ill-formed,
-    ``predicted_value`` when the equation cannot be evaluated."""
+    ``predicted_answer_text`` (the exact value) when the equation cannot be evaluated, and ``reason`` says why
+    (``"division by zero"``, ``"no well-formed equation: ..."``; None when there is a value).
+    ``predicted_value`` is also None for an exact value beyond the range of a float (``1e308 + 1e308``)."""
     record = {
         "id": example.id,
         "input": example.text,
@@ -70,13 +72,22 @@ def describe_prediction(hypothesis_tokens: Sequence[str], example: Example) -> d
         "predicted_answer_text": None,
         "correct": is_correct(hypothesis_tokens, example),
         "equation_correct": equation_matches(hypothesis_tokens, example),
+        "reason": None,
     }
     try:
         tree = fill_numbers(hypothesis_tokens, example.numbers)
         record["predicted_equation"] = format_infix(tree)
+    except NeuromathError as error:
+        record["reason"] = f"no well-formed equation: {error}"
+        return record
+    try:
         value = evaluate(tree)
-        record["predicted_value"] = float(value)
         record["predicted_answer_text"] = format_number(value)
-    except (NeuromathError, OverflowError, RecursionError):
-        pass  # the fields stay None: no well-formed equation, or no value
+    except NeuromathError as error:  # division by zero, a power or a value too large, ...
+        record["reason"] = str(error)
+        return record
+    try:
+        record["predicted_value"] = float(value)
+    except OverflowError:
+        pass  # the exact value is in predicted_answer_text
     return record
