@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import dataclasses
-import errno
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -20,6 +19,7 @@ from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
 from neuromath.models.identities import build_classifier, predict_logits
+from neuromath.models.weights import read_plain
 from neuromath.tasks import EquationTask, SequenceTask, get_task
 from neuromath.tasks.identities import EquationExample
 from neuromath.text import Vocabulary
@@ -85,14 +85,7 @@ def load_run_weights(model: torch.nn.Module, path: Path, device: str | torch.dev
     vocabularies, with ``torch.load(weights_only=True)``. A file that is unreadable, truncated, not a state dict, or
     the weights of another model (other keys or shapes, e.g. copied from another run) is a DataFormatError naming
     the file and the reason, never a traceback."""
-    try:
-        state = torch.load(path, map_location=device, weights_only=True)
-    except Exception as error:  # torch raises many kinds for a truncated zip, a file of other bytes, a refused pickle
-        if isinstance(error, OSError) and error.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR):
-            raise DataFormatError(path, None, f"cannot read weights: {error.strerror}") from None
-        first = str(error).strip().split(". ")[0].splitlines()[0] if str(error).strip() else ""
-        reason = first or ("an empty file" if path.stat().st_size == 0 else type(error).__name__)
-        raise DataFormatError(path, None, f"not a readable weights file, truncated or corrupt ({reason})") from None
+    state = read_plain(path, device)
     if not isinstance(state, dict) or not all(isinstance(value, torch.Tensor) for value in state.values()):
         raise DataFormatError(path, None, f"not a weights file (a state dict of tensors), but a {type(state).__name__}")
     expected = model.state_dict()

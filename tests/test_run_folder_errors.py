@@ -74,12 +74,12 @@ def test_a_truncated_weights_file_is_one_error_line(run_dir, data_file, capsys, 
     weights = run_dir / "model.pt"
     data = weights.read_bytes()
     weights.write_bytes(data[: int(len(data) * keep) if isinstance(keep, float) else keep])
-    message = f"{weights}: not a readable weights file, truncated or corrupt"
+    message = f"{weights}: not a file of plain saved data: truncated, corrupt or code"
     assert main(["solve", str(run_dir), JERRY]) == 2
     assert error_line(capsys).startswith(f"error: {message}")
     assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 2
     assert error_line(capsys).startswith(f"error: {message}")
-    with pytest.raises(DataFormatError, match="not a readable weights file"):
+    with pytest.raises(DataFormatError, match="not a file of plain saved data"):
         neuromath.load(run_dir)
 
 
@@ -107,7 +107,7 @@ def test_a_weights_file_of_other_keys_or_not_a_state_dict(run_dir, tmp_path):
     with pytest.raises(DataFormatError, match="tensor.pt: not a weights file .*Tensor"):
         load_run_weights(model, tmp_path / "tensor.pt")
     (tmp_path / "text.pt").write_text("hello\n")
-    with pytest.raises(DataFormatError, match="text.pt: not a readable weights file"):
+    with pytest.raises(DataFormatError, match="text.pt: not a file of plain saved data"):
         load_run_weights(model, tmp_path / "text.pt")
 
 
@@ -144,8 +144,8 @@ def test_a_classifier_run_with_foreign_or_truncated_weights(tmp_path):
                                               r"[\w.]+: checkpoint \(\d+, 12\) vs model \(\d+, 8\)"):
         neuromath.load(run)
     (run / "model.pt").write_bytes(b"")
-    with pytest.raises(DataFormatError, match=r"model.pt: not a readable weights file, truncated or corrupt \(an empty"
-                                              r" file\)"):
+    with pytest.raises(DataFormatError,
+                       match=r"model.pt: not a file of plain saved data: truncated, corrupt or code \(an empty file\)"):
         neuromath.api.load_classifier(run)
 
 

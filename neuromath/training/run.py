@@ -24,10 +24,11 @@ from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, config_to_dict, load_config, save_config
-from neuromath.errors import ConfigError, NeuromathError
+from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
+from neuromath.models.weights import read_plain
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
@@ -297,13 +298,9 @@ class RunCheckpoint(ModelCheckpoint):
 
 def read_checkpoint(path: Path) -> dict:
     """A Lightning checkpoint of a run, loaded as plain data (``weights_only=True``): never code."""
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # noqa: BLE001 - torch raises pickle, zip and runtime errors for bad files
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise NeuromathError(f"{path}: not a checkpoint neuromath can load as plain data ({reason})") from None
+    checkpoint = read_plain(path)
     if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
-        raise NeuromathError(f"{path}: not a Lightning checkpoint (no state_dict)")
+        raise DataFormatError(path, None, "not a Lightning checkpoint (no state_dict)")
     return checkpoint
 
 
