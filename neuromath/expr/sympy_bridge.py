@@ -158,20 +158,25 @@ PREFIX_CONSTANT_NAMES = {sympy.pi: "pi", sympy.E: "E", sympy.I: "I"}
 
 
 def prefix_to_sympy(tokens: Sequence[str]) -> sympy.Expr:
-    """The SymPy expression of a prefix token sequence (``ExpressionError`` when malformed or undefined, e.g.
-    ``div x INT+ 0``)."""
-
-    def build(node: PrefixNode):
+    """The SymPy expression of a prefix token sequence (``ExpressionError`` when malformed, nested deeper than
+    ``symbolic_prefix.MAX_DEPTH`` levels, or undefined, e.g. ``div x INT+ 0``)."""
+    values: list = []  # a value stack: children are built before their parent (post-order)
+    stack: list[tuple[PrefixNode, bool]] = [(check_prefix(tokens), False)]
+    while stack:  # iterative: a long chain of add or mul is one level for SymPy but many for a recursion
+        node, expanded = stack.pop()
         if node.token == "INT":
-            return sympy.Integer(node.value)
-        if node.token in PREFIX_LEAVES:
-            return PREFIX_LEAVES[node.token]
-        args = [build(child) for child in node.children]
-        if node.token in PREFIX_BINARY:
-            return PREFIX_BINARY[node.token](*args)
-        return PREFIX_UNARY[node.token](*args)
-
-    expression = build(check_prefix(tokens))
+            values.append(sympy.Integer(node.value))
+        elif node.token in PREFIX_LEAVES:
+            values.append(PREFIX_LEAVES[node.token])
+        elif not expanded:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children))
+        else:
+            args = values[-len(node.children):]
+            del values[-len(node.children):]
+            operator = PREFIX_BINARY.get(node.token) or PREFIX_UNARY[node.token]
+            values.append(operator(*args))
+    expression = values[0]
     if expression.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         raise ExpressionError("the expression is undefined (division by zero or an infinite value)")
     return expression
