@@ -1,50 +1,72 @@
 """neuromath generate TASK: write generated problems (word problems, the Mathematics Dataset, identities, symbolic
-integration and ODE pairs)."""
+integration and ODE pairs). Every output is locked while it is written (``neuromath.fileio.locked``), so a second
+``neuromath generate`` into it is refused with the writer named."""
 
 from __future__ import annotations
 
 import argparse
 import random
 import time
+from pathlib import Path
 
+from neuromath.errors import NeuromathError
+from neuromath.fileio import locked
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import generate_identity_files
+from neuromath.tasks.identities.generator import MAX_DEPTH as IDENTITIES_MAX_DEPTH
 from neuromath.tasks.mathematics_dataset import generate_directory
 from neuromath.tasks.symbolic import generate_symbolic_file
 
 
+def output_file(out: str) -> Path:
+    """``--out`` of a generator that writes one file (and files beside it): refused when it is a folder."""
+    path = Path(out)
+    if path.is_dir():
+        raise NeuromathError(f"{out} is a directory; --out names the file to write (for example {path / 'data'})")
+    return path
+
+
 def command_generate(args: argparse.Namespace) -> int:
     task = get_task(args.task)
+    out = output_file(args.out)
     started = time.perf_counter()
-    examples = task.generate(args.n, random.Random(args.seed))
-    task.write(examples, args.out)
+    with locked(out, is_folder=False):
+        examples = task.generate(args.n, random.Random(args.seed))
+        task.write(examples, args.out)
     print(f"wrote {len(examples)} {args.task} examples to {args.out} in {time.perf_counter() - started:.1f} s")
     return 0
 
 
 def command_generate_mathematics(args: argparse.Namespace) -> int:
-    report = generate_directory(
-        args.out, args.per_module, splits=args.splits.split(","), modules=args.modules, seed=args.seed,
-        workers=args.workers, progress=args.progress,
-    )
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise NeuromathError(f"{args.out} is a file; --out names the root folder of the release layout")
+    with locked(args.out, is_folder=True):
+        report = generate_directory(
+            args.out, args.per_module, splits=args.splits.split(","), modules=args.modules, seed=args.seed,
+            workers=args.workers, progress=args.progress,
+        )
     print(f"{args.out}: {report.summary()}")
     return 0
 
 
 def command_generate_identities(args: argparse.Namespace) -> int:
-    report = generate_identity_files(
-        args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress
-    )
+    if not 1 <= args.max_depth <= IDENTITIES_MAX_DEPTH:
+        raise NeuromathError(f"--max-depth must be between 1 and {IDENTITIES_MAX_DEPTH}, not {args.max_depth}")
+    with locked(output_file(args.out), is_folder=False):
+        report = generate_identity_files(
+            args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress
+        )
     print(report.table)
     print(report.summary())
     return 0
 
 
 def command_generate_symbolic(args: argparse.Namespace) -> int:
-    report = generate_symbolic_file(
-        args.out, args.n, method=args.method, max_ops=args.max_ops, seed=args.seed, workers=args.workers,
-        time_limit=args.time_limit, progress=args.progress, unique=args.unique,
-    )
+    with locked(output_file(args.out), is_folder=False):
+        report = generate_symbolic_file(
+            args.out, args.n, method=args.method, max_ops=args.max_ops, seed=args.seed, workers=args.workers,
+            time_limit=args.time_limit, progress=args.progress, unique=args.unique,
+        )
     print(report.summary())
     return 0
 
@@ -75,7 +97,8 @@ def register(commands) -> None:
         "identities", help="trigonometric / algebraic equations labelled true or false (released JSON format)"
     )
     identities.add_argument("--n", type=int, required=True, help="equations (half true, half false at each depth)")
-    identities.add_argument("--max-depth", dest="max_depth", type=int, default=13)
+    identities.add_argument("--max-depth", dest="max_depth", type=int, default=13,
+                            help=f"deepest equations, 1..{IDENTITIES_MAX_DEPTH} (the released data go to 13)")
     identities.add_argument("--seed", type=int, default=0)
     identities.add_argument("--out", required=True,
                             help="FILE.json: all equations; beside it FILE.train/.valid/.test.json and FILE.stats.md")
@@ -93,7 +116,9 @@ def register(commands) -> None:
     symbolic.add_argument("--max-ops", dest="max_ops", type=int, default=6,
                           help="operators of a random expression (drawn from 1..K)")
     symbolic.add_argument("--seed", type=int, default=0)
-    symbolic.add_argument("--out", required=True, help="FILE; beside it FILE.stats.json (method, counts)")
+    symbolic.add_argument("--out", required=True,
+                          help="FILE; beside it FILE.stats.json (method, counts). An interrupted run leaves "
+                               "FILE.attempts.jsonl, and a rerun with the same settings resumes from it")
     symbolic.add_argument("--workers", type=int, default=1, help="worker processes")
     symbolic.add_argument("--time-limit", dest="time_limit", type=float, default=5.0,
                           help="seconds per attempt (SymPy's simplify, integrate, solve)")

@@ -36,6 +36,14 @@ Determinism
     whose attempt takes close to the limit can be kept on one machine and time out on a much slower (or busier) one.
     SymPy itself is deterministic for these calls as far as we know; workers are fresh processes, each with its own
     string-hash seed.
+
+Resuming
+    Since attempt k's outcome depends only on (seed, method, k, max_ops, max_tokens, time limit, known table), a
+    journal of outcomes can stand in for running them. ``generate_symbolic_file`` appends each outcome to
+    ``FILE.attempts.jsonl`` as it arrives (its first line holds those settings); a run killed half-way leaves the
+    journal and no ``FILE`` (that is written atomically at the end), and a rerun with the same settings (any ``n``
+    or number of workers) replays the journal, runs only the attempts missing from it, and writes the same ``FILE``.
+    A journal of other settings is refused, not mixed in.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ import math
 import random
 import sys
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -54,7 +63,7 @@ from typing import Mapping, Sequence
 import sympy  # imported when the workers load this module, so no attempt is charged for it
 from tqdm import tqdm
 
-from neuromath.errors import ExpressionError, NeuromathError
+from neuromath.errors import DataFormatError, ExpressionError, NeuromathError
 from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol, sympy_to_prefix
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.symbolic.pairs import METHODS, SymbolicExample, canonical, write_pairs
@@ -65,10 +74,11 @@ from neuromath.tasks.symbolic.random_expressions import (
     tree_count_table,
 )
 from neuromath.tasks.symbolic.verify import check
-from neuromath.timelimit import TimeLimitedPool
+from neuromath.timelimit import Outcome, TimeLimitedPool
 
 DEFAULT_TIME_LIMIT = 5.0  # seconds per attempt, every SymPy call of the attempt included
 DEFAULT_MAX_TOKENS = 256  # longest input or output kept, in prefix tokens
+JOURNAL_FORMAT = "neuromath symbolic attempts 1"  # the first line of a journal names its format and settings
 
 # rejection reasons (the keys of GenerationCounts.rejected)
 NO_X = "no x"
@@ -282,6 +292,7 @@ class GenerationCounts:
     rejected: dict[str, int] = field(default_factory=dict)  # reason -> attempts
     integral_sources: dict[str, int] = field(default_factory=dict)  # parts: kept pairs by where ∫ f*G came from
     error_messages: list[str] = field(default_factory=list)  # the first few errors
+    resumed: int = 0  # attempts whose outcome was read from the journal of an interrupted run
 
     def add(self, outcome) -> str | None:
         """Count one outcome (``timelimit.Outcome``); the reason of a rejection, "kept", "timeout" or "error"."""
@@ -313,7 +324,7 @@ class GenerationCounts:
             "tried": self.tried, "kept": self.kept, "timed_out": self.timed_out, "errors": self.errors,
             "rejected": dict(sorted(self.rejected.items(), key=lambda item: (-item[1], item[0]))),
             "integral_sources": dict(sorted(self.integral_sources.items())),
-            "error_messages": list(self.error_messages),
+            "error_messages": list(self.error_messages), "resumed": self.resumed,
         }
 
     def summary(self) -> str:
@@ -358,6 +369,7 @@ def generate_with_counts(
     max_attempts: int | None = None,
     known: Mapping[str, Sequence[str]] | None = None,
     unique: bool = True,
+    journal: str | Path | None = None,
 ) -> tuple[list[SymbolicExample], GenerationCounts]:
     """The first ``n`` pairs kept by attempts 0, 1, 2, ... of ``method`` (module docstring), and the counts.
 
@@ -367,18 +379,24 @@ def generate_with_counts(
     the table of integrals ``parts`` looks in first (``known_integrals``). Example ids are ``f"{method}#{k}"``, k
     the attempt. With ``unique`` (the default) a pair whose input has the canonical form of a kept one's is not kept
     again: the kept pair's ``count`` goes up by one (the ``count|`` of Lample & Charton's files) and the attempt is
-    counted as rejected, ``DUPLICATE``; so ``n`` distinct inputs come back."""
+    counted as rejected, ``DUPLICATE``; so ``n`` distinct inputs come back.
+
+    With ``journal`` (a file) the outcome of every attempt is appended to it as it comes; attempts it already holds
+    are not run again (module docstring: Resuming)."""
     check_arguments(n, method, max_ops, max_tokens, workers, time_limit)
     if max_attempts is None:
         max_attempts = 50 * n + 100
     if max_attempts < 1:
         raise NeuromathError(f"max_attempts must be at least 1, not {max_attempts}")
     function = functools.partial(run_attempt, known=dict(known)) if known else run_attempt
+    settings = attempt_settings(seed, method, max_ops, max_tokens, time_limit, known)
+    recorded = read_journal(journal, settings) if journal is not None else {}
     examples: list[SymbolicExample] = []
-    counts = GenerationCounts()
+    counts = GenerationCounts(resumed=len(recorded))
     bar = progress_bar(n, method, progress)
     next_attempt = 0
     position_of: dict[str, int] = {}  # canonical input -> index in examples (unique)
+    stream = open_journal(journal, settings) if journal is not None else None
     try:
         with TimeLimitedPool(function, workers=workers, time_limit=time_limit) as pool:
             while len(examples) < n and next_attempt < max_attempts:
@@ -386,16 +404,21 @@ def generate_with_counts(
                 size = max(workers, math.ceil(1.1 * (n - len(examples)) / rate))
                 size = min(size, 4096, max_attempts - next_attempt)
                 first = next_attempt
-                jobs = [(seed, method, k, max_ops, max_tokens) for k in range(first, first + size)]
+                to_run = [k for k in range(first, first + size) if k not in recorded]
+                jobs = [(seed, method, k, max_ops, max_tokens) for k in to_run]
 
                 def on_result(offset: int, outcome) -> None:
+                    if stream is not None:  # each outcome as it comes, so a killed run loses only running attempts
+                        stream.write(json.dumps(outcome_record(to_run[offset], outcome)) + "\n")
+                        stream.flush()
                     if outcome.ok and outcome.value.kept and bar.n < n:
                         bar.update(1)
 
-                outcomes = pool.map(jobs, on_result=on_result)
-                for offset, outcome in enumerate(outcomes):
+                fresh = dict(zip(to_run, pool.map(jobs, on_result=on_result)))
+                for k in range(first, first + size):
                     if len(examples) >= n:
                         break
+                    outcome = recorded[k] if k in recorded else fresh[k]
                     if unique and outcome.ok and outcome.value.kept:
                         key = canonical(outcome.value.source)
                         if key in position_of:
@@ -406,15 +429,92 @@ def generate_with_counts(
                         position_of[key] = len(examples)
                     if counts.add(outcome) == "kept":
                         result: AttemptResult = outcome.value
-                        examples.append(SymbolicExample(
-                            result.source, result.target, method=method, id=f"{method}#{first + offset}"
-                        ))
+                        examples.append(
+                            SymbolicExample(result.source, result.target, method=method, id=f"{method}#{k}")
+                        )
                 next_attempt = first + size
                 bar.n = len(examples)
                 bar.refresh()
     finally:
         bar.close()
+        if stream is not None:
+            stream.close()
     return examples, counts
+
+
+# ---------------------------------------------------------------------------------------------- the journal
+
+
+def attempt_settings(seed: int, method: str, max_ops: int, max_tokens: int, time_limit: float,
+                     known: Mapping[str, Sequence[str]] | None) -> dict:
+    """What the outcome of attempt k depends on besides k: a journal holds the outcomes of one such setting (not of
+    ``n`` or ``workers``, which only say how many attempts are made and where)."""
+    table = json.dumps(sorted((key, list(value)) for key, value in (known or {}).items()))
+    return {"journal": JOURNAL_FORMAT, "seed": seed, "method": method, "max_ops": max_ops, "max_tokens": max_tokens,
+            "time_limit": time_limit, "known_integrals": zlib.crc32(table.encode("utf-8")) if known else None}
+
+
+def outcome_record(index: int, outcome: Outcome) -> dict:
+    """One line of the journal: attempt ``index`` and its outcome."""
+    if outcome.status != "ok":
+        return {"attempt": index, "status": outcome.status, "message": str(outcome.value or "")}
+    result: AttemptResult = outcome.value
+    return {"attempt": index, "status": "ok", "kept": result.kept, "reason": result.reason,
+            "source": " ".join(result.source), "target": " ".join(result.target),
+            "integral_source": result.integral_source}
+
+
+def outcome_of(record: dict) -> tuple[int, Outcome]:
+    """The inverse of ``outcome_record``; ``KeyError``, ``TypeError`` or ``ValueError`` when the record is not one."""
+    index, status = record["attempt"], record["status"]
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0 or status not in ("ok", "timeout", "error"):
+        raise ValueError("not an attempt record")
+    if status != "ok":
+        return index, Outcome(status, str(record["message"]))
+    result = AttemptResult(bool(record["kept"]), str(record["reason"]), tuple(record["source"].split()),
+                           tuple(record["target"].split()), str(record["integral_source"]))
+    return index, Outcome("ok", result)
+
+
+def read_journal(path: str | Path, settings: dict) -> dict[int, Outcome]:
+    """The outcomes recorded in the journal ``path`` (none when it does not exist). A journal of other settings is
+    refused rather than mixed in; a last line cut short by a kill is dropped (that attempt runs again)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFormatError(path, None, f"cannot read the journal of attempts ({error}); delete it to start over")
+    lines = text.split("\n")
+    complete, torn = lines[:-1], lines[-1]  # text after the last newline was cut short by a kill
+    try:
+        saved = json.loads(complete[0]) if complete else None
+    except ValueError:
+        saved = None
+    if saved != settings:
+        raise NeuromathError(
+            f"{path} holds the attempts of a run with {saved}; refusing to mix in attempts with {settings} "
+            "(delete it to start over, or choose another --out)"
+        )
+    recorded: dict[int, Outcome] = {}
+    for number, line in enumerate(complete[1:], start=2):
+        try:
+            index, outcome = outcome_of(json.loads(line))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise DataFormatError(path, number, "not an attempt record; delete the journal to start over") from None
+        recorded[index] = outcome
+    if torn:
+        write_text_atomic(path, "\n".join(complete) + "\n")  # so the next record starts on a line of its own
+    return recorded
+
+
+def open_journal(path: str | Path, settings: dict):
+    """The journal ``path`` opened for appending, its first line ``settings`` (written when it is new)."""
+    path = Path(path)
+    if not path.exists():
+        write_text_atomic(path, json.dumps(settings) + "\n")
+    return path.open("a", encoding="utf-8")
 
 
 def generate(n: int, rng: random.Random, method: str = "backward", max_ops: int = 6, workers: int = 1,
@@ -452,6 +552,8 @@ class SymbolicGenerationReport:
         ]
         if self.written < self.requested:
             lines.insert(1, "fewer than asked: the attempt cap was reached")
+        if self.counts.resumed:
+            lines.insert(1, f"resumed: {self.counts.resumed} attempts read from the journal of an interrupted run")
         return "\n".join(lines)
 
 
@@ -467,11 +569,17 @@ def generate_symbolic_file(
     **params,
 ) -> SymbolicGenerationReport:
     """Generate ``n`` pairs and write them to ``path`` (``count|input<TAB>output``) and ``PATH.stats.json`` (method,
-    max_ops, seed, n asked, the counts, seconds, ...), both atomically. ``params`` go to ``generate_with_counts``."""
+    max_ops, seed, n asked, the counts, seconds, ...), both atomically. ``params`` go to ``generate_with_counts``.
+
+    The outcome of every attempt goes to the journal ``PATH.attempts.jsonl`` as it comes, and a run with the same
+    settings reads it back rather than run those attempts again: an interrupted run resumes and writes the same
+    file an uninterrupted one would. The journal is removed once the file is written."""
     started = time.perf_counter()
     path = Path(path)
+    journal = journal_path(path)
     examples, counts = generate_with_counts(
-        n, seed, method=method, max_ops=max_ops, workers=workers, time_limit=time_limit, progress=progress, **params
+        n, seed, method=method, max_ops=max_ops, workers=workers, time_limit=time_limit, progress=progress,
+        journal=journal, **params
     )
     seconds = time.perf_counter() - started
     write_pairs(examples, path)
@@ -484,4 +592,10 @@ def generate_symbolic_file(
         "seconds": round(seconds, 3),
     }
     write_text_atomic(stats_path, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+    journal.unlink(missing_ok=True)
     return SymbolicGenerationReport(path, stats_path, method, max_ops, seed, n, len(examples), counts, seconds)
+
+
+def journal_path(path: str | Path) -> Path:
+    """Where ``generate_symbolic_file`` keeps the outcomes of the attempts for ``path`` until it is written."""
+    return Path(f"{path}.attempts.jsonl")

@@ -1,0 +1,67 @@
+"""Issue 16 for ``neuromath generate``: bad arguments and outputs are one error line and exit code 2, and every
+output is locked while it is written, so a second writer is refused with the holder named."""
+
+import random
+import subprocess
+import sys
+
+import pytest
+
+from neuromath.cli import main
+from neuromath.errors import NeuromathError
+from neuromath.tasks.identities.generator import MAX_DEPTH, generate_with_counts
+
+
+@pytest.mark.parametrize("depth", [0, -1, MAX_DEPTH + 1])
+def test_identities_refuse_a_depth_outside_the_allowed_range(tmp_path, capsys, depth):
+    out = tmp_path / "identities.json"
+    assert main(["generate", "identities", "--n", "4", "--max-depth", str(depth), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: --max-depth must be between 1 and {MAX_DEPTH}, not {depth}\n"
+    assert not out.exists()
+    with pytest.raises(NeuromathError, match=f"between 1 and {MAX_DEPTH}, not {depth}"):
+        generate_with_counts(4, random.Random(0), max_depth=depth)
+
+
+@pytest.mark.parametrize("task", ["word_problems", "identities", "symbolic"])
+def test_a_directory_as_the_output_file_is_named_as_a_directory(tmp_path, capsys, task):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    assert main(["generate", task, "--n", "4", "--out", str(folder)]) == 2
+    assert capsys.readouterr().err == (f"error: {folder} is a directory; --out names the file to write "
+                                       f"(for example {folder / 'data'})\n")
+    assert list(folder.iterdir()) == []
+
+
+def test_a_file_as_the_mathematics_dataset_root_is_refused(tmp_path, capsys):
+    out = tmp_path / "release"
+    out.write_text("")
+    assert main(["generate", "mathematics_dataset", "--per-module", "1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: {out} is a file; --out names the root folder of the release layout\n"
+
+
+@pytest.mark.parametrize("arguments, is_folder", [
+    (["word_problems", "--n", "4"], False),
+    (["identities", "--n", "4", "--max-depth", "3"], False),
+    (["symbolic", "--n", "1", "--max-ops", "1"], False),
+    (["mathematics_dataset", "--per-module", "1", "--modules", "arithmetic__add_or_sub", "--splits", "train-easy"],
+     True),
+])
+def test_a_second_writer_of_an_output_is_refused_with_the_holder_named(tmp_path, capsys, arguments, is_folder):
+    out = tmp_path / ("release" if is_folder else "out.data")
+    holder = subprocess.Popen(  # another process holds the output's lock (filelock lets one process re-enter it)
+        [sys.executable, "-c", "import time; from neuromath.fileio import locked\n"
+         f"with locked({str(out)!r}, is_folder={is_folder}):\n    print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code = main(["generate", *arguments, "--out", str(out)])
+    finally:
+        holder.kill()
+        holder.wait()
+    lock_path = out / ".neuromath.lock" if is_folder else tmp_path / ".out.data.lock"
+    error = capsys.readouterr().err
+    assert code == 2
+    assert error.startswith(f"error: {out} is being written by process {holder.pid} on host ")
+    assert error.endswith(f" (lock file {lock_path}; delete it if that process is gone)\n")
+    assert not out.exists() or (is_folder and [path.name for path in out.iterdir()] == [".neuromath.lock"])
