@@ -202,6 +202,10 @@ def iterate_records(text: str, path: str | Path) -> Iterator[tuple[int, int, dic
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise DataFormatError(path, error.lineno, f"not valid JSON: {error.msg}") from None
+    except RecursionError:  # Python's JSON decoder recurses once per level of brackets
+        raise DataFormatError(path, None, "JSON nested too deeply to read (thousands of levels of brackets)") from None
+    except ValueError as error:  # an integer of more than 4,300 digits (Python's limit on converting them)
+        raise DataFormatError(path, None, f"not valid JSON: {str(error).split(';')[0]}") from None
     if not isinstance(data, list) or not all(isinstance(group, list) for group in data):
         raise DataFormatError(path, 1, "expected a JSON list of lists (records grouped by depth)")
     position = 0
