@@ -30,16 +30,23 @@ def test_umask_is_read_without_changing_it():
         os.umask(before)
 
 
-def test_a_second_writer_is_refused_with_the_holder_named(tmp_path):
+def test_a_second_writer_is_refused_with_the_holder_named(tmp_path, lock_held_elsewhere):
+    run = tmp_path / "run"
+    holder = lock_held_elsewhere(run)
+    with pytest.raises(LockedError, match=rf"run is being written by process {holder} on host "):
+        with locked(run):
+            pass
+    assert (run / ".neuromath.lock").read_text().splitlines()[0] == str(holder)  # the holder's marker stays
+
+
+def test_the_holder_may_lock_again_inside_its_block_and_releases_at_the_end(tmp_path):
     run = tmp_path / "run"
     with locked(run) as lock_path:
         assert lock_path == run / ".neuromath.lock"
-        with pytest.raises(LockedError, match=rf"run is being written by process {os.getpid()} on host "):
-            with locked(run):
-                pass
-    assert not lock_path.exists()  # released
-    with locked(run):  # and free again
-        pass
+        with locked(run):  # e.g. cv's folder lock around a fold that trains through the same entry point
+            assert lock_path.exists()
+        assert lock_path.exists()  # still held: the outer block owns it
+    assert not lock_path.exists() and not run.exists()  # released; the empty folder it made is gone
 
 
 def test_a_file_is_locked_beside_it_and_a_stale_lock_is_taken_over(tmp_path):
