@@ -65,3 +65,16 @@ def test_a_second_writer_of_an_output_is_refused_with_the_holder_named(tmp_path,
     assert error.startswith(f"error: {out} is being written by process {holder.pid} on host ")
     assert error.endswith(f" (lock file {lock_path}; delete it if that process is gone)\n")
     assert not out.exists() or (is_folder and [path.name for path in out.iterdir()] == [".neuromath.lock"])
+
+
+@pytest.mark.parametrize("task, option", [
+    ("word_problems", "--n"), ("identities", "--n"), ("symbolic", "--n"), ("symbolic", "--workers"),
+    ("mathematics_dataset", "--per-module"),
+])
+def test_counts_below_one_are_refused_when_the_command_line_is_read(task, option, tmp_path, capsys):
+    size = ["--per-module", "5"] if task == "mathematics_dataset" else ["--n", "5"]
+    arguments = ["generate", task, "--out", str(tmp_path / "out"), *size]
+    with pytest.raises(SystemExit) as exit_:
+        main(arguments + [option, "0"])
+    assert exit_.value.code == 2 and f"{option}: must be an integer >= 1, got 0" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

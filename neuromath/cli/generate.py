@@ -9,6 +9,7 @@ import random
 import time
 from pathlib import Path
 
+from neuromath.cli.common import positive_int
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
 from neuromath.tasks import get_task
@@ -75,34 +76,36 @@ def register(commands) -> None:
     generate = commands.add_parser("generate", help="write generated problems")
     generators = generate.add_subparsers(dest="task", required=True, metavar="TASK")
     word_problems = generators.add_parser("word_problems", help="template-based word problems (JSON Lines)")
-    word_problems.add_argument("--n", type=int, required=True)
+    word_problems.add_argument("--n", type=positive_int, required=True)
     word_problems.add_argument("--seed", type=int, default=0)
     word_problems.add_argument("--out", required=True)
     word_problems.set_defaults(handler=command_generate)
     mathematics = generators.add_parser(
         "mathematics_dataset", help="DeepMind's Mathematics Dataset in the release layout OUT/<split>/<module>.txt"
     )
-    mathematics.add_argument("--per-module", dest="per_module", type=int, required=True,
+    mathematics.add_argument("--per-module", dest="per_module", type=positive_int, required=True,
                              help="questions per module and split")
     mathematics.add_argument("--splits", default="train-easy,train-medium,train-hard,interpolate,extrapolate",
                              help="comma list of splits")
     mathematics.add_argument("--modules", default="*", help="comma list of module globs, e.g. 'arithmetic__*'")
     mathematics.add_argument("--seed", type=int, default=0)
     mathematics.add_argument("--out", required=True, help="root folder (complete module files already there are kept)")
-    mathematics.add_argument("--workers", type=int, default=None, help="worker processes (default: one per CPU)")
+    mathematics.add_argument("--workers", type=positive_int, default=None,
+                             help="worker processes (default: one per CPU)")
     mathematics.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     mathematics.set_defaults(handler=command_generate_mathematics)
 
     identities = generators.add_parser(
         "identities", help="trigonometric / algebraic equations labelled true or false (released JSON format)"
     )
-    identities.add_argument("--n", type=int, required=True, help="equations (half true, half false at each depth)")
+    identities.add_argument("--n", type=positive_int, required=True,
+                            help="equations (half true, half false at each depth)")
     identities.add_argument("--max-depth", dest="max_depth", type=int, default=13,
                             help=f"deepest equations, 1..{IDENTITIES_MAX_DEPTH} (the released data go to 13)")
     identities.add_argument("--seed", type=int, default=0)
     identities.add_argument("--out", required=True,
                             help="FILE.json: all equations; beside it FILE.train/.valid/.test.json and FILE.stats.md")
-    identities.add_argument("--workers", type=int, default=1, help="worker processes")
+    identities.add_argument("--workers", type=positive_int, default=1, help="worker processes")
     identities.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     identities.set_defaults(handler=command_generate_identities)
 
@@ -112,14 +115,14 @@ def register(commands) -> None:
     symbolic.add_argument("--method", choices=("backward", "forward", "parts", "ode1"), default="backward",
                           help="backward: (F', F); forward: (f, SymPy's integral); parts: integration by parts; "
                                "ode1: first-order ODEs")
-    symbolic.add_argument("--n", type=int, required=True, help="pairs to keep")
+    symbolic.add_argument("--n", type=positive_int, required=True, help="pairs to keep")
     symbolic.add_argument("--max-ops", dest="max_ops", type=int, default=6,
                           help="operators of a random expression (drawn from 1..K)")
     symbolic.add_argument("--seed", type=int, default=0)
     symbolic.add_argument("--out", required=True,
                           help="FILE; beside it FILE.stats.json (method, counts). An interrupted run leaves "
                                "FILE.attempts.jsonl, and a rerun with the same settings resumes from it")
-    symbolic.add_argument("--workers", type=int, default=1, help="worker processes")
+    symbolic.add_argument("--workers", type=positive_int, default=1, help="worker processes")
     symbolic.add_argument("--time-limit", dest="time_limit", type=float, default=5.0,
                           help="seconds per attempt (SymPy's simplify, integrate, solve)")
     symbolic.add_argument("--unique", action=argparse.BooleanOptionalAction, default=True,
