@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutations import mutated_bytes
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.expr.symbolic_prefix import ARITIES, CONSTANTS, FUNCTION_LEAVES
@@ -57,9 +58,6 @@ NASTY_STRINGS = [
     "", " ", "\t", "|", "#", ",", "x" * 100_000, "9" * 5000, "INT+ " + " ".join("9" * 5000), "1e999", "NaN",
     " ".join(["sin"] * DEEP + ["x"]), " ".join(["add x"] * DEEP + ["x"]), ",".join(["sin", "#"] * DEEP),
     "\x00", "\ud800", "一二三", "INT- 0", "0|x\tx", "-1", "var_9", "Pi", "Float", "Equality",
-]
-INSERTED_BYTES = [  # invalid UTF-8, NUL, a byte-order mark, separators, a number too long for int()
-    b"\xff\xfe", b"\xc3", b"\x00", b"\xef\xbb\xbf", b"\r", b"\n", b"\t", b"|", b",", b'"', b"#", b"9" * 5000,
 ]
 NASTY_JSON_VALUES = [None, True, 0, -1, 1.5, 10**400, [], {}, [[]], {"func": "Symbol"}, *NASTY_STRINGS]
 
@@ -152,27 +150,6 @@ def mutated_identities(draw) -> str:
                                                           + NASTY_STRINGS))
                 equation[key] = ",".join(entries)
     return json.dumps(groups, indent=1, ensure_ascii=False)
-
-
-@st.composite
-def mutated_bytes(draw, text: str) -> bytes:
-    """``text`` encoded, then truncated at a random byte, with bytes flipped or inserted (invalid UTF-8, NUL, CR,
-    separators, deeply nested brackets)."""
-    data = bytearray(text.encode("utf-8", errors="surrogatepass"))  # a lone surrogate becomes invalid UTF-8
-    for _ in range(draw(st.integers(0, 2))):
-        position = draw(st.integers(0, len(data)))
-        action = draw(st.sampled_from(["truncate", "flip", "insert", "nest"]))
-        if action == "truncate":
-            del data[position:]
-        elif action == "flip" and position < len(data):
-            data[position] = draw(st.integers(0, 255))
-        elif action == "insert":
-            data[position:position] = draw(st.sampled_from(INSERTED_BYTES))
-        else:
-            depth = draw(st.sampled_from([10, 200, 5000]))
-            opening, closing = draw(st.sampled_from([(b"[", b"]"), (b"{", b"}"), (b"sin ", b"")]))
-            data[position:position] = opening * depth + b"1" + closing * depth
-    return bytes(data)
 
 
 def assert_reads_or_refuses(read, path: Path, lenient_mode: bool = True) -> None:

@@ -14,6 +14,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutations import mutated_bytes
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.tasks import get_task
@@ -106,26 +107,6 @@ def mutated_records(draw, format: str) -> str:
         else:
             records.append(draw(st.sampled_from(NASTY_JSON_VALUES)))
     return json_text(records, lines=format == "jsonl")
-
-
-@st.composite
-def mutated_bytes(draw, text: str) -> bytes:
-    """``text`` encoded, then truncated, with bytes flipped or inserted (invalid UTF-8, NUL, brackets)."""
-    data = bytearray(text.encode("utf-8", errors="surrogateescape"))
-    for _ in range(draw(st.integers(0, 2))):
-        position = draw(st.integers(0, len(data)))
-        action = draw(st.sampled_from(["truncate", "flip", "insert", "nest"]))
-        if action == "truncate":
-            del data[position:]
-        elif action == "flip" and position < len(data):
-            data[position] = draw(st.integers(0, 255))
-        elif action == "insert":
-            data[position:position] = draw(st.sampled_from([b"\xff\xfe", b"\x00", b"\xef\xbb\xbf", b'"', b",", b"\n"]))
-        else:
-            depth = draw(st.sampled_from([10, 200, 5000]))
-            opening, closing = draw(st.sampled_from([(b"(", b")"), (b"[", b"]"), (b"{", b"}")]))
-            data[position:position] = opening * depth + b"1" + closing * depth
-    return bytes(data)
 
 
 @settings(FUZZ_SETTINGS, max_examples=READER_EXAMPLES)
