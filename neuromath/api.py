@@ -218,18 +218,14 @@ class Solver:
         candidates = self.predict_nbest([example])[0]
         tokens = self.choose(candidates).tokens
         record = self.task.describe(list(tokens), example)
-        answer_text = record.get("predicted_answer_text") or ""
-        reason = record.get("reason") or ""
-        if not answer_text and not reason:  # a task whose records do not say why
-            reason = "the equation has no value" if record["predicted_equation"] else "no well-formed equation"
         return Solution(
             text=text,
             equation=record["predicted_equation"] or "",
             answer=record["predicted_value"],
-            answer_text=answer_text,
+            answer_text=record["predicted_answer_text"] or "",
             masked_equation=tuple(tokens),
             nbest=tuple(self.describe_candidate(c, example) for c in candidates) if self.decode.nbest > 1 else (),
-            reason="" if answer_text else reason,
+            reason=record["reason"] or "",  # set exactly when there is no answer text
         )
 
 

@@ -15,8 +15,10 @@ from neuromath.tasks.identities.generator import MAX_DEPTH, generate_with_counts
 @pytest.mark.parametrize("depth", [0, -1, MAX_DEPTH + 1])
 def test_identities_refuse_a_depth_outside_the_allowed_range(tmp_path, capsys, depth):
     out = tmp_path / "identities.json"
-    assert main(["generate", "identities", "--n", "4", "--max-depth", str(depth), "--out", str(out)]) == 2
-    assert capsys.readouterr().err == f"error: --max-depth must be between 1 and {MAX_DEPTH}, not {depth}\n"
+    with pytest.raises(SystemExit) as exit_:
+        main(["generate", "identities", "--n", "4", "--max-depth", str(depth), "--out", str(out)])
+    assert exit_.value.code == 2
+    assert f"argument --max-depth: must be an integer from 1 to {MAX_DEPTH}, got {depth}\n" in capsys.readouterr().err
     assert not out.exists()
     with pytest.raises(NeuromathError, match=f"between 1 and {MAX_DEPTH}, not {depth}"):
         generate_with_counts(4, random.Random(0), max_depth=depth)

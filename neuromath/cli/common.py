@@ -6,24 +6,25 @@ import argparse
 import math
 
 
-def integer_at_least(low: int):
-    """An argparse type: an integer >= ``low``; anything else is refused with the allowed range."""
+def integer_in(low: int, high: int | None = None):
+    """An argparse type: an integer >= ``low`` (and <= ``high``); anything else is refused with the allowed range."""
+    allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
         return value
 
-    parse.__name__ = f"integer >= {low}"  # what argparse names the type in its own messages
+    parse.__name__ = allowed  # what argparse names the type in its own messages
     return parse
 
 
-positive_int = integer_at_least(1)  # widths, sizes, counts of at least one
-nonnegative_int = integer_at_least(0)  # counts where 0 means all or none
+positive_int = integer_in(1)  # widths, sizes, counts of at least one
+nonnegative_int = integer_in(0)  # counts where 0 means all or none
 
 
 def finite_float(text: str) -> float:

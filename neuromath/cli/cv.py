@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import integer_at_least, nonnegative_int
+from neuromath.cli.common import integer_in, nonnegative_int
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
@@ -64,7 +64,7 @@ def register(commands) -> None:
                     help="folder of fold0/, fold1/, ... each with train.csv and dev.csv (the test fold)")
     cv.add_argument("--data", default=None, metavar="FILE",
                     help="split this file into --k random folds instead (written to OUT/folds)")
-    cv.add_argument("--k", type=integer_at_least(2), default=None, help="folds of a --data split (default 5)")
+    cv.add_argument("--k", type=integer_in(2), default=None, help="folds of a --data split (default 5)")
     cv.add_argument("--seed", type=nonnegative_int, default=None, help="shuffle seed of a --data split (default 0)")
     cv.add_argument("--out", required=True,
                     help="folder: a run per fold in OUT/fold<k> (finished ones are reused), OUT/report.md, .json")

@@ -9,7 +9,7 @@ import random
 import time
 from pathlib import Path
 
-from neuromath.cli.common import positive_int
+from neuromath.cli.common import integer_in, positive_int
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
 from neuromath.tasks import get_task
@@ -51,8 +51,6 @@ def command_generate_mathematics(args: argparse.Namespace) -> int:
 
 
 def command_generate_identities(args: argparse.Namespace) -> int:
-    if not 1 <= args.max_depth <= IDENTITIES_MAX_DEPTH:
-        raise NeuromathError(f"--max-depth must be between 1 and {IDENTITIES_MAX_DEPTH}, not {args.max_depth}")
     with locked(output_file(args.out), is_folder=False):
         report = generate_identity_files(
             args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress
@@ -100,7 +98,7 @@ def register(commands) -> None:
     )
     identities.add_argument("--n", type=positive_int, required=True,
                             help="equations (half true, half false at each depth)")
-    identities.add_argument("--max-depth", dest="max_depth", type=int, default=13,
+    identities.add_argument("--max-depth", dest="max_depth", type=integer_in(1, IDENTITIES_MAX_DEPTH), default=13,
                             help=f"deepest equations, 1..{IDENTITIES_MAX_DEPTH} (the released data go to 13)")
     identities.add_argument("--seed", type=int, default=0)
     identities.add_argument("--out", required=True,

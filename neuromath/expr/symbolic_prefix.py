@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from neuromath.errors import ExpressionError
+from neuromath.expr.numbers import MAX_NUMBER_DIGITS
 
 BINARY = ("add", "sub", "mul", "div", "pow")
 FUNCTIONS = (
@@ -47,7 +48,6 @@ FLATTENED = ("add", "mul")  # chains of these are one n-ary node in SymPy, one l
 # 100 levels leave room for the caller's frames and are far beyond real data (Lample & Charton's expressions have at
 # most 15 operators before differentiation and 512 tokens).
 MAX_DEPTH = 100
-MAX_DIGITS = 4000  # longest integer read: int() of longer digit strings is refused by Python (and slow)
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,8 @@ def read_leaf(tokens: Sequence[str], start: int) -> PrefixNode:
             raise ExpressionError(f"{token} at position {start} has no digits")
         if len(digits) > 1 and digits[0] == "0":
             raise ExpressionError(f"the number at position {start} has a leading zero")
-        if len(digits) > MAX_DIGITS:
-            raise ExpressionError(f"the number at position {start} has more than {MAX_DIGITS} digits")
+        if len(digits) > MAX_NUMBER_DIGITS:  # Python refuses int() of longer digit strings
+            raise ExpressionError(f"the number at position {start} has more than {MAX_NUMBER_DIGITS} digits")
         value = int("".join(digits))
         if token == "INT-":
             if value == 0:

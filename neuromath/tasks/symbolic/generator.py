@@ -485,7 +485,8 @@ def read_journal(path: str | Path, settings: dict) -> dict[int, Outcome]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as error:
-        raise DataFormatError(path, None, f"cannot read the journal of attempts ({error}); delete it to start over")
+        reason = f"cannot read the journal of attempts ({error}); delete it to start over"
+        raise DataFormatError(path, None, reason) from None
     lines = text.split("\n")
     complete, torn = lines[:-1], lines[-1]  # text after the last newline was cut short by a kill
     try:
