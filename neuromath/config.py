@@ -175,7 +175,8 @@ TASK_NAMES = SEQUENCE_TASKS + EQUATION_TASKS
 
 TRANSFORMERS = ("transformer",)
 RECURRENT_MODELS = ("dns", "bilstm_seq2seq", "group_attention")
-SEQUENCE_MODELS = TRANSFORMERS + RECURRENT_MODELS  # encoder-decoders trained and decoded token by token
+TREE_DECODERS = ("gts", "graph2tree")  # word problems: a Bi-GRU (and graph) encoder, a goal-driven tree decoder
+SEQUENCE_MODELS = TRANSFORMERS + RECURRENT_MODELS + TREE_DECODERS  # encoder-decoders trained and decoded token by token
 TREE_CLASSIFIERS = ("tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm",
                     "stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu")
 SEQUENCE_CLASSIFIERS = ("rnn", "lstm", "stack_rnn")
@@ -206,15 +207,16 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.d_model": SEQUENCE_MODELS + TRAINED_CLASSIFIERS,  # the classifiers' hidden size
     "model.n_heads": TRANSFORMERS + ("group_attention",),
     "model.n_encoder_layers": SEQUENCE_MODELS,
-    "model.n_decoder_layers": SEQUENCE_MODELS,
-    "model.d_ff": TRANSFORMERS + ("group_attention",),
+    "model.n_decoder_layers": TRANSFORMERS + RECURRENT_MODELS,  # the tree decoders have one recursive cell
+    "model.d_ff": TRANSFORMERS + ("group_attention", "graph2tree"),
     "model.dropout": SEQUENCE_MODELS,
     **{f"model.{key}": TRANSFORMERS for key in (
         "norm_first", "attention", "attention_in", "positions", "positions_in", "embedding", "relative_k",
         "tree_depth", "tree_width", "tree_relations", "tree_relative_form", "share_embeddings",
     )},
     "model.stack_depth": ("stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu", "stack_rnn"),
-    "model.encoder_hidden": ("bilstm_seq2seq", "group_attention"),  # the GRU of dns has decoder_hidden units
+    # the GRU of dns has decoder_hidden units; the tree decoders' goals and subtrees are encoder_hidden wide
+    "model.encoder_hidden": ("bilstm_seq2seq", "group_attention") + TREE_DECODERS,
     "model.decoder_hidden": RECURRENT_MODELS,
     "model.groups": ("group_attention",),
     "model.max_len": SEQUENCE_MODELS,  # positions of the Transformer; the longest input any sequence model reads

@@ -42,6 +42,8 @@ class SequenceTask:
     evaluation: str = "sequence"
     prepare: Callable[[str], Any] | None = None  # a user's text -> an example for solve; None: solve does not apply
     folds: bool = False  # cross-validation over fold files applies (neuromath cv)
+    # the values of an example's masked numbers (n0, n1, ...), for models that compare quantities (graph2tree)
+    number_values: Callable[[Any], list[float]] | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ side of ``word_problems``; its targets are normalised postfix equations, scored 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from neuromath.expr import ARITY
 from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
@@ -22,9 +23,22 @@ from neuromath.tasks.word_problems.normalisation import (
     is_well_formed_postfix,
     normalized_target_tokens,
 )
-from neuromath.tasks.word_problems.records import Example, prepare_problem
+from neuromath.tasks.word_problems.records import Example, number_value, prepare_problem
 from neuromath.tasks.word_problems.scoring import describe_prediction, equation_matches, is_correct, is_well_formed
 from neuromath.text import word_tokens
+
+
+def number_values(example: Example) -> list[float]:
+    """The values of ``n0, n1, ...`` in order (graph2tree's quantity comparison graph); a value too large for a float
+    is +-inf, which keeps its order."""
+    values = []
+    for number in example.numbers:
+        value = number_value(number)
+        try:
+            values.append(float(value))
+        except OverflowError:
+            values.append(math.copysign(math.inf, value))
+    return values
 
 
 def generate(n: int, rng, **params) -> list[Example]:
@@ -47,6 +61,7 @@ WORD_PROBLEMS = SequenceTask(
     verify=is_well_formed,
     prepare=prepare_problem,
     folds=True,
+    number_values=number_values,
 )
 
 WORD_PROBLEMS_NORMALIZED = dataclasses.replace(
