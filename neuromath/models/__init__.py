@@ -9,6 +9,7 @@ from neuromath.config import ModelConfig
 from neuromath.models import (
     recurrent,  # noqa: F401  (registers "dns", "bilstm_seq2seq", "group_attention")
     transformer,  # noqa: F401  (registers "transformer")
+    tree_decoders,  # noqa: F401  (registers "gts", "graph2tree")
 )
 from neuromath.models.inputs import ModelInputs
 from neuromath.registry import MODELS

@@ -14,7 +14,8 @@ from neuromath.text import Vocabulary
 
 
 class EncodedExamples(Dataset):
-    """Examples turned into source ids and target ids (with bos/eos) once, up front."""
+    """Examples turned into source ids and target ids (with bos/eos) once, up front, with the values of their masked
+    numbers where the task gives them (``SequenceTask.number_values``)."""
 
     def __init__(self, examples: Sequence, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary):
         self.examples = list(examples)
@@ -25,13 +26,15 @@ class EncodedExamples(Dataset):
             )
             for example in self.examples
         ]
+        number_values = getattr(task, "number_values", None)
+        self.values = [number_values(example) for example in self.examples] if number_values else None
 
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, index: int) -> tuple[list[int], list[int], int]:
+    def __getitem__(self, index: int) -> tuple[list[int], list[int], int, list[float] | None]:
         source, target = self.items[index]
-        return source, target, index
+        return source, target, index, self.values[index] if self.values is not None else None
 
 
 def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> torch.Tensor:
@@ -47,15 +50,26 @@ def move_batch(batch: dict, device) -> dict:
     return {key: value.to(device) for key, value in batch.items()}
 
 
-def collate(items: list[tuple[list[int], list[int], int]]) -> dict:
-    sources, targets, indices = zip(*items)
+def collate(items: list[tuple]) -> dict:
+    """Items ``(source ids, target ids, index[, number values or None])`` -> a batch; ``number_values`` (B, K) is
+    there when the items carry values, NaN-padded."""
+    sources, targets, indices = (list(column) for column in zip(*(item[:3] for item in items)))
     target = pad(targets)  # (B, T+1): bos ... eos
-    return {
+    batch = {
         "source": pad(sources),  # (B, S)
         "target_in": target[:, :-1],  # (B, T)
         "target_out": target[:, 1:],  # (B, T)
         "index": torch.tensor(indices, dtype=torch.long),  # (B,)
     }
+    values = [item[3] if len(item) > 3 else None for item in items]
+    if any(row is not None for row in values):
+        width = max(1, max(len(row or ()) for row in values))
+        padded = torch.full((len(items), width), float("nan"))  # (B, K)
+        for position, row in enumerate(values):
+            if row:
+                padded[position, : len(row)] = torch.tensor(row, dtype=torch.float)
+        batch["number_values"] = padded
+    return batch
 
 
 class EpochShuffleSampler(Sampler[int]):

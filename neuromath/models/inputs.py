@@ -25,6 +25,8 @@ class ModelInputs:
     target_classes: TokenClasses | None = None
     # the source vocabulary's tokens by id: group attention finds spans and numbers with them
     source_tokens: Sequence[str] | None = None
+    # the target vocabulary's tokens by id: the tree decoders find operators, constants and number slots with them
+    target_tokens: Sequence[str] | None = None
 
     @classmethod
     def for_task(cls, task, source_vocab, target_vocab) -> ModelInputs:
@@ -38,4 +40,5 @@ class ModelInputs:
             source_classes=source_grammar.token_classes(source_vocab.tokens) if source_grammar else None,
             target_classes=target_grammar.token_classes(target_vocab.tokens) if target_grammar else None,
             source_tokens=tuple(source_vocab.tokens),
+            target_tokens=tuple(target_vocab.tokens),
         )

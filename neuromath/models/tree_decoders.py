@@ -1,0 +1,211 @@
+"""Tree-decoding word-problem solvers: GTS (Xie & Sun 2019, "A Goal-Driven Tree-Structured Neural Model for Math Word
+Problems": the Bi-GRU encoder of Sec. 3.1 and the goal-driven tree decoder of Sec. 3.2, eq. 2-12, in
+``neuromath.nn.goal_tree``) and Graph2Tree (Zhang et al. 2020, "Graph-to-Tree Learning for Solving Math Word Problems":
+the same decoder over the Bi-GRU states refined by graph convolution over the quantity cell graph and the quantity
+comparison graph, Sec. 3.2-3.3, ``neuromath.nn.graph`` and ``neuromath.tasks.word_problems.graphs``).
+
+Registered in ``MODELS`` as ``gts`` and ``graph2tree``. Sizes from the config: ``d_model`` embeds words and operators
+(the papers: 128), ``encoder_hidden`` is H, the width of each GRU direction, of the encoder states (the two directions
+summed), of goals and of subtree embeddings (512), ``n_encoder_layers`` the GRU's depth (2), ``dropout`` (0.5), and
+for Graph2Tree ``d_ff`` the graph module's feed-forward width.
+
+The output vocabulary is the target vocabulary's tokens by kind: operators (arity 1 or 2 in the task's prefix
+grammar), constants (the other leaves of the training equations) and number slots ``n0, n1, ...``; a number slot is
+scored through the encoder state at that number's position in *this* problem, and slots the problem lacks are masked.
+Padding, bos and unk are never produced; eos comes exactly once the tree is complete.
+
+Model contract as in ``neuromath.models.transformer``: ``forward(batch)`` gives teacher-forced logits (B, T, V), built
+node by node across the batch (``neuromath.nn.goal_tree``); ``encode`` / ``decode_step`` decode one node per call for
+greedy and beam search, whose cache is the decoder's tree state (batch-first tensors that beam search reorders).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from neuromath.config import ModelConfig
+from neuromath.errors import ConfigError
+from neuromath.models.inputs import ModelInputs
+from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
+from neuromath.nn.graph import GraphConvolutionModule
+from neuromath.registry import MODELS
+from neuromath.tasks.word_problems import MASK_REGEX
+from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell_links
+from neuromath.text import Vocabulary
+
+OTHER, OPERATOR, LEAF, END = 0, 1, 2, 3  # kinds of target ids
+SPECIAL_IDS = (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabulary.unk_id)
+
+
+@MODELS.register("gts")
+class GoalDrivenTreeSolver(nn.Module):
+    """GTS: a two-layer bidirectional GRU encoder and the goal-driven tree decoder (see the module docstring)."""
+
+    graph_encoder = False
+
+    def __init__(self, config: ModelConfig, inputs: ModelInputs):
+        super().__init__()
+        if inputs.target_tokens is None or inputs.target_classes is None or inputs.source_tokens is None:
+            raise ConfigError(f"{config.name} needs a task whose targets are equations of a prefix grammar")
+        if inputs.target_classes.notation != "prefix":
+            raise ConfigError(f"{config.name} builds trees in prefix order; the task's targets are "
+                              f"{inputs.target_classes.notation} (use data.task word_problems)")
+        self.pad_id = inputs.pad_id
+        hidden = self.hidden = config.encoder_hidden
+        self.source_tokens = tuple(inputs.source_tokens)
+
+        # target ids by kind; number slots ordered by their index n0, n1, ...
+        arity = inputs.target_classes.arity
+        tokens = inputs.target_tokens
+        numbers = sorted(
+            (int(MASK_REGEX.fullmatch(token)[1]), index) for index, token in enumerate(tokens)
+            if index not in SPECIAL_IDS and MASK_REGEX.fullmatch(token)
+        )
+        number_ids = [index for _, index in numbers]
+        op_ids = [index for index in range(len(tokens)) if index not in SPECIAL_IDS and arity[index] > 0]
+        constant_ids = [
+            index for index in range(len(tokens))
+            if index not in SPECIAL_IDS and arity[index] == 0 and index not in set(number_ids)
+        ]
+        kind, op_index, leaf_index = [OTHER] * len(tokens), [-1] * len(tokens), [-1] * len(tokens)
+        for position, index in enumerate(op_ids):
+            kind[index], op_index[index] = OPERATOR, position
+        for position, index in enumerate(constant_ids + number_ids):
+            kind[index], leaf_index[index] = LEAF, position
+        kind[Vocabulary.eos_id] = END
+        self.n_constants = len(constant_ids)
+        self.register_buffer("target_kind", torch.tensor(kind), persistent=False)
+        self.register_buffer("op_index", torch.tensor(op_index), persistent=False)
+        self.register_buffer("leaf_index", torch.tensor(leaf_index), persistent=False)
+        self.register_buffer("op_ids", torch.tensor(op_ids, dtype=torch.long), persistent=False)
+        self.register_buffer("leaf_ids", torch.tensor(constant_ids + number_ids, dtype=torch.long), persistent=False)
+        # source id -> its number slot (position among number_ids), -1 for words and numbers no equation may use
+        slot_of_number = {int(MASK_REGEX.fullmatch(tokens[index])[1]): slot for slot, index in enumerate(number_ids)}
+        source_slot = [
+            slot_of_number.get(int(match[1]), -1) if (match := MASK_REGEX.fullmatch(token)) else -1
+            for token in inputs.source_tokens
+        ]
+        self.register_buffer("source_slot", torch.tensor(source_slot, dtype=torch.long), persistent=False)
+        self.n_numbers = len(number_ids)
+
+        self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=self.pad_id)
+        self.embedding_dropout = nn.Dropout(config.dropout)
+        self.encoder = nn.GRU(config.d_model, hidden, config.n_encoder_layers, batch_first=True, bidirectional=True,
+                              dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
+        self.graph = GraphConvolutionModule(hidden, config.d_ff, 3, config.dropout) if self.graph_encoder else None
+        self.decoder = GoalDrivenTreeDecoder(
+            hidden, config.d_model, [arity[index] for index in op_ids], self.n_constants, config.dropout
+        )
+
+    # -- encoder ---------------------------------------------------------------------------------------------------
+    def encode(self, batch: dict) -> dict:
+        source = batch["source"]  # (B, S)
+        valid = source.ne(self.pad_id)  # (B, S)
+        lengths = valid.sum(dim=1).clamp(min=1)
+        embedded = self.embedding_dropout(self.source_embedding(source))  # (B, S, E)
+        packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        outputs, final = self.encoder(packed)
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=source.size(1))  # (B, S, 2H)
+        states = outputs[..., : self.hidden] + outputs[..., self.hidden :]  # (B, S, H): the directions summed
+        root = final[-2] + final[-1]  # (B, H): the last layer's final forward and backward states
+        if self.graph is not None:
+            states = self.graph(states, self.graphs(batch))
+        # the problem's numbers: the encoder state at each slot's position (B, K, H), and which slots it has
+        slots = self.source_slot[source]  # (B, S)
+        at_slot = (slots[:, :, None] == torch.arange(self.n_numbers, device=source.device)).to(states.dtype)
+        count = at_slot.sum(dim=1)  # (B, K)
+        numbers = (at_slot.transpose(1, 2) @ states) / count.clamp(min=1)[..., None]  # (B, K, H)
+        constants = self.decoder.constant_embedding.expand(source.size(0), -1, -1)  # (B, C, H)
+        leaves = torch.cat([constants, numbers], dim=1)  # (B, C + K, H)
+        every_constant = torch.ones(source.size(0), self.n_constants, dtype=torch.bool, device=source.device)
+        leaf_valid = torch.cat([every_constant, count.gt(0)], dim=1)  # (B, C + K)
+        keys = self.decoder.attention_keys(states)
+        return {"states": states, "keys": keys, "valid": valid, "root": root, "leaves": leaves,
+                "leaf_valid": leaf_valid}
+
+    def graphs(self, batch: dict) -> torch.Tensor:
+        """The quantity cell graph (both directions) and the comparison graph and its reverse (B, 3, S, S)."""
+        source = batch["source"]
+        size, length = source.shape
+        adjacency = torch.zeros(size, 3, length, length)
+        values = batch.get("number_values")
+        for row, ids in enumerate(source.tolist()):
+            tokens = [self.source_tokens[index] for index in ids]
+            for number, word in quantity_cell_links(tokens):
+                adjacency[row, 0, number, word] = adjacency[row, 0, word, number] = 1.0
+            if values is None:
+                continue
+            positions = {}  # number index -> its position
+            for position, token in enumerate(tokens):
+                match = MASK_REGEX.fullmatch(token)
+                if match:
+                    positions.setdefault(int(match[1]), position)
+            row_values = values[row].tolist()
+            for i, j in comparison_links(row_values):
+                if i in positions and j in positions:
+                    adjacency[row, 1, positions[i], positions[j]] = 1.0  # the larger reads the smaller
+                    adjacency[row, 2, positions[j], positions[i]] = 1.0
+        return adjacency.to(source.device)
+
+    # -- decoder ---------------------------------------------------------------------------------------------------
+    def node_logits(self, memory: dict, state: dict, masked: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Logits (N, V) of the next token for every row, with ``masked`` where the state allows no such token; and
+        the goal and context they were computed from."""
+        decoder = self.decoder
+        goal = decoder.goal(state)
+        context = decoder.context(goal, memory["states"], memory["keys"], memory["valid"])
+        op_scores, leaf_scores = decoder.scores(goal, context, memory["leaves"])
+        leaf_scores = leaf_scores.masked_fill(~memory["leaf_valid"], masked)
+        rows = goal.size(0)
+        logits = torch.full((rows, self.target_kind.numel()), masked, dtype=op_scores.dtype, device=goal.device)
+        logits[:, self.op_ids] = op_scores
+        logits[:, self.leaf_ids] = leaf_scores
+        complete = state["goal_depth"].eq(0)  # (N,): only eos may follow a complete tree, and only there
+        logits = logits.masked_fill(complete[:, None], masked)
+        logits[:, Vocabulary.eos_id] = torch.where(complete, 0.0, masked).to(logits.dtype)
+        return logits, goal, context
+
+    def take(self, memory: dict, state: dict, goal: torch.Tensor, context: torch.Tensor,
+             tokens: torch.Tensor) -> dict:
+        """The tree state after ``tokens`` (N,) (target ids) at the node predicted from ``goal`` / ``context``."""
+        kind = self.target_kind[tokens]
+        open_tree = state["goal_depth"].gt(0)
+        op = torch.where(kind.eq(OPERATOR) & open_tree, self.op_index[tokens], -1)
+        leaf = torch.where(kind.eq(LEAF) & open_tree, self.leaf_index[tokens], -1)
+        return self.decoder.apply(state, goal, context, op, leaf, memory["leaves"])
+
+    def forward(self, batch: dict) -> torch.Tensor:
+        """Teacher-forced logits (B, T, V) for ``batch["target_out"]`` (prefix tokens, then eos)."""
+        memory = self.encode(batch)
+        state = self.decoder.start(memory["root"])
+        steps = []
+        for tokens in batch["target_out"].unbind(1):  # one node of every tree of the batch per step
+            logits, goal, context = self.node_logits(memory, state, MASKED_LOGIT)
+            steps.append(logits)
+            state = self.take(memory, state, goal, context, tokens)
+        return torch.stack(steps, dim=1)  # (B, T, V)
+
+    def decode_step(self, memory: dict, prefix: torch.Tensor, cache: dict | None) -> tuple[torch.Tensor, dict]:
+        """Log-probabilities (N, V) of the next token after ``prefix`` (N, t), -inf for every token the tree state
+        does not allow; the cache is that state (without it the prefix is replayed)."""
+        if cache is None or "goal" not in cache:
+            state = self.decoder.start(memory["root"])
+            for tokens in prefix[:, 1:].unbind(1):
+                _, goal, context = self.node_logits(memory, state, MASKED_LOGIT)
+                state = self.take(memory, state, goal, context, tokens)
+        else:
+            state = {key: value for key, value in cache.items() if key not in ("goal", "context")}
+            state = self.take(memory, state, cache["goal"], cache["context"], prefix[:, -1])
+        logits, goal, context = self.node_logits(memory, state, NEG_INF)
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        return log_probs, {**state, "goal": goal, "context": context}
+
+
+@MODELS.register("graph2tree")
+class GraphToTreeSolver(GoalDrivenTreeSolver):
+    """Graph2Tree: GTS whose encoder states pass through graph convolution over the quantity cell graph and the
+    quantity comparison graph (and its reverse) before the tree decoder reads them."""
+
+    graph_encoder = True

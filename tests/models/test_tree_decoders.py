@@ -1,0 +1,238 @@
+"""The tree-decoding solvers gts and graph2tree (neuromath/models/tree_decoders.py): the state machine of the
+goal-driven decoder, the masks (numbers a problem lacks, eos only after a complete tree), decoding through the
+sequence contract (cache, greedy, beam), the graph encoder's inputs, and learning a tiny task that needs both a
+word-chosen operator and pointing at numbers."""
+
+import itertools
+import math
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from neuromath.config import ModelConfig
+from neuromath.decoding.beam import beam_search
+from neuromath.decoding.constraints import GrammarConstraint
+from neuromath.decoding.greedy import greedy_decode
+from neuromath.errors import ConfigError
+from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
+from neuromath.models import build_model
+from neuromath.models.batching import collate
+from neuromath.models.inputs import ModelInputs
+from neuromath.text import Vocabulary
+
+MODELS = ("gts", "graph2tree")
+WORDS = ["tom", "has", "n0", "n1", "n2", "n3", "apples", "pears", ",", ".", "plus", "minus", "times", "the", "first",
+         "last", "two", "?", "red", "big", "old", "sells", "buys"]
+OPERATORS = {"plus": "+", "minus": "-", "times": "*"}
+
+
+def pointing_task(n: int, rng: random.Random):
+    """Three numbers; a word picks the operator and another which two numbers it joins (first two / last two), so a
+    model must read the question and point at the right numbers. Filler words vary."""
+    examples = []
+    for _ in range(n):
+        word, position = rng.choice(sorted(OPERATORS)), rng.choice(["first", "last"])
+        filler = [rng.choice(["red", "big", "old"]) for _ in range(rng.randint(0, 2))]
+        text = ["tom", "has", "n0", *filler, "apples", ",", "n1", "pears", ",", "n2", "apples", ".",
+                word, "the", position, "two", "?"]
+        operands = ["n0", "n1"] if position == "first" else ["n1", "n2"]
+        examples.append((text, [OPERATORS[word], *operands], [3.0, 5.0, 2.0]))
+    return examples
+
+
+def vocabularies():
+    return Vocabulary(WORDS), Vocabulary(["+", "-", "*", "n0", "n1", "n2", "n3", "1"])
+
+
+def batch_of(examples, source_vocab, target_vocab):
+    items = [
+        (source_vocab.encode(text, add_eos=True), target_vocab.encode(target, add_bos=True, add_eos=True), index,
+         values)
+        for index, (text, target, values) in enumerate(examples)
+    ]
+    return collate(items)
+
+
+def small_model(name, source_vocab, target_vocab, grammar=WORD_PROBLEM_GRAMMAR, **changes):
+    values = dict(name=name, d_model=32, encoder_hidden=48, d_ff=64, n_encoder_layers=1, dropout=0.0)
+    values.update(changes)
+    inputs = ModelInputs(
+        len(source_vocab), len(target_vocab), source_tokens=source_vocab.tokens, target_tokens=target_vocab.tokens,
+        target_classes=grammar.token_classes(target_vocab.tokens),
+    )
+    return build_model(ModelConfig(**values), inputs)
+
+
+def is_complete_prefix(tokens, arity) -> bool:
+    open_slots = 1
+    for token in tokens:
+        if open_slots == 0:
+            return False
+        open_slots += arity.get(token, 0) - 1
+    return open_slots == 0
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_decode_step_with_and_without_cache_matches_teacher_forcing(name):
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    batch = batch_of(pointing_task(4, random.Random(1)), source_vocab, target_vocab)
+    model = small_model(name, source_vocab, target_vocab).eval()
+    with torch.no_grad():
+        full = torch.log_softmax(model(batch), dim=-1)  # (B, T, V)
+        memory, cache = model.encode(batch), None
+        for step in range(batch["target_in"].size(1)):
+            log_probs, cache = model.decode_step(memory, batch["target_in"][:, : step + 1], cache)
+            allowed = torch.isfinite(log_probs)
+            assert torch.allclose(log_probs[allowed], full[:, step][allowed], atol=1e-5)
+            uncached, _ = model.decode_step(memory, batch["target_in"][:, : step + 1], None)
+            assert torch.allclose(uncached, log_probs, atol=1e-5)
+
+
+def test_masks_numbers_the_problem_lacks_and_allows_eos_exactly_after_a_complete_tree():
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    batch = batch_of(pointing_task(2, random.Random(1)), source_vocab, target_vocab)  # n0 n1 n2, no n3
+    model = small_model("gts", source_vocab, target_vocab).eval()
+    ids = {token: target_vocab.index[token] for token in ["+", "n0", "n2", "n3", "1"]}
+    with torch.no_grad():
+        memory = model.encode(batch)
+        log_probs, cache = model.decode_step(memory, batch["target_in"][:, :1], None)
+        assert torch.isneginf(log_probs[:, ids["n3"]]).all()  # the problem has no fourth number
+        assert torch.isfinite(log_probs[:, [ids["n0"], ids["n2"], ids["1"], ids["+"]]]).all()
+        for special in (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabulary.unk_id):
+            assert torch.isneginf(log_probs[:, special]).all()
+        prefix = batch["target_in"][:, :1]
+        for token in ["+", "n0", "+", "1", "n2"]:  # + n0 (+ 1 n2): complete only after the last token
+            prefix = torch.cat([prefix, torch.full((2, 1), ids[token] if token in ids else 0)], dim=1)
+            log_probs, cache = model.decode_step(memory, prefix, cache)
+            complete = token == "n2"
+            assert bool(torch.isfinite(log_probs[:, Vocabulary.eos_id]).all()) == complete
+            assert bool(torch.isfinite(log_probs).sum(dim=1).eq(1).all()) == complete
+    with torch.no_grad():
+        counts = torch.isfinite(log_probs).sum(dim=1)
+    assert counts.tolist() == [1, 1]
+
+
+def test_a_problem_without_a_number_slot_in_the_text_never_uses_it_when_it_is_padded_out():
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    short = (["tom", "has", "n0", "apples", ".", "plus", "the", "first", "two", "?"], ["n0"], [3.0])
+    batch = batch_of([short, *pointing_task(1, random.Random(2))], source_vocab, target_vocab)
+    model = small_model("graph2tree", source_vocab, target_vocab).eval()
+    with torch.no_grad():
+        log_probs, _ = model.decode_step(model.encode(batch), batch["target_in"][:, :1], None)
+    n1, n2 = target_vocab.index["n1"], target_vocab.index["n2"]
+    assert torch.isneginf(log_probs[0, [n1, n2]]).all() and torch.isfinite(log_probs[1, [n1, n2]]).all()
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_beam_search_ends_only_complete_trees_and_width_one_is_greedy(name):
+    torch.manual_seed(3)
+    source_vocab, target_vocab = vocabularies()
+    batch = batch_of(pointing_task(6, random.Random(4)), source_vocab, target_vocab)
+    model = small_model(name, source_vocab, target_vocab).eval()
+    arity = dict(WORD_PROBLEM_GRAMMAR.arities)
+    beams = beam_search(model, batch, beam_size=5, max_len=12, nbest=5)
+    for hypotheses in beams:
+        assert hypotheses
+        for hypothesis in hypotheses:
+            tokens = target_vocab.decode(hypothesis.tokens)
+            assert is_complete_prefix(tokens, arity) == hypothesis.finished
+    greedy = greedy_decode(model, batch, max_len=12)
+    width_one = beam_search(model, batch, beam_size=1, max_len=12)
+    assert [hypotheses[0].tokens for hypotheses in width_one] == [list(ids) for ids in greedy]
+
+
+def all_trees(operators, leaves, max_tokens):
+    """Every complete prefix tree over ``operators`` (binary) and ``leaves`` with at most ``max_tokens`` tokens."""
+    trees = []
+    for length in range(1, max_tokens + 1, 2):
+        for tokens in itertools.product(operators + leaves, repeat=length):
+            if is_complete_prefix(tokens, {op: 2 for op in operators}):
+                trees.append(list(tokens))
+    return trees
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_wide_beam_finds_exactly_the_brute_force_ranking(name):
+    """On a vocabulary of two operators and two numbers, a beam wider than every partial tree is exhaustive: its
+    finished hypotheses are all trees of at most 5 tokens, with the log-probabilities teacher forcing gives them."""
+    torch.manual_seed(5)
+    source_vocab = Vocabulary(WORDS)
+    target_vocab = Vocabulary(["+", "-", "n0", "n1"])
+    text = ["tom", "has", "n0", "apples", ",", "n1", "pears", ".", "plus", "the", "first", "two", "?"]
+    model = small_model(name, source_vocab, target_vocab).eval()
+    trees = all_trees(["+", "-"], ["n0", "n1"], 5)  # 2 + 8 + 64 trees
+    assert len(trees) == 74
+    batch = batch_of([(text, tree, [3.0, 4.0]) for tree in trees], source_vocab, target_vocab)
+    with torch.no_grad():
+        log_probs = torch.log_softmax(model(batch), dim=-1)
+    target = batch["target_out"]
+    scores = log_probs.gather(2, target.unsqueeze(-1)).squeeze(-1).masked_fill(target.eq(0), 0.0).sum(dim=1)
+    brute = sorted(zip(scores.tolist(), map(tuple, trees)), reverse=True)
+
+    one = batch_of([(text, ["n0"], [3.0, 4.0])], source_vocab, target_vocab)
+    # the grammar constraint drops prefixes that cannot end within max_len, which would otherwise fill the beam
+    constraint = GrammarConstraint(WORD_PROBLEM_GRAMMAR.token_classes(target_vocab.tokens))
+    found = beam_search(model, one, beam_size=300, max_len=6, nbest=300, length_penalty=0.0, constraint=constraint)[0]
+    finished = [(h.score, tuple(target_vocab.decode(h.tokens))) for h in found if h.finished]
+    assert sorted(tree for _, tree in finished) == sorted(tree for _, tree in brute)
+    by_tree = dict((tree, score) for score, tree in finished)
+    for score, tree in brute:
+        assert math.isclose(by_tree[tree], score, abs_tol=1e-4)
+    assert [tree for _, tree in finished[:10]] == [tree for _, tree in brute[:10]]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_each_tree_decoder_learns_to_pick_the_operator_and_point_at_the_numbers(name):
+    """Chance is 1/6 (three operators times two number pairs); after 150 full-batch steps a model that reads the
+    operator word and points at the right encoder states gets at least 90% of held-out problems (new fillers)."""
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    train = batch_of(pointing_task(120, random.Random(2)), source_vocab, target_vocab)
+    test_examples = pointing_task(60, random.Random(3))
+    test = batch_of(test_examples, source_vocab, target_vocab)
+    model = small_model(name, source_vocab, target_vocab)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+
+    def loss_on(batch):
+        logits = model(batch)
+        return F.cross_entropy(logits.flatten(0, 1), batch["target_out"].flatten(), ignore_index=0)
+
+    with torch.no_grad():
+        start = float(loss_on(train))
+    for _ in range(150):
+        optimizer.zero_grad()
+        loss = loss_on(train)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    predictions = greedy_decode(model, test, max_len=6)
+    right = sum(target_vocab.decode(ids) == target for ids, (_, target, _) in zip(predictions, test_examples))
+    assert float(loss.detach()) < 0.1 * start
+    assert right / len(test_examples) >= 0.9
+
+
+def test_graph2tree_reads_the_number_values_through_the_comparison_graph():
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    examples = pointing_task(2, random.Random(1))
+    model = small_model("graph2tree", source_vocab, target_vocab).eval()
+    reordered = [(text, target, [1.0, 2.0, 9.0]) for text, target, _ in examples]
+    with torch.no_grad():
+        first = model.encode(batch_of(examples, source_vocab, target_vocab))["states"]
+        second = model.encode(batch_of(reordered, source_vocab, target_vocab))["states"]
+        gts = small_model("gts", source_vocab, target_vocab).eval()
+        same = [gts.encode(batch_of(rows, source_vocab, target_vocab))["states"] for rows in (examples, reordered)]
+    assert not torch.allclose(first, second)
+    assert torch.equal(same[0], same[1])
+
+
+def test_tree_decoders_refuse_postfix_targets():
+    source_vocab, target_vocab = vocabularies()
+    postfix = TreeGrammar(arities=dict(WORD_PROBLEM_GRAMMAR.arities), notation="postfix")
+    with pytest.raises(ConfigError, match="prefix"):
+        small_model("gts", source_vocab, target_vocab, grammar=postfix)
