@@ -99,6 +99,11 @@ class ModelConfig(Section):
     encoder_hidden: int = 256  # units of each encoder direction (the GRU of dns: of its one direction)
     decoder_hidden: int = 512  # units of the LSTM decoder
     groups: str = "global,quantity,quantity_pair,question"  # group_attention: comma list; n_heads heads shared equally
+    # Tree decoders (gts, graph2tree), for ablations: how a number leaf is embedded (pointer: the encoder state at its
+    # position in the problem; slot: a learned embedding per slot n0, n1, ..., like a constant), and whether goals and
+    # parents read the embeddings of finished subtrees (False: a right goal and a merged parent see zeros instead)
+    numbers: str = "pointer"
+    subtree_embedding: bool = True
     max_len: int = 512
 
 
@@ -219,6 +224,8 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.encoder_hidden": ("bilstm_seq2seq", "group_attention") + TREE_DECODERS,
     "model.decoder_hidden": RECURRENT_MODELS,
     "model.groups": ("group_attention",),
+    "model.numbers": TREE_DECODERS,
+    "model.subtree_embedding": TREE_DECODERS,
     "model.max_len": SEQUENCE_MODELS,  # positions of the Transformer; the longest input any sequence model reads
     "optim": SEQUENCE_MODELS + TRAINED_CLASSIFIERS,
     "optim.lr_scale": SEQUENCE_MODELS,  # the warm-up schedule and label smoothing: sequence models only

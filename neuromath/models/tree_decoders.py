@@ -4,10 +4,14 @@ Problems": the Bi-GRU encoder of Sec. 3.1 and the goal-driven tree decoder of Se
 the same decoder over the Bi-GRU states refined by graph convolution over the quantity cell graph and the quantity
 comparison graph, Sec. 3.2-3.3, ``neuromath.nn.graph`` and ``neuromath.tasks.word_problems.graphs``).
 
-Registered in ``MODELS`` as ``gts`` and ``graph2tree``. Sizes from the config: ``d_model`` embeds words and operators
-(the papers: 128), ``encoder_hidden`` is H, the width of each GRU direction, of the encoder states (the two directions
-summed), of goals and of subtree embeddings (512), ``n_encoder_layers`` the GRU's depth (2), ``dropout`` (0.5), and
-for Graph2Tree ``d_ff`` the graph module's feed-forward width.
+Registered in ``MODELS`` as ``gts`` and ``graph2tree``. Two switches exist for ablations: ``model.numbers: slot``
+embeds a number by its slot (a learned vector per ``n0, n1, ...``) instead of pointing at its encoder state, and
+``model.subtree_embedding: false`` hides finished subtrees from the right goals.
+
+Sizes from the config: ``d_model`` embeds words and operators (the papers: 128), ``encoder_hidden`` is H, the width
+of each GRU direction, of the encoder states (the two directions summed), of goals and of subtree embeddings (512),
+``n_encoder_layers`` the GRU's depth (2), ``dropout`` (0.5), and for Graph2Tree ``d_ff`` the graph module's
+feed-forward width.
 
 The output vocabulary is the target vocabulary's tokens by kind: operators (arity 1 or 2 in the task's prefix
 grammar), constants (the other leaves of the training equations) and number slots ``n0, n1, ...``; a number slot is
@@ -96,7 +100,14 @@ class GoalDrivenTreeSolver(nn.Module):
                               dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
         self.graph = GraphConvolutionModule(hidden, config.d_ff, 3, config.dropout) if self.graph_encoder else None
         self.decoder = GoalDrivenTreeDecoder(
-            hidden, config.d_model, [arity[index] for index in op_ids], self.n_constants, config.dropout
+            hidden, config.d_model, [arity[index] for index in op_ids], self.n_constants, config.dropout,
+            subtree_embedding=config.subtree_embedding,
+        )
+        if config.numbers not in ("pointer", "slot"):
+            raise ConfigError(f"model.numbers must be pointer or slot, not {config.numbers!r}")
+        # the ablation without pointing: a learned embedding per number slot, whatever the problem says around it
+        self.slot_embedding = (
+            nn.Parameter(torch.randn(self.n_numbers, hidden) * hidden**-0.5) if config.numbers == "slot" else None
         )
 
     # -- encoder ---------------------------------------------------------------------------------------------------
@@ -117,6 +128,8 @@ class GoalDrivenTreeSolver(nn.Module):
         at_slot = (slots[:, :, None] == torch.arange(self.n_numbers, device=source.device)).to(states.dtype)
         count = at_slot.sum(dim=1)  # (B, K)
         numbers = (at_slot.transpose(1, 2) @ states) / count.clamp(min=1)[..., None]  # (B, K, H)
+        if self.slot_embedding is not None:
+            numbers = self.slot_embedding.expand(source.size(0), -1, -1)
         constants = self.decoder.constant_embedding.expand(source.size(0), -1, -1)  # (B, C, H)
         leaves = torch.cat([constants, numbers], dim=1)  # (B, C + K, H)
         every_constant = torch.ones(source.size(0), self.n_constants, dtype=torch.bool, device=source.device)

@@ -76,8 +76,10 @@ class GoalDrivenTreeDecoder(nn.Module):
     come from the encoder per problem. ``hidden`` is H (goals, contexts, subtrees, encoder states), ``embed`` the
     operator embedding size."""
 
-    def __init__(self, hidden: int, embed: int, op_arity: list[int], n_constants: int, dropout: float):
+    def __init__(self, hidden: int, embed: int, op_arity: list[int], n_constants: int, dropout: float,
+                 subtree_embedding: bool = True):
         super().__init__()
+        self.subtree_embedding = subtree_embedding  # False (an ablation): right goals read zeros, not t_l
         if any(arity not in (1, 2) for arity in op_arity):
             raise ValueError(f"operators must be unary or binary, got arities {op_arity}")
         self.hidden = hidden
@@ -124,6 +126,8 @@ class GoalDrivenTreeDecoder(nn.Module):
         top = read(state["goal_pre"], state["goal_depth"] - 1)  # (N, 2H)
         is_right = read(state["goal_right"], state["goal_depth"] - 1)  # (N,)
         left_sibling = read(state["emb"], state["emb_depth"] - 1)  # (N, H)
+        if not self.subtree_embedding:
+            left_sibling = torch.zeros_like(left_sibling)
         right = gated(top + self.right_from_left(self.dropout(left_sibling)))
         return torch.where(is_right[:, None], right, top[:, : self.hidden])
 
