@@ -40,6 +40,8 @@ from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell
 from neuromath.text import Vocabulary
 
 OTHER, OPERATOR, LEAF, END = 0, 1, 2, 3  # kinds of target ids
+# Graph2Tree's graphs, one head each; in graph k node i reads node j when adjacency[k, i, j] = 1
+GRAPHS = ("number reads its words", "word reads its numbers", "larger reads smaller", "smaller reads larger")
 SPECIAL_IDS = (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabulary.unk_id)
 
 
@@ -98,7 +100,12 @@ class GoalDrivenTreeSolver(nn.Module):
         self.embedding_dropout = nn.Dropout(config.dropout)
         self.encoder = nn.GRU(config.d_model, hidden, config.n_encoder_layers, batch_first=True, bidirectional=True,
                               dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
-        self.graph = GraphConvolutionModule(hidden, config.d_ff, 3, config.dropout) if self.graph_encoder else None
+        self.graph = None
+        if self.graph_encoder:
+            if hidden % len(GRAPHS):
+                raise ConfigError(f"model.encoder_hidden ({hidden}) must be a multiple of {len(GRAPHS)} for graph2tree "
+                                  f"(one graph convolution head per graph: {', '.join(GRAPHS)})")
+            self.graph = GraphConvolutionModule(hidden, config.d_ff, len(GRAPHS), config.dropout)
         self.decoder = GoalDrivenTreeDecoder(
             hidden, config.d_model, [arity[index] for index in op_ids], self.n_constants, config.dropout,
             subtree_embedding=config.subtree_embedding,
@@ -139,15 +146,16 @@ class GoalDrivenTreeSolver(nn.Module):
                 "leaf_valid": leaf_valid}
 
     def graphs(self, batch: dict) -> torch.Tensor:
-        """The quantity cell graph (both directions) and the comparison graph and its reverse (B, 3, S, S)."""
+        """The adjacency (B, 4, S, S) of ``GRAPHS``: the quantity cell graph in both directions, the quantity
+        comparison graph and its reverse."""
         source = batch["source"]
         size, length = source.shape
-        adjacency = torch.zeros(size, 3, length, length)
         values = batch.get("number_values")
+        edges = []  # (row, graph, reader, read)
         for row, ids in enumerate(source.tolist()):
             tokens = [self.source_tokens[index] for index in ids]
             for number, word in quantity_cell_links(tokens):
-                adjacency[row, 0, number, word] = adjacency[row, 0, word, number] = 1.0
+                edges += [(row, 0, number, word), (row, 1, word, number)]
             if values is None:
                 continue
             positions = {}  # number index -> its position
@@ -155,11 +163,13 @@ class GoalDrivenTreeSolver(nn.Module):
                 match = MASK_REGEX.fullmatch(token)
                 if match:
                     positions.setdefault(int(match[1]), position)
-            row_values = values[row].tolist()
-            for i, j in comparison_links(row_values):
-                if i in positions and j in positions:
-                    adjacency[row, 1, positions[i], positions[j]] = 1.0  # the larger reads the smaller
-                    adjacency[row, 2, positions[j], positions[i]] = 1.0
+            for larger, smaller in comparison_links(values[row].tolist()):
+                if larger in positions and smaller in positions:
+                    big, small = positions[larger], positions[smaller]
+                    edges += [(row, 2, big, small), (row, 3, small, big)]
+        adjacency = torch.zeros(size, len(GRAPHS), length, length)
+        if edges:
+            adjacency[tuple(torch.tensor(edges).T)] = 1.0
         return adjacency.to(source.device)
 
     # -- decoder ---------------------------------------------------------------------------------------------------

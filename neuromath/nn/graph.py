@@ -1,11 +1,13 @@
 """The graph module of Graph2Tree (Zhang et al. 2020, "Graph-to-Tree Learning for Solving Math Word Problems",
 Sec. 3.3, eq. 3-5): one two-layer graph convolution per graph (Kipf & Welling 2017, here with the row-normalised
-adjacency D^-1 (A + I)), the heads concatenated and projected, then a residual connection with layer normalisation
-and a feed-forward block, as in a Transformer layer:
+adjacency D^-1 (A + I)), each head H / K wide, the K heads concatenated, then a residual connection with layer
+normalisation and a feed-forward block, as in a Transformer layer:
 
-  GCN_k(X) = Â_k ReLU(Â_k X W_k1) W_k2                  (eq. 3, one head per graph k)
-  G = [GCN_1(X); ...; GCN_K(X)] W_o                      (eq. 4)
+  GCN_k(X) = Â_k ReLU(Â_k X W_k1) W_k2                  (eq. 3, one head per graph k, W_k1: H x H/K, W_k2: H/K x H/K)
+  G = [GCN_1(X); ...; GCN_K(X)]                          (eq. 4)
   Z = LayerNorm(X + G);  out = LayerNorm(Z + FFN(Z))     (eq. 5)
+
+Dropout is applied to G and to FFN(Z) only: on the CPU drawing dropout masks costs as much as a matrix product.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ class GraphConvolutionModule(nn.Module):
 
     def __init__(self, hidden: int, d_ff: int, n_graphs: int, dropout: float):
         super().__init__()
-        self.first = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(n_graphs))
-        self.second = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(n_graphs))
-        self.heads = nn.Linear(n_graphs * hidden, hidden)
+        if hidden % n_graphs:
+            raise ValueError(f"the width {hidden} must be a multiple of the {n_graphs} graphs (one head each)")
+        head = hidden // n_graphs
+        self.first = nn.ModuleList(nn.Linear(hidden, head) for _ in range(n_graphs))
+        self.second = nn.ModuleList(nn.Linear(head, head) for _ in range(n_graphs))
         self.norm_graph = nn.LayerNorm(hidden)
         self.feed_forward = nn.Sequential(
-            nn.Linear(hidden, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, hidden)
+            nn.Linear(hidden, d_ff), nn.ReLU(), nn.Linear(d_ff, hidden)
         )
         self.norm_out = nn.LayerNorm(hidden)
         self.dropout = nn.Dropout(dropout)
@@ -42,7 +46,7 @@ class GraphConvolutionModule(nn.Module):
         heads = []
         for k, (first, second) in enumerate(zip(self.first, self.second)):
             hidden = torch.relu(normalized[:, k] @ first(states))  # (B, T, H)
-            heads.append(normalized[:, k] @ second(self.dropout(hidden)))
-        graph = self.heads(torch.cat(heads, dim=-1))  # (B, T, H)
+            heads.append(normalized[:, k] @ second(hidden))
+        graph = torch.cat(heads, dim=-1)  # (B, T, H)
         states = self.norm_graph(states + self.dropout(graph))
         return self.norm_out(states + self.dropout(self.feed_forward(states)))
