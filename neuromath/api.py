@@ -128,7 +128,7 @@ class Solver:
                 f"{run_dir} is a {task.name} run: use neuromath.load(run) or neuromath.api.load_classifier "
                 "(or `neuromath evaluate` / `neuromath complete`), not a sequence solver"
             )
-        self.task: SequenceTask = task
+        self.task: SequenceTask = task.configured(self.config.data)  # sources read as at training (data.lowercase)
         self.source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         self.target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
         self.device = torch.device(device)

@@ -56,6 +56,10 @@ class DataConfig(Section):
     valid_max: int = 0  # at most this many carved-out validation examples; 0 -> no cap
     max_source_len: int = 200
     max_target_len: int = 64
+    # Word-problem tasks: how source words become vocabulary ids (at training, and when a run solves or evaluates)
+    lowercase: bool = True  # lower-case the source words; False keeps their case
+    min_count: int = 1  # a source word seen fewer times in the training set is <unk> (the numbers n0, n1, ... never)
+    word_dropout: float = 0.0  # training only: each ordinary source word is replaced by <unk> with this probability
     # Tasks whose data comes in modules and splits (mathematics_dataset):
     modules: str = "*"  # comma list of module globs, e.g. "arithmetic__*,numbers__place_value"
     per_module: int = 0  # read at most this many questions per module file; 0 -> all
@@ -198,6 +202,9 @@ TASK_KEYS: dict[str, tuple[str, ...]] = {  # data keys -> the tasks that read th
     "data.generate_test": SEQUENCE_TASKS,
     "data.max_source_len": SEQUENCE_TASKS,
     "data.max_target_len": SEQUENCE_TASKS,
+    # the vocabulary robustness of the word-problem tasks (their sources are words with masked numbers)
+    **{f"data.{key}": ("word_problems", "word_problems_normalized")
+       for key in ("lowercase", "min_count", "word_dropout")},
     "data.modules": ("mathematics_dataset",),
     "data.per_module": ("mathematics_dataset",),
     "data.train_splits": ("mathematics_dataset",),
@@ -321,6 +328,8 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "data.valid_max": NONNEGATIVE,  # 0: no cap
     "data.max_source_len": COUNT,
     "data.max_target_len": COUNT,
+    "data.min_count": COUNT,  # 1: every training word is in the vocabulary
+    "data.word_dropout": PROBABILITY,  # 0: no word dropout; 1 would leave no word to read
     "data.per_module": NONNEGATIVE,  # 0: every question of a module file
     "data.symbolic_max_ops": COUNT,
     "model.d_model": COUNT,

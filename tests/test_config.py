@@ -132,6 +132,9 @@ def test_every_preset_loads_and_builds_its_model(path):
     ("data.valid_fraction=1", "data.valid_fraction must be in (0, 1), got 1"),
     ("data.per_module=-1", "data.per_module must be >= 0, got -1"),
     ("model.tree_relations=1", "model.tree_relations must be >= 2, got 1"),
+    ("data.min_count=0", "data.min_count must be >= 1, got 0"),
+    ("data.word_dropout=1", "data.word_dropout must be in [0, 1), got 1"),
+    ("data.word_dropout=-0.5", "data.word_dropout must be in [0, 1), got -0.5"),
     ("optim.lr=1" + "0" * 400, "optim.lr: an integer of 401 digits is too large for a float"),
 ])
 def test_values_out_of_range_are_refused_with_the_range(override, message):
@@ -224,3 +227,32 @@ def test_config_files_of_odd_bytes_are_config_errors(tmp_path, content, message)
     path.write_bytes(content)
     with pytest.raises(ConfigError, match=message):
         load_config(path)
+
+
+# ---- vocabulary robustness of the word-problem tasks (issue 17)
+
+
+def test_vocabulary_keys_parse_and_keep_todays_behaviour_by_default(tmp_path):
+    config = load_config(None, ["data.lowercase=false", "data.min_count=3", "data.word_dropout=0.25"], strict=True)
+    assert (config.data.lowercase, config.data.min_count, config.data.word_dropout) == (False, 3, 0.25)
+    default = Config().data
+    assert (default.lowercase, default.min_count, default.word_dropout) == (True, 1, 0.0)
+    save_config(config, tmp_path / "config.yaml")
+    assert load_config(tmp_path / "config.yaml", strict=True) == config
+    with pytest.raises(ConfigError, match="data.lowercase: expected bool, got 'sometimes'"):
+        load_config(None, ["data.lowercase=sometimes"])
+    with pytest.raises(ConfigError, match="data.min_count: expected int, got 1.5"):
+        load_config(None, ["data.min_count=1.5"])
+
+
+@pytest.mark.parametrize("key", ["data.lowercase=false", "data.min_count=2", "data.word_dropout=0.1"])
+def test_vocabulary_keys_apply_to_the_word_problem_tasks_only(tmp_path, key):
+    for task in ("word_problems", "word_problems_normalized"):
+        load_config(None, [f"data.task={task}", key], strict=True)
+    for task in ("mathematics_dataset", "symbolic", "identities"):
+        name = key.split("=")[0]
+        with pytest.raises(ConfigError, match=rf"{name} does not apply to the {task} task \(it applies to: "
+                                              r"word_problems, word_problems_normalized\)"):
+            load_config(None, [f"data.task={task}", key], strict=True)
+        save_config(load_config(None, [f"data.task={task}"]), tmp_path / "config.yaml")
+        assert name.split(".")[1] not in yaml.safe_load((tmp_path / "config.yaml").read_text())["data"]

@@ -29,7 +29,6 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
             ]
             any_correct += any(entry["correct"] for entry in record["nbest"])
         records.append(record)
-    unknown = [solver.source_vocab.count_unknown(solver.task.source_tokens(example)) for example in examples]
     n = len(records)
     value_correct = sum(bool(r["correct"]) for r in records)
     equation_correct = sum(bool(r["equation_correct"]) for r in records)
@@ -40,14 +39,40 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
         "n": n,
         "value_correct": value_correct,
         "equation_correct": equation_correct,
-        "unknown_tokens": sum(unknown),  # input tokens (characters for char-level tasks) the vocabulary lacks
-        "examples_with_unknown": sum(count > 0 for count in unknown),
+        # input tokens (characters for char-level tasks) the run's source vocabulary lacks, and their rates
+        **unknown_input(solver.source_vocab, solver.task, examples),
         "decode": {"beam": decode.beam, "nbest": decode.nbest, "length_penalty": decode.length_penalty,
                    "constrained": decode.constrained, "verify": decode.verify},
     }
     if decode.nbest > 1:
         metrics["nbest_value_accuracy"] = any_correct / n if n else 0.0
     return metrics, records
+
+
+def unknown_input(source_vocab, task, examples: Sequence) -> dict:
+    """How much of the examples' input a run's source vocabulary does not know, read the way the run reads it
+    (``task`` configured with the run's data settings, e.g. ``data.lowercase``): ``unknown_tokens`` of
+    ``source_tokens`` tokens (``unknown_token_rate``, their fraction) in ``examples_with_unknown`` examples
+    (``unknown_example_rate``, a fraction of the examples); rates are 0 without examples or tokens."""
+    counts = [(source_vocab.count_unknown(tokens), len(tokens)) for tokens in map(task.source_tokens, examples)]
+    unknown = sum(count for count, _ in counts)
+    tokens = sum(length for _, length in counts)
+    with_unknown = sum(count > 0 for count, _ in counts)
+    return {
+        "unknown_tokens": unknown,
+        "source_tokens": tokens,
+        "unknown_token_rate": unknown / tokens if tokens else 0.0,
+        "examples_with_unknown": with_unknown,
+        "unknown_example_rate": with_unknown / len(counts) if counts else 0.0,
+    }
+
+
+def unknown_summary(metrics: dict) -> str:
+    """The unknown input of ``unknown_input`` in words: ``3 of 250 tokens (1.2%) in 2 of 40 examples (5.0%)``."""
+    examples = f" of {metrics['n']}" if "n" in metrics else ""
+    token_rate, example_rate = percent(metrics["unknown_token_rate"]), percent(metrics["unknown_example_rate"])
+    return (f"{metrics['unknown_tokens']} of {metrics['source_tokens']} tokens ({token_rate}) in "
+            f"{metrics['examples_with_unknown']}{examples} examples ({example_rate})")
 
 
 def percent(value: float | None) -> str:

@@ -10,8 +10,9 @@ problem with its nearest training problem's template.
 
 A fold whose ``OUT/fold<k>/summary.json`` already holds test scores is reused, so an interrupted cross-validation
 continues where it stopped (a fold interrupted during training resumes from its last checkpoint). The report gives
-every fold and the mean ± sample standard deviation over folds of value and equation accuracy; it is written to
-``OUT/report.md`` and ``OUT/report.json``.
+every fold and the mean ± sample standard deviation over folds of value and equation accuracy and of the share of
+test input tokens unknown to the fold's source vocabulary ("unk %"); it is written to ``OUT/report.md`` and
+``OUT/report.json``.
 """
 
 from __future__ import annotations
@@ -28,14 +29,14 @@ from typing import Sequence
 
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.evaluation.evaluate import percent, write_predictions
+from neuromath.evaluation.evaluate import percent, unknown_input, write_predictions
 from neuromath.experiments.train_test import train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems import write_jsonl
-from neuromath.training.run import COSMETIC_CHANGES, RESUMABLE_CHANGES, config_differences
+from neuromath.training.run import COSMETIC_CHANGES, RESUMABLE_CHANGES, build_vocabularies, config_differences
 
 RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
 CSV_FOLD_FILES = ("train.csv", "dev.csv")  # the SVAMP repository's fold layout (MAWPS, ASDiv-A)
@@ -162,8 +163,10 @@ def check_same_config(fold_dir: Path, config: Config, finished: bool) -> None:
 
 def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_dir: Path) -> dict:
     """Fit the retrieval baseline ``config.model.name`` on the training file and answer the test file; writes
-    ``fold_dir/predictions.jsonl``, ``config.yaml`` and returns the summary (not yet written)."""
-    task = word_problem_task(config)
+    ``fold_dir/predictions.jsonl``, ``config.yaml`` and returns the summary (not yet written). The test fold's
+    unknown input is measured against the source vocabulary a trained model of the same data settings would have
+    (``neuromath.training.run.build_vocabularies``): the baseline itself has none."""
+    task = word_problem_task(config).configured(config.data)
     data_report, splits = {}, {}
     for split, path in (("train", train_path), ("test", test_path)):
         skipped: list = []
@@ -188,8 +191,10 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
         "data": data_report,
     }
     if n:
+        source_vocab, _ = build_vocabularies(task, splits["train"], config)
         summary["test"] = {"value_accuracy": value_correct / n, "equation_accuracy": equation_correct / n, "n": n,
-                           "value_correct": value_correct, "equation_correct": equation_correct}
+                           "value_correct": value_correct, "equation_correct": equation_correct,
+                           **unknown_input(source_vocab, task, splits["test"])}
     return summary
 
 
@@ -226,6 +231,10 @@ def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused
         "test_examples": test["n"],
         "value_accuracy": test["value_accuracy"],
         "equation_accuracy": test["equation_accuracy"],
+        # the test fold's source tokens (and examples with any) unknown to the run's vocabulary; None in the summary
+        # of a fold run before they were measured
+        "unknown_token_rate": test.get("unknown_token_rate"),
+        "unknown_example_rate": test.get("unknown_example_rate"),
         "best_val_value_accuracy": summary.get("best_val_value_accuracy"),
         "epochs": summary.get("epochs"),
         "wall_seconds": summary.get("wall_seconds"),
@@ -236,8 +245,10 @@ def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused
 def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True) -> dict:
     """Run every fold (reusing finished ones) in ``out_dir/<fold name>`` and write ``out_dir/report.md`` and
     ``report.json``; returns the report: ``{"model", "task", "k", "out", "folds": [row, ...], "value_accuracy":
-    {"mean", "std"}, "equation_accuracy": {"mean", "std"}, "test_examples", "wall_seconds", "elapsed_seconds"}``
-    where a row holds the fold's sizes, test accuracies, best validation value accuracy, epochs and seconds."""
+    {"mean", "std"}, "equation_accuracy": {"mean", "std"}, "unknown_token_rate": {"mean", "std"} (None when a
+    reused fold lacks it), "test_examples", "wall_seconds", "elapsed_seconds"}`` where a row holds the fold's sizes,
+    test accuracies, unknown input rates (of tokens and of examples), best validation value accuracy, epochs and
+    seconds."""
     word_problem_task(config)
     if not folds:
         raise NeuromathError("no folds to cross-validate")
@@ -282,6 +293,12 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
     for measure in ("value_accuracy", "equation_accuracy"):
         mean, std = mean_std([row[measure] for row in rows])
         report[measure] = {"mean": mean, "std": std}
+    rates = [row["unknown_token_rate"] for row in rows]
+    if None in rates:  # a fold reused from before the rate was measured
+        report["unknown_token_rate"] = None
+    else:
+        mean, std = mean_std(rates)
+        report["unknown_token_rate"] = {"mean": mean, "std": std}
     report["test_examples"] = sum(row["test_examples"] for row in rows)
     report["wall_seconds"] = sum(row["wall_seconds"] or 0.0 for row in rows)  # every fold's run, reused ones too
     report["elapsed_seconds"] = time.perf_counter() - started  # this invocation
@@ -305,6 +322,8 @@ def format_report(report: dict) -> str:
         return f"{value:.1f}" if isinstance(value, float) else str(value)
 
     value, equation = report["value_accuracy"], report["equation_accuracy"]
+    unknown = report.get("unknown_token_rate")
+    unknown_mean = "n/a" if unknown is None else f"{cell(unknown['mean'])} ± {cell(unknown['std'])}"
     lines = [
         f"# {report['model']}: {report['k']}-fold cross-validation ({report['task']})",
         "",
@@ -312,17 +331,22 @@ def format_report(report: dict) -> str:
         f"{cell(equation['mean'])} ± {cell(equation['std'])} % (mean ± sample standard deviation over "
         f"{report['k']} folds; {report['test_examples']} test problems in all)",
         "",
-        "| fold | train | valid | test | value acc. % | equation acc. % | best valid value acc. % | epochs | seconds |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| fold | train | valid | test | value acc. % | equation acc. % | unk % | best valid value acc. % | epochs | "
+        "seconds |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in report["folds"]:
         lines.append(
             f"| {row['fold']} | {plain(row['train_examples'])} | {plain(row['valid_examples'])} | "
             f"{row['test_examples']} | {cell(row['value_accuracy'])} | {cell(row['equation_accuracy'])} | "
-            f"{cell(row['best_val_value_accuracy'])} | {plain(row['epochs'])} | {plain(row['wall_seconds'])} |"
+            f"{cell(row.get('unknown_token_rate'))} | {cell(row['best_val_value_accuracy'])} | "
+            f"{plain(row['epochs'])} | {plain(row['wall_seconds'])} |"
         )
     lines.append(
         f"| mean ± std | | | | {cell(value['mean'])} ± {cell(value['std'])} | "
-        f"{cell(equation['mean'])} ± {cell(equation['std'])} | | | {report['wall_seconds']:.1f} (sum) |"
+        f"{cell(equation['mean'])} ± {cell(equation['std'])} | {unknown_mean} | | | "
+        f"{report['wall_seconds']:.1f} (sum) |"
     )
+    lines += ["", "unk %: the share of the test fold's input tokens that are not in the fold's source vocabulary "
+                  "(read as <unk>)"]
     return "\n".join(lines) + "\n"

@@ -18,7 +18,13 @@ from typing import Sequence
 from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import evaluate_examples, percent, run_names, write_predictions
+from neuromath.evaluation.evaluate import (
+    evaluate_examples,
+    percent,
+    run_names,
+    unknown_summary,
+    write_predictions,
+)
 from neuromath.evaluation.identities import (
     depth_table,
     numeric_checker,
@@ -152,8 +158,7 @@ def print_metrics(name, metrics: dict, task, solver, skipped: list) -> None:
         print(f"{task.accuracy_label} of the {solver.decode.nbest}-best lists (any right) "
               f"{percent(metrics['nbest_value_accuracy'])}")
     if metrics.get("unknown_tokens"):
-        print(f"unknown input tokens: {metrics['unknown_tokens']} in {metrics['examples_with_unknown']} examples "
-              f"(not in the run's vocabulary)")
+        print(f"unknown input tokens: {unknown_summary(metrics)} (not in the run's vocabulary)")
     if skipped:
         print(f"skipped {len(skipped)} malformed rows (listed above)")
     print(f"predictions written to {metrics['predictions']}")

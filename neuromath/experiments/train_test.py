@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import evaluate_examples, percent
+from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary
 from neuromath.evaluation.identities import mean_and_std, mean_std_table, verification_metrics
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.registry import TRAINING
@@ -47,6 +47,8 @@ def sequence_outcome(summary: dict, task) -> list[str]:
         test = summary["test"]
         equation = f", {task.equation_label} {percent(test['equation_accuracy'])}" if task.equation_label else ""
         lines.append(f"test: {task.accuracy_label} {percent(test['value_accuracy'])}{equation} on {test['n']} examples")
+        if "unknown_token_rate" in test:
+            lines.append(f"test input unknown to the run's vocabulary: {unknown_summary(test)}")
     return lines
 
 

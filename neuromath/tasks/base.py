@@ -6,6 +6,7 @@ task's name. No torch here.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -44,6 +45,22 @@ class SequenceTask:
     folds: bool = False  # cross-validation over fold files applies (neuromath cv)
     # the values of an example's masked numbers (n0, n1, ...), for models that compare quantities (graph2tree)
     number_values: Callable[[Any], list[float]] | None = None
+    # (DataConfig) -> the source_tokens of a run with those data settings (e.g. data.lowercase); None: source_tokens
+    # whatever the settings. Training and neuromath.api read sources through ``configured(data)``, never around it.
+    source_tokens_for: Callable[[Any], Callable[[Any], list[str]]] | None = None
+    # a source token that word dropout must never replace by <unk> (besides pad/bos/eos/unk, which never are);
+    # None: every other token is an ordinary word
+    keeps_token: Callable[[str], bool] | None = None
+    # (training examples) -> (source tokens, target tokens) every vocabulary of a run on them holds, whatever their
+    # counts (exempt from data.min_count; added when unseen); None: nothing reserved
+    reserved_tokens: Callable[[Sequence[Any]], tuple[list[str], list[str]]] | None = None
+
+    def configured(self, data) -> "SequenceTask":
+        """This task as a run whose config has the data section ``data`` reads it: ``source_tokens`` from
+        ``source_tokens_for(data)`` when the task has that hook, else the task itself."""
+        if self.source_tokens_for is None:
+            return self
+        return dataclasses.replace(self, source_tokens=self.source_tokens_for(data))
 
 
 @dataclass(frozen=True)

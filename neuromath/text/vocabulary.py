@@ -14,9 +14,10 @@ PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
 
 
-def word_tokens(text: str) -> list[str]:
-    """Split already-spaced text (e.g. an Example's masked text) into lower-cased word tokens."""
-    return text.lower().split()
+def word_tokens(text: str, lowercase: bool = True) -> list[str]:
+    """Split already-spaced text (e.g. an Example's masked text) into word tokens, lower-cased unless ``lowercase``
+    is False."""
+    return (text.lower() if lowercase else text).split()
 
 
 def char_tokens(text: str) -> list[str]:
@@ -41,11 +42,17 @@ class Vocabulary:
             raise ValueError("vocabulary tokens must be unique")
 
     @classmethod
-    def build(cls, texts: Iterable[Sequence[str]], level: str = "word", min_count: int = 1) -> "Vocabulary":
-        """Build from token sequences; tokens are ordered by frequency, then alphabetically."""
+    def build(cls, texts: Iterable[Sequence[str]], level: str = "word", min_count: int = 1,
+              reserved: Iterable[str] = ()) -> "Vocabulary":
+        """Build from token sequences: the tokens seen at least ``min_count`` times, ordered by frequency, then
+        alphabetically. ``reserved`` tokens are always kept: those seen (however rarely) take their place by
+        frequency, those never seen follow in the order given."""
         counts = Counter(token for tokens in texts for token in tokens)
-        kept = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
-        return cls(kept, level=level)
+        reserved = list(dict.fromkeys(reserved))
+        always = set(reserved)
+        kept = sorted((t for t, c in counts.items() if c >= min_count or t in always), key=lambda t: (-counts[t], t))
+        unseen = [token for token in reserved if token not in counts]
+        return cls(kept + unseen, level=level)
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -16,6 +16,7 @@ from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.models.batching import move_batch
+from neuromath.text import Vocabulary
 
 
 def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:
@@ -31,17 +32,34 @@ class SequenceModule(pl.LightningModule):
     examples at ``indices``, how many decoded token-id lists are right by the task's own measure.
     """
 
-    def __init__(self, config: Config, model: torch.nn.Module, scorer: Callable | None = None):
+    def __init__(self, config: Config, model: torch.nn.Module, scorer: Callable | None = None,
+                 droppable_source: torch.Tensor | None = None):
         super().__init__()
         self.config = config
         self.model = model
         self.scorer = scorer
         self._counts = [0, 0, 0]  # value correct, equation correct, total
+        # word dropout: a bool per source id, True for the ordinary words it may replace (None: no word dropout);
+        # a buffer so it follows the module to its device, not persistent so checkpoints and weights do not hold it
+        self.register_buffer("droppable_source", droppable_source, persistent=False)
 
     def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
+        batch = {**batch, "source": self.drop_words(batch["source"])}  # a copy: the loader's batch is left alone
         loss = self.loss(batch)
         self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["source"].size(0))
         return loss
+
+    def drop_words(self, source: torch.Tensor) -> torch.Tensor:
+        """Word dropout (training only): each droppable source token becomes <unk> with probability
+        ``data.word_dropout``, so that words unseen at test time are not out of distribution. The draws come from
+        torch's CPU generator (seeded by ``train.seed``, saved in checkpoints), whatever the device, so a resumed run
+        drops the same words; with no word dropout nothing is drawn and ``source`` is returned as it is."""
+        rate = self.config.data.word_dropout
+        if self.droppable_source is None or rate <= 0:
+            return source
+        draws = torch.rand(source.shape).to(source.device)  # (B, S)
+        dropped = (draws < rate) & self.droppable_source[source]  # (B, S)
+        return source.masked_fill(dropped, Vocabulary.unk_id)
 
     def loss(self, batch: dict) -> torch.Tensor:
         logits = self.model(batch)  # (B, T, V)

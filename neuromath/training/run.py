@@ -23,14 +23,14 @@ import torch
 from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
-from neuromath.config import Config, config_to_dict, load_config, save_config
+from neuromath.config import Config, applies, config_to_dict, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.models.weights import read_plain
 from neuromath.tasks import SequenceTask, get_task
-from neuromath.text import Vocabulary
+from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
 
 # Settings that change nothing a run computes.
@@ -149,7 +149,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     run_dir = Path(run_dir)
     check_run_dir(run_dir, config, resume)
 
-    task = get_task(config.data.task)
+    task = get_task(config.data.task).configured(config.data)  # sources read as the data settings say
     if config.train.num_threads:
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
@@ -161,14 +161,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
     else:
-        if task.shared_vocab:  # one table for both sides, built from inputs and outputs
-            source_vocab = target_vocab = Vocabulary.build(
-                (tokens for e in data.train for tokens in (task.source_tokens(e), task.target_tokens(e))),
-                level=task.vocab_level,
-            )
-        else:
-            source_vocab = Vocabulary.build((task.source_tokens(e) for e in data.train), level=task.vocab_level)
-            target_vocab = Vocabulary.build((task.target_tokens(e) for e in data.train), level=task.vocab_level)
+        source_vocab, target_vocab = build_vocabularies(task, data.train, config)
         run_dir.mkdir(parents=True, exist_ok=True)
         source_vocab.save(run_dir / "source_vocab.json")
         target_vocab.save(run_dir / "target_vocab.json")
@@ -190,7 +183,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     model = build_task_model(config.model, task, source_vocab, target_vocab)
     if not resume and hasattr(model, "fit_structure"):  # tree-relation ids from the training data
         model.fit_structure([source for source, _ in train_set.items], [target[:-1] for _, target in train_set.items])
-    module = SequenceModule(config, model, scorer)
+    module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
     fitted = fit_and_keep_best(
         config, run_dir, module, train_loader, make_loader(valid_set, config.decode.batch_size),
         monitor="val_value_accuracy", resume=resume,
@@ -211,6 +204,37 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     }
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
+
+
+def build_vocabularies(task: SequenceTask, train: list, config: Config) -> tuple[Vocabulary, Vocabulary]:
+    """The source and target vocabularies of a run on the training examples ``train`` (one shared table when the task
+    says so). Source words seen fewer than ``data.min_count`` times are left out (read as <unk>); the task's
+    ``reserved_tokens`` (word problems: the number slots n0, n1, ...) are in whatever their counts. ``task`` is the
+    configured task (``SequenceTask.configured``), so its source tokens follow the data settings."""
+    min_count = config.data.min_count if applies("data.min_count", config) else 1
+    reserved_source, reserved_target = task.reserved_tokens(train) if task.reserved_tokens is not None else ([], [])
+    if task.shared_vocab:  # one table for both sides, built from inputs and outputs
+        shared = Vocabulary.build(
+            (tokens for e in train for tokens in (task.source_tokens(e), task.target_tokens(e))),
+            level=task.vocab_level, reserved=[*reserved_source, *reserved_target],
+        )
+        return shared, shared
+    source_vocab = Vocabulary.build((task.source_tokens(e) for e in train), level=task.vocab_level,
+                                    min_count=min_count, reserved=reserved_source)
+    target_vocab = Vocabulary.build((task.target_tokens(e) for e in train), level=task.vocab_level,
+                                    reserved=reserved_target)
+    return source_vocab, target_vocab
+
+
+def droppable_source(task: SequenceTask, source_vocab: Vocabulary, config: Config) -> torch.Tensor | None:
+    """Which source ids word dropout may replace by <unk> (a bool per id of ``source_vocab``): every ordinary word,
+    not pad/bos/eos/unk nor what the task keeps (``keeps_token``: word problems keep their numbers and clause
+    breaks). None when the run has no word dropout (``data.word_dropout`` 0, or not a key of its task)."""
+    if not applies("data.word_dropout", config) or config.data.word_dropout <= 0:
+        return None
+    keeps = task.keeps_token or (lambda token: False)
+    return torch.tensor([token not in SPECIALS and not keeps(token) for token in source_vocab.tokens],
+                        dtype=torch.bool)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from neuromath.experiments.cross_validation import (
     write_random_folds,
 )
 from neuromath.tasks.word_problems import generate, read_jsonl, write_jsonl
+from neuromath.text import Vocabulary, word_tokens
 
 
 def test_mean_and_sample_standard_deviation_by_hand():
@@ -154,6 +155,58 @@ def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
     assert predicted == [["n0", "n1", "+"], ["n0", "n1", "*"], ["n0", "n1", "+"]]
 
 
+def test_cv_report_gives_each_folds_unknown_token_rate_by_hand(tmp_path):
+    """The share of a test fold's tokens that the fold's training words do not hold, counted by hand from the
+    lower-cased masked texts (the retrieval baseline is measured against the vocabulary a trained model would have)."""
+    folds_dir = tmp_path / "folds"
+    make_fold(folds_dir / "fold0",
+              # tom has n0 apples . he buys n1 more apples . how many apples now ? | a box holds n0 pens . how many
+              # pens in n1 boxes ?
+              train=svamp_csv([(ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8),
+                               (BOX, "6 7", "* number0 number1", 42)]),
+              dev=svamp_csv([(ADD.format("Ann", "She"), "2 4", "+ number1 number0", 6),  # ann, she: 2 of 16 tokens
+                             (BOX, "3 5", "* number0 number1", 15),  # 0 of 13
+                             (EAT.format("TOM", "He"), "9 4", "- number0 number1", 5)]))  # eats: 1 of 15
+    make_fold(folds_dir / "fold1",
+              # tom has n0 apples . he eats n1 apples . how many apples now ? | sue shares n0 pens among n1 friends .
+              # how many pens each ?
+              train=svamp_csv([(EAT.format("Tom", "He"), "9 4", "- number0 number1", 5),
+                               (SHARE, "12 4", "/ number0 number1", 3)]),
+              dev=svamp_csv([(EAT.format("Ann", "She"), "8 3", "- number0 number1", 5),  # ann, she: 2 of 15
+                             (ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8)]))  # buys, more: 2 of 16
+    report = run_cross_validation(load_config(None, ["model.name=jaccard"]), find_folds(folds_dir),
+                                  tmp_path / "out", progress=False)
+    rows = report["folds"]
+    assert [row["unknown_token_rate"] for row in rows] == pytest.approx([3 / 44, 4 / 31])
+    assert [row["unknown_example_rate"] for row in rows] == pytest.approx([2 / 3, 2 / 2])
+    spread = (4 / 31 - 3 / 44) / math.sqrt(2)
+    assert report["unknown_token_rate"] == pytest.approx({"mean": (3 / 44 + 4 / 31) / 2, "std": spread})
+    summary = json.loads((tmp_path / "out" / "fold0" / "summary.json").read_text())
+    assert summary["test"]["unknown_tokens"] == 3 and summary["test"]["source_tokens"] == 44
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "| value acc. % | equation acc. % | unk % |" in markdown
+    assert "| fold0 | 2 | 0 | 3 | 66.7 | 33.3 | 6.8 |" in markdown and "| fold1 | 2 | 0 | 2 | 50.0 | 50.0 | 12.9 |" \
+        in markdown
+    assert "| 58.3 ± 11.8 | 41.7 ± 11.8 | 9.9 ± 4.3 |" in markdown
+    assert json.loads((tmp_path / "out" / "report.json").read_text()) == report
+
+    # with the case kept, TOM is unknown to fold0 (which has Tom) and How, He are known as written: 4 of 44
+    cased = run_cross_validation(load_config(None, ["model.name=jaccard", "data.lowercase=false"]),
+                                 find_folds(folds_dir), tmp_path / "cased", progress=False)
+    assert [row["unknown_token_rate"] for row in cased["folds"]] == pytest.approx([4 / 44, 4 / 31])
+
+
+def test_a_fold_reused_from_before_the_rate_was_measured_shows_n_a():
+    row = {"fold": "fold0", "train_examples": 4, "valid_examples": 1, "test_examples": 2, "value_accuracy": 0.5,
+           "equation_accuracy": 0.5, "best_val_value_accuracy": None, "epochs": 3, "wall_seconds": 1.0}
+    report = {"model": "transformer", "task": "word_problems", "k": 1, "folds": [row], "test_examples": 2,
+              "value_accuracy": {"mean": 0.5, "std": 0.0}, "equation_accuracy": {"mean": 0.5, "std": 0.0},
+              "unknown_token_rate": None, "wall_seconds": 1.0}
+    markdown = format_report(report)
+    assert "| fold0 | 4 | 1 | 2 | 50.0 | 50.0 | n/a | n/a | 3 | 1.0 |" in markdown
+    assert "| 50.0 ± 0.0 | 50.0 ± 0.0 | n/a |" in markdown
+
+
 TINY_CONFIG = {
     "data": {"task": "word_problems", "valid_fraction": 0.2},
     "model": {"name": "transformer", "d_model": 32, "n_heads": 2, "d_ff": 64, "n_encoder_layers": 1,
@@ -187,6 +240,13 @@ def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, 
         assert row["equation_accuracy"] == summary["test"]["equation_accuracy"]
         assert row["train_examples"] + row["valid_examples"] == 20 and row["valid_examples"] == 4  # carved from train
         assert row["epochs"] == 2 and row["best_val_value_accuracy"] == summary["best_val_value_accuracy"]
+        # the test fold's tokens the fold's source vocabulary lacks, counted here from the run's own files
+        vocab = Vocabulary.load(fold / "source_vocab.json")
+        test = read_jsonl(out / "folds" / row["fold"] / "test.jsonl")
+        tokens = [word_tokens(example.masked_text) for example in test]
+        unknown = sum(vocab.count_unknown(words) for words in tokens)
+        assert unknown > 0 and row["unknown_token_rate"] == pytest.approx(unknown / sum(map(len, tokens)))
+        assert summary["test"]["unknown_tokens"] == unknown
         saved = load_config(fold / "config.yaml")
         assert saved.data.valid is None and saved.data.train.endswith(f"folds/{row['fold']}/train.jsonl")
         assert saved.data.test.endswith(f"folds/{row['fold']}/test.jsonl") and saved.data.format == "jsonl"

@@ -10,6 +10,21 @@ def test_build_orders_by_frequency_and_keeps_specials_first():
     assert vocab.tokens[4:] == ["a", "b", "c"]
 
 
+def test_build_keeps_reserved_tokens_whatever_their_counts_and_appends_the_unseen():
+    texts = [["b", "a", "a", "n1"], ["c", "a", "b", "rare"]]
+    assert Vocabulary.build(texts, min_count=2).tokens[4:] == ["a", "b"]
+    vocab = Vocabulary.build(texts, min_count=2, reserved=["n3", "n1", "n0", "n1"])
+    assert vocab.tokens[4:] == ["a", "b", "n1", "n3", "n0"]  # n1 seen once: by frequency; n3, n0 unseen: as given
+    assert vocab.encode(["rare", "n0"]) == [vocab.unk_id, 8]
+    assert Vocabulary.build([], reserved=["n0"]).tokens == [PAD, BOS, EOS, UNK, "n0"]
+    assert Vocabulary.build(texts, reserved=[UNK]).tokens[4:] == ["a", "b", "c", "n1", "rare"]  # no second <unk>
+
+
+def test_word_tokens_lower_case_unless_told_not_to():
+    assert word_tokens("Tom has n0 Pens .") == ["tom", "has", "n0", "pens", "."]
+    assert word_tokens("Tom has n0 Pens .", lowercase=False) == ["Tom", "has", "n0", "Pens", "."]
+
+
 def test_encode_decode_with_unknown_and_specials():
     vocab = Vocabulary(["n0", "-", "n1"])
     ids = vocab.encode(["-", "n0", "zzz"], add_bos=True, add_eos=True)

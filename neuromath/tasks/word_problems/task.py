@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Callable, Sequence
 
 from neuromath.expr import ARITY
 from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
@@ -23,8 +24,9 @@ from neuromath.tasks.word_problems.normalisation import (
     is_well_formed_postfix,
     normalized_target_tokens,
 )
-from neuromath.tasks.word_problems.records import Example, number_value, prepare_problem
+from neuromath.tasks.word_problems.records import MASK_REGEX, Example, number_value, prepare_problem
 from neuromath.tasks.word_problems.scoring import describe_prediction, equation_matches, is_correct, is_well_formed
+from neuromath.tasks.word_problems.spans import SPAN_BREAKS
 from neuromath.text import word_tokens
 
 
@@ -41,6 +43,34 @@ def number_values(example: Example) -> list[float]:
     return values
 
 
+def source_tokens(example: Example) -> list[str]:
+    """The words of the masked text, lower-cased (the default of ``data.lowercase``)."""
+    return word_tokens(example.masked_text)
+
+
+def source_tokens_for(data) -> Callable[[Example], list[str]]:
+    """The source tokens of a run with the data section ``data``: lower-cased words, or as written with
+    ``data.lowercase: false``."""
+    if data.lowercase:
+        return source_tokens
+    return lambda example: word_tokens(example.masked_text, lowercase=False)
+
+
+def keeps_token(token: str) -> bool:
+    """Word dropout never hides a masked number (``n0``, ``n1``, ...: the equation points at them) nor a comma or full
+    stop (group attention splits the problem into clauses at them)."""
+    return MASK_REGEX.fullmatch(token) is not None or token in SPAN_BREAKS
+
+
+def reserved_tokens(train: Sequence[Example]) -> tuple[list[str], list[str]]:
+    """``n0 .. n{K-1}`` on both sides, K the most numbers of any training problem: a source vocabulary keeps every
+    number slot whatever ``data.min_count``, and a target vocabulary can name every number slot, used in a training
+    equation or not (tree decoders point at a problem's numbers)."""
+    most = max((len(example.numbers) for example in train), default=0)
+    numbers = [f"n{index}" for index in range(most)]
+    return numbers, list(numbers)
+
+
 def generate(n: int, rng, **params) -> list[Example]:
     """``n`` template-based synthetic problems (see ``neuromath.tasks.word_problems.templates``)."""
     return templates.generate(n, rng, **params)
@@ -51,7 +81,7 @@ WORD_PROBLEMS = SequenceTask(
     vocab_level="word",
     read=read_examples,
     generate=generate,
-    source_tokens=lambda example: word_tokens(example.masked_text),
+    source_tokens=source_tokens,
     target_tokens=lambda example: list(example.equation),
     is_correct=is_correct,
     equation_matches=equation_matches,
@@ -62,6 +92,9 @@ WORD_PROBLEMS = SequenceTask(
     prepare=prepare_problem,
     folds=True,
     number_values=number_values,
+    source_tokens_for=source_tokens_for,
+    keeps_token=keeps_token,
+    reserved_tokens=reserved_tokens,
 )
 
 WORD_PROBLEMS_NORMALIZED = dataclasses.replace(
