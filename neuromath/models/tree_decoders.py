@@ -58,6 +58,7 @@ class GoalDrivenTreeSolver(nn.Module):
         if inputs.target_classes.notation != "prefix":
             raise ConfigError(f"{config.name} builds trees in prefix order; the task's targets are "
                               f"{inputs.target_classes.notation} (use data.task word_problems)")
+        self.config = config
         self.pad_id = inputs.pad_id
         hidden = self.hidden = config.encoder_hidden
         self.source_tokens = tuple(inputs.source_tokens)

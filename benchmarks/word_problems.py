@@ -1,0 +1,138 @@
+"""Word-problem training speed on the CPU: seconds per epoch and examples/s of the tree decoders (gts, graph2tree)
+against the sequence decoders (bilstm_seq2seq, group_attention) at the same batch, on one MAWPS fold.
+
+Usage: ``python benchmarks/word_problems.py [--train FILE] [--threads N] [--rounds R] [--batches K] [--runs DIR ...]``
+
+Each model is built from its CPU preset in ``configs/word_problems/`` (same batch size for all, ``--batch``) over
+the vocabularies of ``--train`` (default: fold 0 of ``../shared/data/mawps-cv``). A round times ``--batches``
+training steps (forward, backward, Adam) of every model in turn, round-robin, so machine noise falls on all alike;
+the median round gives seconds per step, which times the steps of one epoch gives seconds per epoch.
+
+``--runs DIR ...`` (run folders or cv folders with ``fold*/``) adds, per run, the epoch of its best validation value
+accuracy and the estimated time to reach it (epochs to best x the measured seconds per epoch of its model), which is
+what "trains to its best validation in 15 minutes" is about.
+
+A script, not a test: it prints numbers and exits 0 unless something breaks. The "CPU use" line says how much of its
+threads' time the process got; well below 100% means other jobs competed for the cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from neuromath.config import load_config
+from neuromath.models import build_task_model
+from neuromath.models.batching import EncodedExamples, collate
+from neuromath.tasks import get_task
+from neuromath.text import Vocabulary
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ("gts", "graph2tree", "bilstm_seq2seq", "group_attention")
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def build(name: str, train_file: str, batch_size: int, n_batches: int):
+    config = load_config(ROOT / "configs" / "word_problems" / f"{name}.yaml")
+    task = get_task(config.data.task)
+    examples = task.read(train_file, None)
+    source_vocab = Vocabulary.build((task.source_tokens(e) for e in examples), level=task.vocab_level)
+    target_vocab = Vocabulary.build((task.target_tokens(e) for e in examples), level=task.vocab_level)
+    model = build_task_model(config.model, task, source_vocab, target_vocab).train()
+    encoded = EncodedExamples(examples, task, source_vocab, target_vocab)
+    batches = [
+        collate([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))])
+        for start in range(0, min(len(encoded), batch_size * n_batches), batch_size)
+    ]
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.optim.lr)
+    steps_per_epoch = math.ceil(len(examples) * (1 - config.data.valid_fraction) / batch_size)
+    return model, optimizer, batches, steps_per_epoch
+
+
+def time_steps(model, optimizer, batches) -> float:
+    start = time.perf_counter()
+    for batch in batches:
+        optimizer.zero_grad(set_to_none=True)
+        logits = model(batch)
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
+        loss.backward()
+        optimizer.step()
+    return (time.perf_counter() - start) / len(batches)
+
+
+def best_epochs(folder: Path) -> list[tuple[str, str, int]]:
+    """(run, model, epoch of the best validation value accuracy) of a run folder or every fold of a cv folder."""
+    runs = sorted(folder.glob("fold*")) if not (folder / "metrics.csv").exists() else [folder]
+    found = []
+    for run in runs:
+        metrics, config = run / "metrics.csv", run / "config.yaml"
+        if not metrics.exists() or not config.exists():
+            continue
+        with metrics.open(newline="", encoding="utf-8") as stream:
+            rows = [row for row in csv.DictReader(stream) if row.get("val_value_accuracy")]
+        if rows:
+            best = max(rows, key=lambda row: (float(row["val_value_accuracy"]), -int(row["epoch"])))
+            found.append((str(run), load_config(config).model.name, int(best["epoch"]) + 1))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--train", default=str(ROOT.parent / "shared/data/mawps-cv/fold0/train.csv"))
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--batches", type=int, default=4, help="timed steps per model per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--runs", nargs="*", default=[], help="run or cv folders: epochs to the best validation")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    if not Path(args.train).exists():
+        print(f"{args.train}: not found (pass --train FILE)", file=sys.stderr)
+        return 2
+
+    built = {name: build(name, args.train, args.batch, args.batches) for name in args.models}
+    for model, optimizer, batches, _ in built.values():
+        time_steps(model, optimizer, batches[:1])  # warm-up
+    seconds = {name: [] for name in built}
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    for _ in range(args.rounds):
+        for name, (model, optimizer, batches, _) in built.items():
+            seconds[name].append(time_steps(model, optimizer, batches))
+    cpu_use = (cpu_seconds() - cpu) / (time.perf_counter() - wall) / args.threads
+    print(f"threads {args.threads}, batch {args.batch}, {args.rounds} rounds of {args.batches} steps, "
+          f"training file {args.train}")
+    print(f"CPU use: {cpu_use:.0%} of {args.threads} threads")
+    reference = "bilstm_seq2seq" if "bilstm_seq2seq" in built else None
+    print(f"\n{'model':<18}{'s/step':>9}{'steps/epoch':>13}{'s/epoch':>9}{'examples/s':>12}{'vs bilstm_seq2seq':>19}")
+    per_epoch = {}
+    for name, (_, _, _, steps) in built.items():
+        step = statistics.median(seconds[name])
+        per_epoch[name] = step * steps
+        ratio = f"{step / statistics.median(seconds[reference]):.2f}x" if reference else "-"
+        print(f"{name:<18}{step:>9.3f}{steps:>13}{per_epoch[name]:>9.1f}{args.batch / step:>12.0f}{ratio:>19}")
+    rows = [row for folder in args.runs for row in best_epochs(Path(folder))]
+    if rows:
+        print(f"\n{'run':<48}{'model':<16}{'best epoch':>11}{'est. minutes to best':>22}")
+        for run, name, epoch in rows:
+            estimate = f"{epoch * per_epoch[name] / 60:.1f}" if name in per_epoch else "-"
+            print(f"{run:<48}{name:<16}{epoch:>11}{estimate:>22}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
