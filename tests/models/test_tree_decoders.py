@@ -236,3 +236,33 @@ def test_tree_decoders_refuse_postfix_targets():
     postfix = TreeGrammar(arities=dict(WORD_PROBLEM_GRAMMAR.arities), notation="postfix")
     with pytest.raises(ConfigError, match="prefix"):
         small_model("gts", source_vocab, target_vocab, grammar=postfix)
+
+
+def test_the_slot_ablation_embeds_numbers_whatever_the_problem_says():
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    examples = pointing_task(3, random.Random(6))
+    batch = batch_of(examples, source_vocab, target_vocab)
+    with torch.no_grad():
+        pointer = small_model("gts", source_vocab, target_vocab).eval().encode(batch)
+        slot = small_model("gts", source_vocab, target_vocab, numbers="slot").eval().encode(batch)
+    constants = 1  # the constant "1" comes first among the leaves, then n0 .. n3
+    assert torch.equal(slot["leaves"][0, constants:], slot["leaves"][1, constants:])  # the same for every problem
+    assert not torch.allclose(pointer["leaves"][0, constants:3], pointer["leaves"][1, constants:3])
+    with pytest.raises(ConfigError, match="model.numbers"):
+        small_model("gts", source_vocab, target_vocab, numbers="copy")
+
+
+def test_without_subtree_embeddings_a_right_goal_does_not_depend_on_its_left_subtree():
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    text = pointing_task(1, random.Random(7))[0][0]
+    ids = {token: target_vocab.index[token] for token in ["+", "-", "n0", "n1"]}
+    for subtree_embedding, differs in ((True, True), (False, False)):
+        model = small_model("gts", source_vocab, target_vocab, subtree_embedding=subtree_embedding).eval()
+        batch = batch_of([(text, ["n0"], [3.0, 5.0, 2.0])] * 2, source_vocab, target_vocab)
+        prefixes = torch.tensor([[Vocabulary.bos_id, ids["+"], ids["n0"]],  # + n0 ?   the right goal after n0
+                                 [Vocabulary.bos_id, ids["+"], ids["n1"]]])  # + n1 ?   ... after n1
+        with torch.no_grad():
+            log_probs, _ = model.decode_step(model.encode(batch), prefixes, None)
+        assert (not torch.allclose(log_probs[0], log_probs[1])) == differs
