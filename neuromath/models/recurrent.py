@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.group_attention import GROUPS, GroupAttentionBlock, group_masks, span_roles_from_ids
+from neuromath.nn.sequence_encoders import run_packed
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS
 from neuromath.text import Vocabulary
@@ -125,11 +125,8 @@ class RecurrentSeq2Seq(nn.Module):
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         valid = source.ne(self.pad_id)  # (B, S)
-        lengths = valid.sum(dim=1).clamp(min=1)
         embedded = self.dropout(self.source_embedding(source))  # (B, S, E)
-        packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        outputs, final = self.encoder(packed)
-        states, _ = pad_packed_sequence(outputs, batch_first=True, total_length=source.size(1))  # (B, S, M)
+        states, final = run_packed(self.encoder, embedded, valid)  # (B, S, M)
         if self.encoder_kind == "bilstm":
             hidden, cell = final  # each (layers * 2, B, H)
             hidden = self.join_directions(hidden)  # (layers, B, 2H)

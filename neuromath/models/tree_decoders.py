@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
+from neuromath.nn.sequence_encoders import run_packed
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX
 from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell_links
@@ -122,11 +122,8 @@ class GoalDrivenTreeSolver(nn.Module):
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         valid = source.ne(self.pad_id)  # (B, S)
-        lengths = valid.sum(dim=1).clamp(min=1)
         embedded = self.embedding_dropout(self.source_embedding(source))  # (B, S, E)
-        packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        outputs, final = self.encoder(packed)
-        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=source.size(1))  # (B, S, 2H)
+        outputs, final = run_packed(self.encoder, embedded, valid)  # (B, S, 2H)
         states = outputs[..., : self.hidden] + outputs[..., self.hidden :]  # (B, S, H): the directions summed
         root = final[-2] + final[-1]  # (B, H): the last layer's final forward and backward states
         if self.graph is not None:

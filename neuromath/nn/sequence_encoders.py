@@ -21,11 +21,21 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from neuromath.errors import ConfigError
 from neuromath.nn.stack import StackController, empty_stack, stack_top
 from neuromath.registry import SEQUENCE_ENCODERS
+
+
+def run_packed(rnn: nn.RNNBase, embedded: torch.Tensor, valid: torch.Tensor):
+    """A batch-first ``rnn`` over ``embedded`` (B, S, E) whose real tokens are ``valid`` (B, S), packed so that padding
+    never reaches a backward direction: the states (B, S, M), zero at padding, and the rnn's final state(s)."""
+    lengths = valid.sum(dim=1).clamp(min=1)
+    packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    outputs, final = rnn(packed)
+    states, _ = pad_packed_sequence(outputs, batch_first=True, total_length=embedded.size(1))
+    return states, final
 
 
 class SequenceEncoder(nn.Module):
