@@ -187,7 +187,7 @@ RECURRENT_MODELS = ("dns", "bilstm_seq2seq", "group_attention")
 TREE_DECODERS = ("gts", "graph2tree")  # word problems: a Bi-GRU (and graph) encoder, a goal-driven tree decoder
 SEQUENCE_MODELS = TRANSFORMERS + RECURRENT_MODELS + TREE_DECODERS  # encoder-decoders trained and decoded token by token
 TREE_CLASSIFIERS = ("tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm",
-                    "stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu")
+                    "stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu", "tree_smu_lstm")
 SEQUENCE_CLASSIFIERS = ("rnn", "lstm", "stack_rnn")
 TRAINED_CLASSIFIERS = TREE_CLASSIFIERS + SEQUENCE_CLASSIFIERS
 CLASSIFIER_NAMES = TRAINED_CLASSIFIERS + ("majority",)  # identities: the majority class has no parameters
@@ -226,7 +226,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
         "norm_first", "attention", "attention_in", "positions", "positions_in", "embedding", "relative_k",
         "tree_depth", "tree_width", "tree_relations", "tree_relative_form", "share_embeddings",
     )},
-    "model.stack_depth": ("stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu", "stack_rnn"),
+    "model.stack_depth": ("stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu", "tree_smu_lstm", "stack_rnn"),
     # the GRU of dns has decoder_hidden units; the tree decoders' goals and subtrees are encoder_hidden wide
     "model.encoder_hidden": ("bilstm_seq2seq", "group_attention") + TREE_DECODERS,
     "model.decoder_hidden": RECURRENT_MODELS,

@@ -41,23 +41,24 @@ def soft_stack_update(
 ) -> torch.Tensor:
     """One soft stack step.
 
-    stack (n, depth, width); push, pop, noop (n, 1) action probabilities (summing to 1 per row);
-    pushed (n, width), the vector a push puts on top. Returns the new stack (n, depth, width).
+    stack (n, depth, width); push, pop, noop action probabilities summing to 1, either (n, 1), one action mixture
+    per row, or (n, width), one per coordinate (the Tree-SMU of Arabshahi et al. 2019 chooses its actions per
+    coordinate); pushed (n, width), the vector a push puts on top. Returns the new stack (n, depth, width).
     """
     if stack.dim() != 3:
         raise ValueError(f"stack must have shape (n, depth, width), got {tuple(stack.shape)}")
     n, depth, width = stack.shape
     for name, action in (("push", push), ("pop", pop), ("noop", noop)):
-        if action.shape != (n, 1):
-            raise ValueError(f"{name} must have shape ({n}, 1), got {tuple(action.shape)}")
+        if action.shape not in ((n, 1), (n, width)):
+            raise ValueError(f"{name} must have shape ({n}, 1) or ({n}, {width}), got {tuple(action.shape)}")
     if pushed.shape != (n, width):
         raise ValueError(f"pushed must have shape ({n}, {width}), got {tuple(pushed.shape)}")
     after_push = torch.cat([pushed.unsqueeze(1), stack[:, :-1]], dim=1)  # (n, depth, width)
     below_bottom = stack.new_zeros(n, 1, width)
     after_pop = torch.cat([stack[:, 1:], below_bottom], dim=1)  # (n, depth, width)
-    push = push.unsqueeze(-1)  # (n, 1, 1)
-    pop = pop.unsqueeze(-1)  # (n, 1, 1)
-    noop = noop.unsqueeze(-1)  # (n, 1, 1)
+    push = push.unsqueeze(1)  # (n, 1, 1) or (n, 1, width): the same mixture at every depth
+    pop = pop.unsqueeze(1)
+    noop = noop.unsqueeze(1)
     return push * after_push + pop * after_pop + noop * stack
 
 

@@ -1,5 +1,6 @@
 """Stack-augmented tree cells: stack MTree-LSTM and MI-Tree-LSTM (Mali et al. 2021, eqs. 16-19) and the
-Tree Stack Memory Unit (Arabshahi, Lu, Singh, Anandkumar 2019, "Memory augmented recursive neural networks").
+Tree Stack Memory Unit (Arabshahi, Lu, Singh, Anandkumar 2019, "Memory augmented recursive neural networks"), as
+published and as this project first read it.
 
 The papers' full texts could not be retrieved while this module was written, so the cells follow the descriptions
 in their abstracts, the soft stack of Joulin & Mikolov 2015 that both build on, and the brief of this project,
@@ -18,9 +19,27 @@ written here in full. A state is the base cell's state plus the stack: ``(h, c, 
 * the new h chooses the soft actions and the pushed vector (Joulin & Mikolov): ``(push, pop, noop) =
   softmax(A h + a)``, ``pushed = sigmoid(D h + d)``, and the node's stack is the soft update of s~.
 
-``tree_smu``, the Tree Stack Memory Unit (Arabshahi et al. 2019): a binary Tree-LSTM with its own parameters per
-operator (the Tree-LSTM of ``tree_cells``) whose nodes also carry a stack. Following "each SMU cell learns to read
-from its stack and to write to it by combining the stacks and states of its children through gating":
+``tree_smu``, the Tree Stack Memory Unit as Arabshahi et al. 2019 define it in their public code (ForoughA/
+recursiveMemNet, ``StackNNTreesMem2out`` run with ``--stack-type stack --top-k 1 --gate-push-pop
+--normalize-action --no-op``, tanh node and stack activations; read to check, not copied). It is a tree-RNN whose
+memory is the stack, not an LSTM. A state is ``(h, stack)``; a leaf's h is its embedding and its stack is empty.
+At a node with operator op and children l, r, x = [h_l; h_r] (a unary node's missing right child is zeros), every
+map below has its own parameters per operator, and every gate is a vector (one value per coordinate):
+
+* the children's stacks are gated into one: ``s~ = g_l * s_l + g_r * s_r``, ``[g_l, g_r] = sigmoid(G_op x + g_op)``
+  (not normalised: g_l + g_r may exceed 1);
+* the actions: ``a = sigmoid(A_op x + a_op)`` gives three (n, H) vectors for push, pop and no-op, then a softmax
+  over the three actions per coordinate (their ``normalize_action``: a softmax of sigmoid *outputs*, so an action
+  weighs between 1/(1+2e) ~ 0.16 and e/(e+2) ~ 0.58, never one-hot);
+* the pushed vector ``p = tanh(P_op x + p_op)``, and the node's stack is the soft update of s~ with these actions;
+* the output reads the top of the node's *own* new stack: ``h = sigmoid(O_op x + o_op) * tanh(s[0])``.
+
+So the children reach h only through the output gate, the pushed vector and the gates; what a node remembers is
+what its stack holds. The published model also drops out p (``--dropout``); the cells here take no dropout.
+
+``tree_smu_lstm``, this project's earlier reading of the SMU (before the public code was checked), kept to compare:
+a binary Tree-LSTM with its own parameters per operator (the Tree-LSTM of ``tree_cells``) whose nodes also carry a
+stack:
 
 * each child's stack is gated into the parent's: ``[g_l, g_r] = sigmoid(G_op [h_l; h_r] + g_op)`` (two (n, hidden)
   gates), ``s~ = g_l * s_l + g_r * s_r`` (s_r is zero for a unary node);
@@ -45,6 +64,7 @@ from neuromath.nn.tree_cells import (
     MITreeLSTMCell,
     MTreeLSTMCell,
     Segments,
+    TreeCell,
     TreeLSTMBase,
     gather_per_operator,
     init_stacked_linear,
@@ -131,9 +151,46 @@ class StackMITreeLSTMCell(StackMixingTreeLSTM, MITreeLSTMCell):
 
 
 @TREE_CELLS.register("tree_smu")
-class TreeSMUCell(TreeLSTMBase):
-    """Tree Stack Memory Unit (Arabshahi et al. 2019): a per-operator Tree-LSTM whose children's stacks are gated
-    into the parent's, read at the top, and pushed (the new h) or popped as the children's states decide."""
+class TreeSMUCell(TreeCell):
+    """Tree Stack Memory Unit as published (Arabshahi et al. 2019, see the module docstring): per-operator gated
+    merge of the children's stacks, per-coordinate push / pop / no-op, h = o * tanh(top of the node's new stack).
+
+    The four per-operator maps of x = [h_l; h_r] are one stacked weight (n_operators, 2H, 7H), columns ordered
+    [push, pop, no-op, g_l, g_r, pushed, output]: one matrix product per operator present in a level."""
+
+    uses_stack = True
+
+    def __init__(self, hidden_size: int, n_operators: int, stack_depth: int = 5, **options):
+        super().__init__(hidden_size, n_operators, **options)
+        check_stack_depth(stack_depth)
+        self.stack_depth = stack_depth
+        self.weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, 7 * hidden_size))
+        self.bias = nn.Parameter(torch.empty(n_operators, 7 * hidden_size))
+        init_stacked_linear(self.weight, self.bias)
+
+    def leaf(self, embedded):
+        return (embedded, empty_stack(embedded.shape[0], self.stack_depth, self.hidden_size, like=embedded))
+
+    def empty_state(self, n, like):
+        return (like.new_zeros(n, self.hidden_size), empty_stack(n, self.stack_depth, self.hidden_size, like=like))
+
+    def node(self, operator_ids, segments, left, right, has_right):
+        children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H); a missing right child is zeros
+        pre = operator_linear(children, self.weight, self.bias, segments)  # (n, 7H)
+        actions, gates, pushed, output = pre.split([3 * self.hidden_size, 2 * self.hidden_size,
+                                                    self.hidden_size, self.hidden_size], dim=1)
+        push, pop, noop = torch.softmax(torch.sigmoid(actions).unflatten(1, (3, self.hidden_size)), dim=1).unbind(1)
+        left_gate, right_gate = torch.sigmoid(gates).unsqueeze(1).chunk(2, dim=2)  # (n, 1, H) each
+        stack = left_gate * left[1] + right_gate * right[1]  # (n, depth, H); the empty right stack adds nothing
+        stack = soft_stack_update(stack, push, pop, noop, torch.tanh(pushed))
+        return (torch.sigmoid(output) * torch.tanh(stack_top(stack)), stack)
+
+
+@TREE_CELLS.register("tree_smu_lstm")
+class TreeSMULSTMCell(TreeLSTMBase):
+    """This project's first reading of the SMU (see the module docstring): a per-operator Tree-LSTM whose children's
+    stacks are gated into the parent's, read at the top, and pushed (the new h) or popped as the children's states
+    decide."""
 
     uses_stack = True
 

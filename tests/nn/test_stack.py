@@ -67,11 +67,26 @@ def test_gradients_are_those_of_the_mixture():
     assert torch.autograd.gradcheck(update, (stack, logits, pushed))
 
 
+def test_actions_may_be_chosen_per_coordinate():
+    """(n, width) actions: each coordinate of the stack is its own mixture, as a loop over coordinates computes."""
+    generator = torch.Generator().manual_seed(3)
+    stack = torch.randn(2, 3, 4, generator=generator, dtype=torch.float64)
+    pushed = torch.randn(2, 4, generator=generator, dtype=torch.float64)
+    push, pop, noop = torch.softmax(torch.randn(3, 2, 4, generator=generator, dtype=torch.float64), dim=0)
+    new = soft_stack_update(stack, push, pop, noop, pushed)
+    for k in range(4):
+        expected = soft_stack_update(stack[:, :, k: k + 1], push[:, k: k + 1], pop[:, k: k + 1],
+                                     noop[:, k: k + 1], pushed[:, k: k + 1])
+        torch.testing.assert_close(new[:, :, k: k + 1], expected)
+
+
 def test_bad_shapes_are_rejected():
     stack = torch.zeros(2, 3, 4)
     ones = torch.ones(2, 1)
     with pytest.raises(ValueError, match="push"):
         soft_stack_update(stack, torch.ones(2), ones, ones, torch.zeros(2, 4))
+    with pytest.raises(ValueError, match="push"):
+        soft_stack_update(stack, torch.ones(2, 3), ones, ones, torch.zeros(2, 4))
     with pytest.raises(ValueError, match="pushed"):
         soft_stack_update(stack, ones, ones, ones, torch.zeros(2, 5))
     with pytest.raises(ConfigError):
@@ -98,7 +113,7 @@ def test_controller_gives_a_softmax_and_a_sigmoid_push():
 # The stack-augmented tree cells (neuromath/nn/tree_stack_cells.py), checked row by row against their equations
 # written out with plain loops, and by learning a tiny task through the level-batched engine.
 
-STACK_CELLS = ["stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu"]
+STACK_CELLS = ["stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu_lstm"]  # (h, c, stack) states
 HIDDEN, DEPTH, N_OPERATORS = 3, 4, 3
 
 
@@ -164,8 +179,8 @@ def reference_mali_node(cell, op, left, right, has_right):
     return hidden, memory, reference_stack_update(mixed, push, pop, noop, pushed)
 
 
-def reference_smu_node(cell, op, left, right, has_right):
-    """One node of tree_smu, from the module docstring's equations."""
+def reference_smu_lstm_node(cell, op, left, right, has_right):
+    """One node of tree_smu_lstm, from the module docstring's equations."""
     h_left, c_left, s_left = left
     h_right, c_right, s_right = right
     children = torch.cat([h_left, h_right])
@@ -188,7 +203,7 @@ def test_stack_cell_node_follows_its_equations_row_by_row(name):
     state = cell.node(operator_ids, segments, left, right, has_right.unsqueeze(1))
     assert cell.uses_stack
     assert [tuple(part.shape) for part in state] == [(6, HIDDEN), (6, HIDDEN), (6, DEPTH, HIDDEN)]
-    reference_node = reference_smu_node if name == "tree_smu" else reference_mali_node
+    reference_node = reference_smu_lstm_node if name == "tree_smu_lstm" else reference_mali_node
     for row in range(6):
         expected = reference_node(cell, int(operator_ids[row]), tuple(part[row] for part in left),
                                   tuple(part[row] for part in right), bool(has_right[row]))
@@ -211,6 +226,8 @@ def test_stack_cells_reject_a_bad_depth_and_unknown_options():
     with pytest.raises(ConfigError):
         TREE_CELLS.get("tree_smu")(4, 3, stack_depth=0)
     with pytest.raises(ConfigError):
+        TREE_CELLS.get("tree_smu_lstm")(4, 3, stack_depth=0)
+    with pytest.raises(ConfigError):
         TREE_CELLS.get("stack_mtree_lstm")(4, 3, stack_size=2)
 
 
@@ -224,7 +241,7 @@ def stack_paths(cell, name):
 
 
 def always_push(cell, name):
-    if name == "tree_smu":
+    if name == "tree_smu_lstm":
         cell.action_weight.zero_()
         cell.action_bias.copy_(torch.tensor([30.0, 0.0]).expand_as(cell.action_bias))
     else:
@@ -278,7 +295,7 @@ def boolean_expressions(n, seed):
     return make_tree_batch([tree for tree, _ in items]), torch.tensor([float(value) for _, value in items])
 
 
-@pytest.mark.parametrize("name", STACK_CELLS)
+@pytest.mark.parametrize("name", [*STACK_CELLS, "tree_smu"])
 def test_stack_cell_learns_to_evaluate_boolean_expressions(name, one_thread):
     train, train_labels = boolean_expressions(192, seed=0)
     test, test_labels = boolean_expressions(192, seed=1)
@@ -297,3 +314,78 @@ def test_stack_cell_learns_to_evaluate_boolean_expressions(name, one_thread):
         predictions = head(encoder(test)[0][test.roots]).squeeze(-1) > 0
     accuracy = (predictions == test_labels.bool()).float().mean().item()
     assert accuracy > 0.9, f"{name} reached only {accuracy:.2f}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# tree_smu, the Tree-SMU as Arabshahi et al.'s public code defines it: (h, stack) states, no LSTM memory.
+
+def reference_published_smu_node(cell, op, left, right, has_right):
+    """One node of tree_smu from the module docstring's equations, one coordinate and one stack slot at a time."""
+    (h_left, s_left), (h_right, s_right) = left, right
+    x = torch.cat([h_left, h_right])
+    pre = x @ cell.weight[op] + cell.bias[op]
+    block = [pre[k * HIDDEN: (k + 1) * HIDDEN] for k in range(7)]  # push, pop, no-op, g_l, g_r, pushed, output
+    gated_stack = torch.zeros(DEPTH, HIDDEN, dtype=torch.float64)
+    new = torch.zeros(DEPTH, HIDDEN, dtype=torch.float64)
+    for j in range(HIDDEN):
+        weights = [torch.sigmoid(block[a][j]) for a in range(3)]
+        total = sum(torch.exp(w) for w in weights)
+        push, pop, noop = (torch.exp(w) / total for w in weights)
+        assert 1 / (1 + 2 * torch.e) - 1e-9 <= min(push, pop, noop) and max(push, pop, noop) <= torch.e / (torch.e + 2)
+        for i in range(DEPTH):
+            gated_stack[i, j] = torch.sigmoid(block[3][j]) * s_left[i, j] + torch.sigmoid(block[4][j]) * s_right[i, j]
+        for i in range(DEPTH):
+            above = torch.tanh(block[5][j]) if i == 0 else gated_stack[i - 1, j]
+            below = gated_stack[i + 1, j] if i + 1 < DEPTH else 0.0
+            new[i, j] = push * above + pop * below + noop * gated_stack[i, j]
+    return torch.sigmoid(block[6]) * torch.tanh(new[0]), new
+
+
+def test_published_smu_node_follows_its_equations_row_by_row():
+    cell = randomised_cell("tree_smu")
+    generator = torch.Generator().manual_seed(7)
+    operator_ids = torch.tensor([0, 1, 1, 2, 2])
+    segments = [(0, 0, 1), (1, 1, 3), (2, 3, 5)]
+    has_right = torch.tensor([1.0, 0.0, 1.0, 1.0, 0.0], dtype=torch.float64)
+    left = (torch.randn(5, HIDDEN, generator=generator, dtype=torch.float64),
+            torch.randn(5, DEPTH, HIDDEN, generator=generator, dtype=torch.float64))
+    right = tuple(torch.randn(part.shape, generator=generator, dtype=torch.float64)
+                  * has_right.view(-1, *[1] * (part.dim() - 1)) for part in left)  # missing: the empty state
+    state = cell.node(operator_ids, segments, left, right, has_right.unsqueeze(1))
+    assert cell.uses_stack and [tuple(part.shape) for part in state] == [(5, HIDDEN), (5, DEPTH, HIDDEN)]
+    for row in range(5):
+        expected = reference_published_smu_node(cell, int(operator_ids[row]), tuple(part[row] for part in left),
+                                                 tuple(part[row] for part in right), bool(has_right[row]))
+        for part, expected_part in zip(state, expected):
+            torch.testing.assert_close(part[row], expected_part)
+
+
+def test_published_smu_leaf_is_its_embedding_with_an_empty_stack():
+    cell = randomised_cell("tree_smu")
+    embedded = torch.randn(4, HIDDEN, dtype=torch.float64) * 3.0
+    hidden, stack = cell.leaf(embedded)
+    assert torch.equal(hidden, embedded)  # unbounded, as published: no activation on a symbol's embedding
+    assert stack.shape == (4, DEPTH, HIDDEN) and not stack.any()
+    empty = cell.empty_state(2, like=embedded)
+    assert len(empty) == 2 and not any(part.any() for part in empty)
+
+
+def test_published_smu_remembers_only_through_its_stack():
+    """op1(op1(op0(leaf))) where operator 1 does not read its child's h (its weights are zero): the leaf reaches
+    the root only through the stacks op0 pushed onto and op1 merged; with op1's stack gates shut it cannot."""
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        encoder = TreeEncoder("tree_smu", n_leaf_tokens=2, n_operators=2, hidden_size=HIDDEN,
+                              stack_depth=DEPTH).double()
+    cell = encoder.cell
+    with torch.no_grad():
+        cell.weight[1].zero_()
+
+    def root_hidden(leaf_token):
+        tree = (1, ((1, ((0, ((leaf_token, ()),)),)),))
+        return encoder(make_tree_batch([tree]))[0][-1]
+
+    assert (root_hidden(0) - root_hidden(1)).abs().max() > 1e-3
+    with torch.no_grad():
+        cell.bias[1, 3 * HIDDEN: 5 * HIDDEN] = -50.0  # g_l, g_r of operator 1 shut
+    assert (root_hidden(0) - root_hidden(1)).abs().max() < 1e-12

@@ -13,7 +13,7 @@ from neuromath.registry import TREE_CELLS
 
 CELL_NAMES = TREE_CELLS.names()
 ALL_CELLS = {"tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm",
-             "stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu"}
+             "stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu", "tree_smu_lstm"}
 
 
 def test_every_cell_of_the_issue_is_registered():
