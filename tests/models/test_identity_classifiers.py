@@ -49,7 +49,8 @@ LEARNED = [name for name in CLASSIFIERS.names() if name != "majority"]
 
 def test_every_model_of_the_issue_is_registered():
     assert {"tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm", "stack_mtree_lstm",
-            "stack_mi_tree_lstm", "tree_smu", "tree_smu_lstm", "rnn", "lstm", "stack_rnn", "majority"} <= set(CLASSIFIERS.names())
+            "stack_mi_tree_lstm", "tree_smu", "tree_smu_lstm", "rnn", "lstm", "stack_rnn",
+            "majority"} <= set(CLASSIFIERS.names())
     assert len(OPERATORS) == 17
 
 
