@@ -18,6 +18,7 @@ from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.tasks import get_task
 from neuromath.tasks.word_problems import (
     describe_prediction,
+    equation_value,
     mask_numbers,
     prepare_problem,
     read_examples,
@@ -268,6 +269,16 @@ def test_an_svamp_answer_that_is_not_finite_is_refused(tmp_path, answer):
     path = write(tmp_path, "svamp.csv", f"Question,Numbers,Equation,Answer\nTom has number0 .,2,number0,{answer}\n")
     with pytest.raises(DataFormatError, match=r"svamp.csv:2: the answer -?(nan|inf) is not a finite number"):
         read_examples(path)
+
+
+def test_a_mask_with_thousands_of_digits_is_an_unknown_token_on_its_line(tmp_path):
+    """Found by the reader fuzz test with a random seed: int() of a 5,001-digit mask index raised ValueError."""
+    mask = "number" + "0" * 5001
+    path = write(tmp_path, "svamp.csv", f"Question,Numbers,Equation,Answer\nTom has number0 .,2,+ number0 {mask},2\n")
+    with pytest.raises(DataFormatError, match=r"svamp.csv:2: unknown token"):
+        read_examples(path)
+    with pytest.raises(ExpressionError):
+        equation_value(["+", "n0", "n" + "0" * 5001], ["2"])
 
 
 # --- 7. the malformed record of Math23K's test set -----------------------------------------------------------------

@@ -145,7 +145,7 @@ def _canonical_number(text: str) -> str:
     return format_number(value) if value >= 0 else "-" + format_number(-value)
 
 
-_SVAMP_MASK_REGEX = re.compile(r"\bnumber(\d+)\b")
+_SVAMP_MASK_REGEX = re.compile(r"\bnumber(\d{1,4})\b")  # 4 digits at most, as MASK_REGEX
 SVAMP_COLUMNS = ("Question", "Numbers", "Equation", "Answer")
 
 

@@ -63,7 +63,7 @@ class Example:
 # ---------------------------------------------------------------------------------------------
 # Masking numbers in text
 
-MASK_REGEX = re.compile(r"n(\d+)")
+MASK_REGEX = re.compile(r"n(\d{1,4})")  # at most 4 digits: no problem has 10,000 numbers, and int() of a huge one fails
 
 _PUNCTUATION = '.,?!;:"()，。．？！；：（）、“”'
 _PUNCTUATION_CLASS = re.escape(_PUNCTUATION)
