@@ -27,6 +27,29 @@ def one_thread():
 
 
 @pytest.fixture
+def fit_teacher_forced():
+    """A function that trains a sequence model on one batch by teacher forcing (cross-entropy over target_out,
+    padding id 0 ignored; Adam, full batch): ``fit(model, batch, steps, lr=1e-2)`` -> (loss before, loss after)."""
+    def fit(model, batch, steps, lr=1e-2):
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+
+        def loss_on():
+            logits = model(batch)
+            return torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch["target_out"].flatten(),
+                                                     ignore_index=0)
+
+        with torch.no_grad():
+            start = float(loss_on())
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = loss_on()
+            loss.backward()
+            optimizer.step()
+        return start, float(loss.detach())
+    return fit
+
+
+@pytest.fixture
 def lock_held_elsewhere(tmp_path):
     """``hold(target, is_folder=True) -> pid``: mark ``target`` as being written by another live process on this
     host (a sleeping child, killed after the test), as a second neuromath command would find it."""

@@ -155,7 +155,7 @@ class TreeSMUCell(TreeCell):
     """Tree Stack Memory Unit as published (Arabshahi et al. 2019, see the module docstring): per-operator gated
     merge of the children's stacks, per-coordinate push / pop / no-op, h = o * tanh(top of the node's new stack).
 
-    The four per-operator maps of x = [h_l; h_r] are one stacked weight (n_operators, 2H, 7H), columns ordered
+    Every per-operator map of x = [h_l; h_r] is a block of one stacked weight (n_operators, 2H, 7H), columns ordered
     [push, pop, no-op, g_l, g_r, pushed, output]: one matrix product per operator present in a level."""
 
     uses_stack = True

@@ -5,7 +5,6 @@ import random
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from neuromath.config import ModelConfig
 from neuromath.decoding.beam import beam_search
@@ -128,7 +127,7 @@ def test_decode_step_with_cache_matches_teacher_forcing_and_beam_search_runs(nam
 
 
 @pytest.mark.parametrize("name", RECURRENT)
-def test_each_model_learns_the_tiny_task(name):
+def test_each_model_learns_the_tiny_task(name, fit_teacher_forced):
     torch.manual_seed(0)
     source_vocab, target_vocab = Vocabulary(TOKENS), Vocabulary(TARGETS)
     train = batch_of(tiny_task(120, random.Random(2)), source_vocab, target_vocab)
@@ -137,23 +136,11 @@ def test_each_model_learns_the_tiny_task(name):
     # One layer a side: through two decoder layers DNS (no attention) needs several hundred steps to leave the
     # plateau where the operator is guessed (loss ln(3)/4); the wiring is what this test checks.
     model = small_model(name, source_vocab, target_vocab, n_encoder_layers=1, n_decoder_layers=1)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-
-    def loss_on(batch):
-        logits = model(batch)
-        return F.cross_entropy(logits.flatten(0, 1), batch["target_out"].flatten(), ignore_index=0)
-
-    with torch.no_grad():
-        start = float(loss_on(train))
-    for _ in range(120):
-        optimizer.zero_grad()
-        loss = loss_on(train)
-        loss.backward()
-        optimizer.step()
+    start, final = fit_teacher_forced(model, train, steps=120)
     model.eval()
     predictions = greedy_decode(model, test, max_len=5)
     right = sum(target_vocab.decode(ids) == target for ids, (_, target) in zip(predictions, test_examples))
-    assert float(loss.detach()) < 0.2 * start
+    assert final < 0.2 * start
     assert right / len(test_examples) > 0.9
 
 
