@@ -127,6 +127,9 @@ class OptimConfig(Section):
     label_smoothing: float = 0.0
     plateau_factor: float = 0.5  # schedule plateau: the learning rate is multiplied by this ...
     plateau_patience: int = 2  # ... after this many validations without a better validation accuracy
+    # 0: off. Else an exponential moving average of the weights (Polyak averaging), ema <- decay * ema + (1 - decay)
+    # * weights after every optimiser step, is what validation scores, the checkpoints keep and the test reads
+    ema_decay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -356,6 +359,7 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "optim.label_smoothing": PROBABILITY,
     "optim.plateau_factor": Range(low=0, high=1, low_open=True),  # multiplies the rate: it must fall, and not to 0
     "optim.plateau_patience": NONNEGATIVE,
+    "optim.ema_decay": PROBABILITY,  # [0, 1): at 1 the average would never leave the initial weights
     "train.seed": SEED,
     "train.batch_size": COUNT,
     "train.max_epochs": NO_LIMIT_OR_COUNT,

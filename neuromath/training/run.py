@@ -20,7 +20,7 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import torch
-from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, applies, config_to_dict, load_config, save_config
@@ -261,6 +261,10 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         callbacks.append(ProgressBar())
     if config.train.patience > 0:
         callbacks.append(EarlyStopping(patience=config.train.patience, **target))
+    if config.optim.ema_decay > 0:
+        # Validation swaps the average in, a checkpoint's state_dict is the average (the raw weights go to its
+        # current_model_state, which resume reads back). Buffers are index tables, not learned: not averaged.
+        callbacks.append(EMAWeightAveraging(decay=config.optim.ema_decay, use_buffers=False))
     max_time = None
     if config.train.max_time_minutes > 0:
         max_time = {"minutes": config.train.max_time_minutes}

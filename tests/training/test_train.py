@@ -181,3 +181,37 @@ def test_two_trainings_never_write_one_folder(tmp_path, lock_held_elsewhere):
     with pytest.raises(LockedError, match=rf"run is being written by process {holder} on host .*lock file"):
         train(small_config(tmp_path, "train.max_epochs=1"), run)
     assert [path.name for path in run.iterdir()] == [".neuromath.lock"]  # nothing of the refused run was written
+
+
+def test_weight_average_is_what_validation_and_the_checkpoints_keep(tmp_path):
+    # 32 examples in batches of 32: an epoch is one optimiser step, so after two epochs the average is
+    # decay * w1 + (1 - decay) * w2 (the first update copies w1), where w1 and w2 are the raw weights after steps 1
+    # and 2; the same seed gives the same w1 in a one-epoch run. A decay of 0.25 tells the two orders apart.
+    def run(name, epochs):
+        config = small_config(tmp_path, "data.generate_train=32", f"train.max_epochs={epochs}", "optim.ema_decay=0.25")
+        train(config, tmp_path / name)
+        return torch.load(tmp_path / name / "checkpoints" / "last.ckpt", weights_only=True)
+
+    one, two = run("one", 1), run("two", 2)
+    w1, w2 = one["current_model_state"], two["current_model_state"]
+    average = two["state_dict"]
+    assert average.keys() == w2.keys()
+    torch.testing.assert_close(one["state_dict"], w1, rtol=0, atol=0)  # the first update copies
+    moved = 0
+    for key in w2:
+        torch.testing.assert_close(average[key], 0.25 * w1[key] + 0.75 * w2[key], msg=key)
+        moved += not torch.equal(w1[key], w2[key])
+    assert moved > 0
+    # model.pt, which evaluate and serve load, is the average of the best checkpoint
+    best = torch.load(tmp_path / "two" / "checkpoints" / "best.ckpt", weights_only=True)["state_dict"]
+    saved = torch.load(tmp_path / "two" / "model.pt", weights_only=True)
+    assert all(torch.equal(saved[key], best["model." + key]) for key in saved)
+    # resuming restores both: the raw weights go on training, the average goes on averaging
+    train(small_config(tmp_path, "data.generate_train=32", "train.max_epochs=1", "optim.ema_decay=0.25"),
+          tmp_path / "resumed")
+    train(small_config(tmp_path, "data.generate_train=32", "train.max_epochs=2", "optim.ema_decay=0.25"),
+          tmp_path / "resumed", resume=True)
+    resumed = torch.load(tmp_path / "resumed" / "checkpoints" / "last.ckpt", weights_only=True)
+    for key in w2:
+        torch.testing.assert_close(resumed["state_dict"][key], average[key], rtol=0, atol=0, msg=key)
+        torch.testing.assert_close(resumed["current_model_state"][key], w2[key], rtol=0, atol=0, msg=key)
