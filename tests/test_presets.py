@@ -34,6 +34,7 @@ DEFAULTS = config_to_dict(Config())
 ADDED_AFTER_SNAPSHOT = {
     "data": ("lowercase", "min_count", "word_dropout"),
     "model": ("numbers", "subtree_embedding"),
+    "optim": ("ema_decay",),
 }
 
 
