@@ -183,7 +183,7 @@ def test_two_trainings_never_write_one_folder(tmp_path, lock_held_elsewhere):
     assert [path.name for path in run.iterdir()] == [".neuromath.lock"]  # nothing of the refused run was written
 
 
-def test_weight_average_is_what_validation_and_the_checkpoints_keep(tmp_path):
+def test_weight_average_is_what_the_checkpoints_and_model_pt_keep_and_resume_restores(tmp_path):
     # 32 examples in batches of 32: an epoch is one optimiser step, so after two epochs the average is
     # decay * w1 + (1 - decay) * w2 (the first update copies w1), where w1 and w2 are the raw weights after steps 1
     # and 2; the same seed gives the same w1 in a one-epoch run. A decay of 0.25 tells the two orders apart.
@@ -202,10 +202,12 @@ def test_weight_average_is_what_validation_and_the_checkpoints_keep(tmp_path):
         torch.testing.assert_close(average[key], 0.25 * w1[key] + 0.75 * w2[key], msg=key)
         moved += not torch.equal(w1[key], w2[key])
     assert moved > 0
-    # model.pt, which evaluate and serve load, is the average of the best checkpoint
-    best = torch.load(tmp_path / "two" / "checkpoints" / "best.ckpt", weights_only=True)["state_dict"]
+    # model.pt, which evaluate and serve load, is the average as it stood at the best validation
+    best = torch.load(tmp_path / "two" / "checkpoints" / "best.ckpt", weights_only=True)
+    expected = average if best["epoch"] == 1 else w1  # Lightning counts epochs from 0
     saved = torch.load(tmp_path / "two" / "model.pt", weights_only=True)
-    assert all(torch.equal(saved[key], best["model." + key]) for key in saved)
+    assert saved.keys() == {key.removeprefix("model.") for key in expected}
+    assert all(torch.equal(saved[key], expected["model." + key]) for key in saved)
     # resuming restores both: the raw weights go on training, the average goes on averaging
     train(small_config(tmp_path, "data.generate_train=32", "train.max_epochs=1", "optim.ema_decay=0.25"),
           tmp_path / "resumed")
