@@ -224,7 +224,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.n_encoder_layers": SEQUENCE_MODELS,
     "model.n_decoder_layers": TRANSFORMERS + RECURRENT_MODELS,  # the tree decoders have one recursive cell
     "model.d_ff": TRANSFORMERS + ("group_attention", "graph2tree"),
-    "model.dropout": SEQUENCE_MODELS,
+    "model.dropout": SEQUENCE_MODELS + TRAINED_CLASSIFIERS,  # classifiers: on each tree node's / side's output
     **{f"model.{key}": TRANSFORMERS for key in (
         "norm_first", "attention", "attention_in", "positions", "positions_in", "embedding", "relative_k",
         "tree_depth", "tree_width", "tree_relations", "tree_relative_form", "share_embeddings",

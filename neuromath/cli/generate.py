@@ -15,6 +15,7 @@ from neuromath.fileio import locked
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import generate_identity_files
 from neuromath.tasks.identities.generator import MAX_DEPTH as IDENTITIES_MAX_DEPTH
+from neuromath.tasks.identities.rewrites import GENERATOR_STYLES, GeneratorSettings
 from neuromath.tasks.mathematics_dataset import generate_directory
 from neuromath.tasks.symbolic import generate_symbolic_file
 
@@ -53,7 +54,8 @@ def command_generate_mathematics(args: argparse.Namespace) -> int:
 def command_generate_identities(args: argparse.Namespace) -> int:
     with locked(output_file(args.out), is_folder=False):
         report = generate_identity_files(
-            args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress
+            args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress,
+            settings=GeneratorSettings(style=args.style),
         )
     print(report.table)
     print(report.summary())
@@ -104,6 +106,10 @@ def register(commands) -> None:
     identities.add_argument("--out", required=True,
                             help="FILE.json: all equations; beside it FILE.train/.valid/.test.json and FILE.stats.md")
     identities.add_argument("--workers", type=positive_int, default=1, help="worker processes")
+    identities.add_argument("--style", choices=GENERATOR_STYLES, default="chain",
+                            help="how false equations are made: chain (grow / shrink / replace mutations of chain "
+                                 "states) or paper (each true equation with a false twin one edit away: shrink, swap, "
+                                 "wrap, or the same operation on both sides of a false twin)")
     identities.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     identities.set_defaults(handler=command_generate_identities)
 

@@ -58,9 +58,9 @@ class TreeClassifier(nn.Module):
 
     input_kind = "trees"
 
-    def __init__(self, cell: str, vocab_size: int, hidden_size: int, **cell_options):
+    def __init__(self, cell: str, vocab_size: int, hidden_size: int, dropout: float = 0.0, **cell_options):
         super().__init__()
-        self.encoder = TreeEncoder(cell, vocab_size, len(OPERATORS), hidden_size, **cell_options)
+        self.encoder = TreeEncoder(cell, vocab_size, len(OPERATORS), hidden_size, dropout=dropout, **cell_options)
         self.output = DotProductOutput()
 
     def forward(self, batch: dict) -> torch.Tensor:
@@ -75,13 +75,16 @@ class SequenceClassifier(nn.Module):
 
     input_kind = "tokens"
 
-    def __init__(self, encoder: str, vocab_size: int, hidden_size: int, pad_id: int = 0, **options):
+    def __init__(
+        self, encoder: str, vocab_size: int, hidden_size: int, pad_id: int = 0, dropout: float = 0.0, **options
+    ):
         super().__init__()
         self.encoder = SEQUENCE_ENCODERS.get(encoder)(vocab_size, hidden_size, pad_id=pad_id, **options)
+        self.dropout = nn.Dropout(dropout)  # on each side's encoding (the encoders have no dropout inside)
         self.output = DotProductOutput()
 
     def forward(self, batch: dict) -> torch.Tensor:
-        encoded = self.encoder(batch["tokens"], batch["lengths"])  # (2B, hidden)
+        encoded = self.dropout(self.encoder(batch["tokens"], batch["lengths"]))  # (2B, hidden)
         sides = encoded.view(-1, 2, encoded.shape[-1])  # (B, 2, hidden)
         return self.output(sides[:, 0], sides[:, 1])
 
@@ -111,7 +114,7 @@ def _register() -> None:
         CLASSIFIERS.add(
             cell,
             lambda config, vocab, cell=cell: TreeClassifier(
-                cell, len(vocab), config.d_model, **_cell_options(cell, config)
+                cell, len(vocab), config.d_model, dropout=config.dropout, **_cell_options(cell, config)
             ),
         )
     for encoder in SEQUENCE_ENCODERS.names():
@@ -120,7 +123,8 @@ def _register() -> None:
         CLASSIFIERS.add(
             encoder,
             lambda config, vocab, encoder=encoder: SequenceClassifier(
-                encoder, len(vocab), config.d_model, pad_id=vocab.pad_id, stack_depth=config.stack_depth
+                encoder, len(vocab), config.d_model, pad_id=vocab.pad_id, dropout=config.dropout,
+                stack_depth=config.stack_depth,
             ),
         )
     CLASSIFIERS.add("majority", lambda config, vocab: MajorityClassifier())

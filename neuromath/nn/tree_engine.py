@@ -164,17 +164,25 @@ def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
 class TreeEncoder(nn.Module):
     """Leaf embedding plus a registered tree cell, run level by level over a whole ``TreeBatch``."""
 
-    def __init__(self, cell: str, n_leaf_tokens: int, n_operators: int, hidden_size: int, **cell_options):
+    def __init__(
+        self, cell: str, n_leaf_tokens: int, n_operators: int, hidden_size: int, dropout: float = 0.0, **cell_options
+    ):
         super().__init__()
         self.hidden_size = hidden_size
         self.leaf_embedding = nn.Embedding(n_leaf_tokens, hidden_size)
         self.cell = TREE_CELLS.get(cell)(hidden_size, n_operators, **cell_options)
+        self.dropout = dropout  # on every node's output h, where its parent (or the classifier) reads it
+
+    def _drop(self, state: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+        if not self.training or self.dropout == 0:
+            return state
+        return (nn.functional.dropout(state[0], self.dropout, training=True),) + tuple(state[1:])
 
     def forward(self, batch: TreeBatch) -> tuple[torch.Tensor, ...]:
         """The state of every node in node order (``state[0]`` is h, (N, hidden)); one ``cell.node`` call per level."""
         level_starts = batch.level_starts
         embedded = self.leaf_embedding(batch.node_ids[: level_starts[1]])
-        level_states = [self.cell.leaf(embedded)]
+        level_states = [self._drop(self.cell.leaf(embedded))]
         empty_row = self.cell.empty_state(1, like=embedded)
         for level in range(1, batch.n_levels):
             start, end = level_starts[level], level_starts[level + 1]
@@ -190,7 +198,7 @@ class TreeEncoder(nn.Module):
                 batch.node_ids[start:end], batch.segments[level], left_state, right_state,
                 has_right.unsqueeze(1).to(embedded.dtype),  # (n, 1)
             )
-            level_states.append(state)
+            level_states.append(self._drop(state))
         if len(level_states) == 1:
             return level_states[0]
         return tuple(torch.cat(parts, dim=0) for parts in zip(*level_states))

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Iterable
 
 from neuromath.fileio import write_text_atomic
+from neuromath.tasks.identities.audit import audit_report
 from neuromath.tasks.identities.equations import EquationExample, write_equations
 from neuromath.tasks.identities.generator import GenerationCounts, generate_with_counts
+from neuromath.tasks.identities.rewrites import GeneratorSettings
 
 
 def split_by_depth(
@@ -77,10 +79,12 @@ class GenerationReport:
     split_sizes: dict[str, int] = field(default_factory=dict)
     paths: dict[str, Path] = field(default_factory=dict)
     table: str = ""
+    style: str = "chain"
 
     def summary(self) -> str:
         lines = [
-            f"requested {self.requested}, written {self.written} (depths 1..{self.max_depth}, seed {self.seed}) "
+            f"requested {self.requested}, written {self.written} (depths 1..{self.max_depth}, seed {self.seed}, "
+            f"style {self.style}) "
             f"in {self.seconds:.1f} s ({self.rounds} round(s) of chunks)",
             "splits: " + ", ".join(f"{name} {size}" for name, size in self.split_sizes.items()),
         ]
@@ -98,11 +102,13 @@ class GenerationReport:
 
 
 def generate_identity_files(
-    n: int, max_depth: int, seed: int, out_path: str | Path, workers: int = 1, progress: bool = True, **params
+    n: int, max_depth: int, seed: int, out_path: str | Path, workers: int = 1, progress: bool = True,
+    audit_baselines: bool = True, **params
 ) -> GenerationReport:
     """Generate ``n`` equations and write them to ``out_path`` (released JSON format) and beside it
     ``<stem>.train.json``, ``<stem>.valid.json``, ``<stem>.test.json`` (``split_by_depth`` with its defaults) and
-    ``<stem>.stats.md`` (``statistics_table`` and the counts). The same seed gives the same files for any number of
+    ``<stem>.stats.md`` (``statistics_table``, the counts and ``audit_report``; ``audit_baselines`` False leaves
+    out its baselines, which fit small classifiers with torch). The same seed gives the same files for any number of
     workers."""
     started = time.perf_counter()
     out_path = Path(out_path)
@@ -125,12 +131,13 @@ def generate_identity_files(
         requested=n, written=len(examples), max_depth=max_depth, seed=seed, counts=counts,
         rounds=counts.rounds, seconds=time.perf_counter() - started,
         split_sizes={"train": len(train), "valid": len(valid), "test": len(test)}, paths=paths,
-        table=statistics_table(examples),
+        table=statistics_table(examples), style=(params.get("settings") or GeneratorSettings()).style,
     )
     text = (
         f"# Generated identities: {out_path.name}\n\n{report.table}\n"
         + "\n".join(f"- {line}" for line in report.summary().splitlines())
-        + "\n"
+        + "\n\n"
+        + audit_report(train, valid, test, baselines=audit_baselines)
     )
     write_text_atomic(paths["stats"], text)
     return report

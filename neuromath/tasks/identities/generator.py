@@ -32,7 +32,7 @@ import sympy
 from tqdm import tqdm
 
 from neuromath.errors import ExpressionError, NeuromathError
-from neuromath.expr.equation_tree import EquationNode, height, postorder
+from neuromath.expr.equation_tree import EquationNode, apply, height, postorder
 from neuromath.expr.sympy_bridge import equation_to_sympy
 from neuromath.expr.tree import preorder
 from neuromath.tasks.identities.equations import (
@@ -43,7 +43,16 @@ from neuromath.tasks.identities.equations import (
     parse_preorder,
     to_preorder,
 )
-from neuromath.tasks.identities.rewrites import GeneratorSettings, chain_step, layout, mutate, start_state
+from neuromath.tasks.identities.rewrites import (
+    GeneratorSettings,
+    both_sides_operation,
+    chain_step,
+    layout,
+    mutate_with_kind,
+    paper_edit,
+    rewrite_step,
+    start_state,
+)
 from neuromath.timelimit import TimeLimitedPool
 
 # Deepest equations generated (``max_depth``). The released data go to depth 13; generation slows steeply beyond
@@ -152,6 +161,7 @@ class GenerationCounts:
     sympy_not_proved: int = 0  # ... SymPy finished without proving it: dropped
     sympy_timed_out: int = 0  # ... SymPy ran past the time limit or failed: dropped
     undecided_not_needed: int = 0  # ... not sent to SymPy because its depth had enough true equations
+    no_false_twin: int = 0  # paper style: a true equation dropped because no edit of it was checked false
     verified: int = 0  # candidates that got a label and were new across chunks (before balancing)
     kept: int = 0  # examples in the final set
     rounds: int = 0  # rounds of chunks
@@ -177,8 +187,11 @@ class GenerationCounts:
 
 @dataclass
 class ChunkResult:
-    candidates: list[tuple[EquationNode, bool | None]]  # label None: the numeric check could not tell
+    # (equation, label, edit): label None when the numeric check could not tell; edit is how a false candidate was
+    # made from a true one ("" for true candidates)
+    candidates: list[tuple[EquationNode, bool | None, str]]
     counts: GenerationCounts
+    paired: bool = False  # paper style: the candidates are (true, false) pairs of the same depth, in that order
 
 
 def equation_key(equation: EquationNode) -> tuple[str, str]:
@@ -197,15 +210,17 @@ def generate_chunk(
     true equations, numerically undecided ones (label None, for SymPy), from chains seeded by ``chunk_seed`` alone,
     so that chunks can be made in any process. Equations whose ``equation_key`` is in ``known`` are skipped."""
     settings = settings or GeneratorSettings()
+    if settings.style == "paper":
+        return generate_paper_chunk(chunk_seed, needs, known, settings)
     rng = random.Random(chunk_seed)
     check_rng = random.Random(chunk_seed ^ 0x5EED)
     counts = GenerationCounts()
     needed = {key: value for key, value in needs.items() if value > 0}
     undecided_room = {depth: value for (depth, label), value in needed.items() if label}
     seen: set[tuple[str, str]] = set(known)
-    candidates: list[tuple[EquationNode, bool | None]] = []
+    candidates: list[tuple[EquationNode, bool | None, str]] = []
 
-    def consider(equation: EquationNode, depth: int, built_true: bool) -> str:
+    def consider(equation: EquationNode, depth: int, built_true: bool, edit: str = "") -> str:
         left, right = equation.children
         if depth >= 2 and left == right:
             counts.trivial += 1
@@ -224,7 +239,7 @@ def generate_chunk(
             counts.numeric_undecided += 1
             if undecided_room.get(depth, 0) > 0:
                 undecided_room[depth] -= 1
-                candidates.append((equation, None))
+                candidates.append((equation, None, ""))
             else:
                 counts.undecided_not_needed += 1
             return "undecided"
@@ -235,7 +250,7 @@ def generate_chunk(
             counts.mutations_found_true += 1
         if needed.get((depth, label), 0) > 0:
             needed[(depth, label)] -= 1
-            candidates.append((equation, label))
+            candidates.append((equation, label, "" if label else edit))
             return "kept"
         return "not needed"
 
@@ -275,16 +290,141 @@ def generate_chunk(
                 leaving or rng.random() < settings.early_offer_probability
             ):
                 mutations_made[depth] = mutations_made.get(depth, 0) + 1
-                mutant = mutate(state, rng, shape)
+                mutant, kind = mutate_with_kind(state, rng, shape)
                 mutant_depth = height(mutant)
                 if needed.get((mutant_depth, False), 0) > 0 or needed.get((mutant_depth, True), 0) > 0:
-                    consider(mutant, mutant_depth, built_true=False)
+                    consider(mutant, mutant_depth, built_true=False, edit=kind)
             if next_state is None:
                 break
             state, shape = next_state, next_shape
         if len(candidates) > kept_before:
             chains_since_kept = 0
     return ChunkResult(candidates, counts)
+
+
+def generate_paper_chunk(
+    chunk_seed: int,
+    needs: dict[tuple[int, bool], int],
+    known: frozenset = frozenset(),
+    settings: GeneratorSettings | None = None,
+) -> ChunkResult:
+    """``generate_chunk`` in the paper style: (true, false) pairs of the same depth, the false one made from its
+    true twin by one local edit (``paper_edit``: shrink, swap or wrap), or, where the chain reached the true
+    equation by an operation on both sides, the same operation applied to both sides of the previous state's false
+    twin (kind ``<edit>+both sides``: still one edit away from a true equation, the edit deep inside). The pairs
+    keep true and false equations alike in size, symbols and shape; only the edit tells them apart. A true state is
+    kept only with a twin that the numeric check calls false; numerically undecided candidates are dropped (SymPy
+    is not asked), so ``needs`` holds as many false as true equations at every depth."""
+    settings = settings or GeneratorSettings()
+    rng = random.Random(chunk_seed)
+    check_rng = random.Random(chunk_seed ^ 0x5EED)
+    counts = GenerationCounts()
+    needed = {depth: value for (depth, label), value in needs.items() if label and value > 0}
+    seen: set[tuple[str, str]] = set(known)
+    candidates: list[tuple[EquationNode, bool | None, str]] = []
+
+    def admissible(equation: EquationNode, depth: int) -> bool:
+        """Not trivial, not seen, no inexact constant (each failure counted)."""
+        left, right = equation.children
+        if depth >= 2 and left == right:
+            counts.trivial += 1
+            return False
+        key = equation_key(equation)
+        if key in seen:
+            counts.duplicates += 1
+            return False
+        if has_inexact_zero(equation):
+            counts.inexact_constants += 1
+            return False
+        return True
+
+    def false_twin(state: EquationNode, depth: int, shape, inherited: tuple[EquationNode, str] | None):
+        tries = ([inherited] if inherited is not None else []) + [None] * settings.twin_tries
+        for item in tries:
+            twin, kind = item if item is not None else paper_edit(state, rng, shape)
+            if height(twin) != depth or not admissible(twin, depth):
+                continue
+            counts.checked += 1
+            label = numeric_label(twin, check_rng)
+            if label is False:
+                return twin, kind
+            if label:
+                counts.mutations_found_true += 1
+            else:
+                counts.numeric_undecided += 1
+                counts.undecided_not_needed += 1
+        return None
+
+    def offer(state: EquationNode, depth: int, shape, inherited) -> tuple[EquationNode, str] | None:
+        """Keep (state, its false twin) when both check out; the twin, for the chain to carry."""
+        if not admissible(state, depth):
+            return None
+        seen.add(equation_key(state))
+        counts.checked += 1
+        label = numeric_label(state, check_rng)
+        if label is not True:
+            if label is None:
+                counts.numeric_undecided += 1
+                counts.undecided_not_needed += 1
+            else:
+                counts.contradicted += 1
+            return None
+        twin = false_twin(state, depth, shape, inherited)
+        if twin is None:
+            counts.no_false_twin += 1
+            return None
+        seen.add(equation_key(twin[0]))
+        needed[depth] -= 1
+        candidates.append((state, True, ""))
+        candidates.append((twin[0], False, twin[1]))
+        return twin
+
+    def deepest_needed() -> int:
+        return max((depth for depth, value in needed.items() if value > 0), default=0)
+
+    max_chains = 200 + 40 * sum(needed.values())
+    chains_since_kept = 0
+    while deepest_needed() and chains_since_kept < settings.stall_chains and counts.chains < max_chains:
+        counts.chains += 1
+        chains_since_kept += 1
+        kept_before = len(candidates)
+        state = start_state(rng, settings)
+        shape = layout(state)
+        offered_depths = {
+            depth for depth in range(1, deepest_needed() + 2) if rng.random() >= settings.offer_probability
+        }
+        twin: tuple[EquationNode, str] | None = None  # the current state's false twin, when one was made
+        for _ in range(settings.max_steps):
+            depth = shape.height
+            if depth > deepest_needed() + 1 or shape.node_count > settings.max_nodes_per_depth * depth + 10:
+                break
+            operation = None
+            if rng.random() < settings.root_operation_probability:
+                operation = both_sides_operation(rng, shape.symbols)
+                next_state = apply("Equality", *(operation(side) for side in state.children))
+            else:
+                next_state = rewrite_step(state, rng, settings, shape)
+            next_shape = layout(next_state) if next_state is not None else None
+            leaving = next_shape is None or next_shape.height != depth
+            if (
+                needed.get(depth, 0) > 0
+                and depth not in offered_depths
+                and (leaving or rng.random() < settings.early_offer_probability)
+            ):
+                offered_depths.add(depth)
+                made = offer(state, depth, shape, twin)
+                twin = made if made is not None else twin
+            if next_state is None:
+                break
+            if operation is not None and twin is not None:
+                kind = twin[1] if twin[1].endswith("+both sides") else f"{twin[1]}+both sides"
+                twin = (apply("Equality", *(operation(side) for side in twin[0].children)), kind)
+            else:
+                twin = None
+            state, shape = next_state, next_shape
+        if len(candidates) > kept_before:
+            chains_since_kept = 0
+    return ChunkResult(candidates, counts, paired=True)
 
 
 def _generate_chunk_job(arguments: tuple) -> ChunkResult:
@@ -353,7 +493,7 @@ def generate_with_counts(
     depths = list(range(1, max_depth + 1))
     labels = (True, False)
     half = max(0, n) // 2
-    pools: dict[tuple[int, bool], list[EquationNode]] = {(depth, label): [] for depth in depths for label in labels}
+    pools: dict[tuple[int, bool], list[tuple[EquationNode, str]]] = {(depth, label): [] for depth in depths for label in labels}
     seen: set[tuple[str, str]] = set()
     counts = GenerationCounts()
     low_rounds = {key: 0 for key in pools}  # rounds in a row that brought too little
@@ -384,16 +524,20 @@ def generate_with_counts(
             undecided: list[EquationNode] = []
             for result in results:  # labelled candidates first, in chunk order
                 counts.add(result.counts)
-                for equation, label in result.candidates:
-                    key = equation_key(equation)
-                    if key in seen:
-                        counts.duplicates += 1
-                    elif label is None:
-                        undecided.append(equation)
-                    else:
-                        seen.add(key)
-                        counts.verified += 1
-                        pools[(height(equation), label)].append(equation)
+                step = 2 if result.paired else 1  # a pair is kept or dropped whole
+                for start in range(0, len(result.candidates), step):
+                    group = result.candidates[start:start + step]
+                    keys = [equation_key(equation) for equation, _, _ in group]
+                    if any(key in seen for key in keys):
+                        counts.duplicates += len(group)
+                        continue
+                    for key, (equation, label, edit) in zip(keys, group):
+                        if label is None:
+                            undecided.append(equation)
+                        else:
+                            seen.add(key)
+                            counts.verified += 1
+                            pools[(height(equation), label)].append((equation, edit))
             for equation in undecided:  # then SymPy, only where true equations are still missing
                 key = equation_key(equation)
                 depth = height(equation)
@@ -412,7 +556,7 @@ def generate_with_counts(
                 else:
                     counts.sympy_proved += 1
                     counts.verified += 1
-                    pools[(depth, True)].append(equation)
+                    pools[(depth, True)].append((equation, ""))
             for key, value in needs.items():
                 if value > 0:
                     brought = len(pools[key]) - sizes_before[key]
@@ -426,9 +570,11 @@ def generate_with_counts(
     plan = balanced_counts(capacities(exhausted_only=False), half)
     examples: list[EquationExample] = []
     for depth in depths:
-        for true_tree, false_tree in zip(pools[(depth, True)][: plan[depth]], pools[(depth, False)][: plan[depth]]):
+        for (true_tree, _), (false_tree, edit) in zip(
+            pools[(depth, True)][: plan[depth]], pools[(depth, False)][: plan[depth]]
+        ):
             examples.append(EquationExample(true_tree, True, source="generated"))
-            examples.append(EquationExample(false_tree, False, source="generated"))
+            examples.append(EquationExample(false_tree, False, source="generated", extra={"edit": edit}))
     counts.kept = len(examples)
     return examples, counts
 

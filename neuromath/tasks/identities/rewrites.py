@@ -336,6 +336,9 @@ def layout(tree: EquationNode) -> TreeLayout:
 # ---------------------------------------------------------------------------------------------- chain steps
 
 
+GENERATOR_STYLES = ("chain", "paper")
+
+
 @dataclass(frozen=True)
 class GeneratorSettings:
     """Knobs of the chain generator (the defaults give an even spread over depths 1..13)."""
@@ -351,6 +354,12 @@ class GeneratorSettings:
     max_steps: int = 60
     max_nodes_per_depth: int = 7  # a chain ends when its equation has more than this many nodes per depth + 10
     stall_chains: int = 150  # a chunk ends after this many chains in a row that added nothing
+    twin_tries: int = 6  # paper style: edits tried to make a true equation's false twin
+    style: str = "chain"  # how false equations are made: "chain" or "paper" (``neuromath.tasks.identities.generator``)
+
+    def __post_init__(self) -> None:
+        if self.style not in GENERATOR_STYLES:
+            raise ValueError(f"unknown generator style {self.style!r}: one of {', '.join(GENERATOR_STYLES)}")
 
 
 def start_state(rng: random.Random, settings: GeneratorSettings) -> EquationNode:
@@ -370,30 +379,30 @@ def start_state(rng: random.Random, settings: GeneratorSettings) -> EquationNode
     return apply("Equality", left, right) if rng.random() < 0.5 else apply("Equality", right, left)
 
 
-def apply_to_both_sides(equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None) -> EquationNode:
-    """The same operation on both sides: add or multiply by a term, raise to a power, a power of a number with
-    the side as exponent, or a function of both sides."""
-    left, right = equation.children
-    in_use = (shape or layout(equation)).symbols
+def both_sides_operation(rng: random.Random, in_use: list[str]):
+    """A random operation for both sides of an equation (a function of one side): add or multiply by a term,
+    raise to a power, a power of a number with the side as exponent, or a function of the side."""
     draw = rng.random()
-    if draw < 0.3:
+    if draw < 0.5:
         term = random_term(rng, 1, in_use)
-        on_the_left = rng.random() < 0.5
-        sides = [apply("Add", term, side) if on_the_left else apply("Add", side, term) for side in (left, right)]
-    elif draw < 0.5:
-        term = random_term(rng, 1, in_use)
-        on_the_left = rng.random() < 0.5
-        sides = [apply("Mul", term, side) if on_the_left else apply("Mul", side, term) for side in (left, right)]
-    elif draw < 0.62:
+        operator = "Add" if draw < 0.3 else "Mul"
+        if rng.random() < 0.5:
+            return lambda side: apply(operator, term, side)
+        return lambda side: apply(operator, side, term)
+    if draw < 0.62:
         exponent = number(rng.choice((2, 2, 3, -1, Fraction(1, 2))))
-        sides = [apply("Pow", side, exponent) for side in (left, right)]
-    elif draw < 0.68:
+        return lambda side: apply("Pow", side, exponent)
+    if draw < 0.68:
         base = rng.choice((number(2), number(3), number(Fraction(1, 2)), PI))
-        sides = [apply("Pow", base, side) for side in (left, right)]
-    else:
-        function = rng.choices(ROOT_FUNCTIONS, ROOT_FUNCTION_WEIGHTS)[0]
-        sides = [apply(function, side) for side in (left, right)]
-    return apply("Equality", *sides)
+        return lambda side: apply("Pow", base, side)
+    function = rng.choices(ROOT_FUNCTIONS, ROOT_FUNCTION_WEIGHTS)[0]
+    return lambda side: apply(function, side)
+
+
+def apply_to_both_sides(equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None) -> EquationNode:
+    """The same operation (``both_sides_operation``) on both sides."""
+    operation = both_sides_operation(rng, (shape or layout(equation)).symbols)
+    return apply("Equality", *(operation(side) for side in equation.children))
 
 
 def rewrite_step(
@@ -456,8 +465,16 @@ def replacement_leaf(node: EquationNode, rng: random.Random, in_use: list[str]) 
 
 
 def mutate(equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None) -> EquationNode:
-    """A copy with one local change: grow (a leaf becomes a small subtree), shrink (an operator node becomes one
-    of its children) or replace (an operator becomes another of the same arity, a leaf another leaf)."""
+    """``mutate_with_kind`` without the kind."""
+    return mutate_with_kind(equation, rng, shape)[0]
+
+
+def mutate_with_kind(
+    equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None
+) -> tuple[EquationNode, str]:
+    """A copy with one local change, and its kind (the chain style's false equations): ``grow`` (a leaf becomes a
+    small subtree), ``shrink`` (an operator node becomes one of its children) or ``replace`` (an operator becomes
+    another of the same arity, a leaf another leaf)."""
     shape = shape or layout(equation)
     in_use = shape.symbols
     all_positions = [(position.path, position.node) for position in shape.positions if position.path]
@@ -466,7 +483,7 @@ def mutate(equation: EquationNode, rng: random.Random, shape: TreeLayout | None 
     kind = rng.choices(("grow", "shrink", "replace"), (0.25, 0.25, 0.5))[0]
     if kind == "shrink" and operators:
         path, node = rng.choice(operators)
-        return replace_path(equation, path, rng.choice(node.children))
+        return replace_path(equation, path, rng.choice(node.children)), "shrink"
     if kind == "grow":
         path, node = rng.choice(leaves)
         draw = rng.random()
@@ -476,10 +493,43 @@ def mutate(equation: EquationNode, rng: random.Random, shape: TreeLayout | None 
             other = random_term(rng, 0 if draw < 0.8 else 1, in_use)
             operator = rng.choice(BINARY_FUNCTIONS)
             grown = apply(operator, node, other) if rng.random() < 0.5 else apply(operator, other, node)
-        return replace_path(equation, path, grown)
+        return replace_path(equation, path, grown), "grow"
     path, node = rng.choice(all_positions)
+    return replace_path(equation, path, swapped(node, rng, in_use)), "replace"
+
+
+def swapped(node: EquationNode, rng: random.Random, in_use: list[str]) -> EquationNode:
+    """The node with its symbol changed: a leaf becomes another leaf, an operator another of the same arity (over
+    the same children)."""
     if node.is_leaf:
-        return replace_path(equation, path, replacement_leaf(node, rng, in_use))
+        return replacement_leaf(node, rng, in_use)
     same_arity = BINARY_FUNCTIONS if ARITY[node.func] == 2 else UNARY_FUNCTIONS
     new_func = rng.choice(SAME_ARITY_REPLACEMENTS.get(node.func, same_arity))
-    return replace_path(equation, path, EquationNode(new_func, "", node.children))
+    return EquationNode(new_func, "", node.children)
+
+
+# The edits of the paper style (Arabshahi et al.'s description of their generator): a false equation is one of
+# these applied once to a true equation, or a false equation with the same operation applied to both sides.
+PAPER_EDITS = ("shrink", "swap", "wrap")
+
+
+def paper_edit(equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None) -> tuple[EquationNode, str]:
+    """One local edit of a non-root node, and its kind: ``shrink`` (an operator node becomes one of its
+    children), ``swap`` (a leaf becomes another leaf, an operator another of the same arity) or ``wrap`` (a node
+    becomes a function of itself, ``t`` -> ``f(t)``)."""
+    shape = shape or layout(equation)
+    positions = [position for position in shape.positions if position.path]
+    kind = rng.choice(PAPER_EDITS)
+    if kind == "shrink":
+        operators = [position for position in positions if not position.node.is_leaf]
+        if not operators:
+            kind = "swap"
+        else:
+            position = rng.choice(operators)
+            return replace_path(equation, position.path, rng.choice(position.node.children)), kind
+    if kind == "wrap":
+        position = rng.choice(positions)
+        function = rng.choices(TERM_FUNCTIONS, TERM_FUNCTION_WEIGHTS)[0]
+        return replace_path(equation, position.path, apply(function, position.node)), kind
+    position = rng.choice(positions)
+    return replace_path(equation, position.path, swapped(position.node, rng, shape.symbols)), "swap"
