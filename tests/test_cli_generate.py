@@ -80,3 +80,15 @@ def test_counts_below_one_are_refused_when_the_command_line_is_read(task, option
         main(arguments + [option, "0"])
     assert exit_.value.code == 2 and f"{option}: must be an integer >= 1, got 0" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_identities_in_the_paper_style_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "paper.json"
+    assert main(["generate", "identities", "--n", "60", "--max-depth", "8", "--style", "paper", "--no-baselines",
+                 "--no-progress", "--out", str(out)]) == 0
+    stats = (tmp_path / "paper.stats.md").read_text()
+    assert "style paper" in stats and "100.0% of 30" in stats and "Baselines" not in stats
+    assert "style paper" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["generate", "identities", "--n", "4", "--style", "papers", "--out", str(tmp_path / "x.json")])
+    assert "invalid choice: 'papers'" in capsys.readouterr().err

@@ -55,7 +55,7 @@ def command_generate_identities(args: argparse.Namespace) -> int:
     with locked(output_file(args.out), is_folder=False):
         report = generate_identity_files(
             args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress,
-            settings=GeneratorSettings(style=args.style),
+            settings=GeneratorSettings(style=args.style), audit_baselines=args.baselines,
         )
     print(report.table)
     print(report.summary())
@@ -110,6 +110,9 @@ def register(commands) -> None:
                             help="how false equations are made: chain (grow / shrink / replace mutations of chain "
                                  "states) or paper (each true equation with a false twin one edit away: shrink, swap, "
                                  "wrap, or the same operation on both sides of a false twin)")
+    identities.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
+                            help="fit the audit's structure-blind baselines for FILE.stats.md (a few seconds per "
+                                 "10,000 equations)")
     identities.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     identities.set_defaults(handler=command_generate_identities)
 

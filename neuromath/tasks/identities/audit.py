@@ -225,7 +225,10 @@ def audit_report(
             for label in (True, False)
         ]
         lines.append(f"| {depth} | " + " | ".join(cells) + f" | {' / '.join(sizes)} |")
-    if baselines and train and valid and test:
+    if baselines and not (train and valid and test):
+        empty = ", ".join(name for name, part in (("train", train), ("valid", valid), ("test", test)) if not part)
+        lines += ["", f"No baselines: the {empty} split is empty."]
+    elif baselines:
         scores = [depth_only(train, valid, test)]
         for mode in ("bag", "difference"):
             for hidden in (0, 64):

@@ -1,0 +1,163 @@
+"""The paper-style identities generator, the data audit written into FILE.stats.md, and dropout in the equation
+classifiers (issue 18)."""
+
+import random
+from collections import Counter
+
+import pytest
+import torch
+
+from neuromath.expr.equation_tree import apply, number, symbol
+from neuromath.tasks.identities import EquationExample, read_equations
+from neuromath.tasks.identities.audit import audit_report, bag, depth_only, one_edit_share
+from neuromath.tasks.identities.dataset import generate_identity_files
+from neuromath.tasks.identities.generator import generate_with_counts, numeric_label
+from neuromath.tasks.identities.rewrites import PAPER_EDITS, GeneratorSettings, layout, paper_edit
+
+X, Y = symbol("var_0"), symbol("var_1")
+
+
+def eq(left, right):
+    return apply("Equality", left, right)
+
+
+def example(tree, label, **extra):
+    return EquationExample(tree, label, extra=extra)
+
+
+@pytest.fixture(scope="module")
+def paper_set():
+    return generate_with_counts(104, random.Random(7), max_depth=13, settings=GeneratorSettings(style="paper"))
+
+
+def test_paper_style_pairs_every_false_equation_with_a_true_one_a_single_edit_away(paper_set):
+    examples, counts = paper_set
+    assert len(examples) == 104 and counts.kept == 104
+    by_depth = Counter((e.depth, e.label) for e in examples)
+    assert all(by_depth[(depth, True)] == by_depth[(depth, False)] for depth in range(1, 14))
+    assert {depth for depth, _ in by_depth} == set(range(1, 14))
+    # written in pairs: each false equation follows its true twin, of the same depth
+    for true_one, false_one in zip(examples[::2], examples[1::2]):
+        assert true_one.label is True and false_one.label is False and true_one.depth == false_one.depth
+        kind = false_one.extra["edit"]
+        assert kind.split("+")[0] in PAPER_EDITS and kind in {*PAPER_EDITS, *(f"{k}+both sides" for k in PAPER_EDITS)}
+        assert one_edit_share([false_one], [true_one]) == 1.0, (str(true_one.tree), str(false_one.tree))
+    rng = random.Random(3)
+    for e in examples:  # every label holds when checked again at other points
+        assert numeric_label(e.tree, rng) in (e.label, None), str(e.tree)
+
+
+def test_chain_style_records_its_mutation_kinds_and_keeps_true_equations_unmarked():
+    examples, _ = generate_with_counts(60, random.Random(2), max_depth=8)
+    kinds = Counter(e.extra.get("edit") for e in examples if e.label is False)
+    assert set(kinds) <= {"grow", "shrink", "replace"} and sum(kinds.values()) == 30
+    assert all("edit" not in e.extra for e in examples if e.label is True)
+
+
+def test_generator_style_is_checked():
+    with pytest.raises(ValueError, match="unknown generator style 'papers'"):
+        GeneratorSettings(style="papers")
+
+
+def test_paper_edit_changes_one_subtree_of_the_kind_it_names():
+    tree = eq(apply("sin", apply("Add", X, Y)), apply("Mul", number(2), X))
+    rng = random.Random(0)
+    seen = set()
+    for _ in range(60):
+        edited, kind = paper_edit(tree, rng, layout(tree))
+        seen.add(kind)
+        assert edited != tree and one_edit_share([example(edited, False)], [example(tree, True)]) == 1.0
+        if kind == "wrap":
+            assert layout(edited).node_count == layout(tree).node_count + 1
+        if kind == "shrink":
+            assert layout(edited).node_count < layout(tree).node_count
+        if kind == "swap":
+            assert layout(edited).node_count == layout(tree).node_count
+    assert seen == set(PAPER_EDITS)
+
+
+def test_one_edit_share_tells_one_edit_from_two():
+    true = example(eq(apply("Add", X, Y), apply("Add", Y, X)), True)
+    one = example(eq(apply("Add", X, X), apply("Add", Y, X)), False)  # y -> x on the left
+    wrapped = example(eq(apply("Add", X, Y), apply("sin", apply("Add", Y, X))), False)  # the right side wrapped
+    two = example(eq(apply("Add", X, X), apply("Add", Y, Y)), False)  # one change on each side
+    assert one_edit_share([one], [true]) == 1.0
+    assert one_edit_share([wrapped], [true]) == 1.0
+    assert one_edit_share([two], [true]) == 0.0
+    assert one_edit_share([one, two], [true]) == 0.5
+
+
+def test_bag_counts_tokens_and_side_differences():
+    tree = example(eq(apply("Add", X, X), apply("Mul", X, number(2))), True)
+    assert bag(tree, "bag") == Counter({"Add": 1, "Mul": 1, "var_0": 3, "2": 1})
+    assert bag(tree, "difference") == Counter({"Add": 1, "Mul": 1, "var_0": 1, "2": 1})
+
+
+def test_depth_only_predicts_each_depths_training_majority():
+    train = [example(eq(X, X), True), example(eq(X, X), True), example(eq(X, Y), False),
+             example(eq(apply("sin", X), Y), False)]
+    test = [example(eq(Y, Y), True), example(eq(apply("cos", X), X), True)]
+    score = depth_only(train, train, test)
+    assert score.test == 0.5 and score.test_by_depth == {1: 1.0, 2: 0.0}
+
+
+def test_the_audit_finds_a_symbol_cue_that_a_structure_blind_baseline_exploits():
+    rng = random.Random(0)
+    leaves = [X, Y, number(2), number(3)]
+
+    def side():
+        return apply(rng.choice(["Add", "Mul"]), rng.choice(leaves), rng.choice(leaves))
+
+    def make(n, depth_extra=0):
+        out = []
+        for i in range(n):
+            left, right = side(), side()
+            for _ in range(depth_extra):
+                left = apply("exp", left)
+            label = i % 2 == 0
+            if not label:  # the cue: every false equation has a tan on the right
+                right = apply("tan", right)
+            out.append(example(eq(left, right), label, edit="wrap" if not label else None))
+        return [e if e.label else EquationExample(e.tree, e.label, extra={"edit": "wrap"}) for e in out]
+
+    train, valid, test = make(200), make(60), make(60, depth_extra=2)
+    report = audit_report(train, valid, test)
+    assert "| wrap | 160 | 100.0 |" in report
+    rows = {line.split("|")[1].strip(): line for line in report.splitlines() if line.startswith("| bag of symbols")}
+    linear_test = float(rows["bag of symbols, linear"].split("|")[3])
+    assert linear_test > 95.0  # the tan gives the label away
+    depth_row = next(line for line in report.splitlines() if line.startswith("| depth only"))
+    assert float(depth_row.split("|")[3]) == 50.0
+
+
+def test_generate_files_with_the_paper_style_write_the_audit(tmp_path):
+    out = tmp_path / "paper.json"
+    report = generate_identity_files(200, 9, seed=4, out_path=out, progress=False,
+                                     settings=GeneratorSettings(style="paper"))
+    stats = (tmp_path / "paper.stats.md").read_text()
+    assert "style paper" in stats and "## Audit" in stats and "| side difference, network |" in stats
+    assert "one local edit away (equal but for the subtree at one position): 100.0% of 100" in stats
+    written = read_equations(out)
+    assert report.written == len(written) == 200
+    assert all(e.extra["edit"].split("+")[0] in PAPER_EDITS for e in written if e.label is False)
+
+
+def test_classifier_dropout_acts_in_training_only():
+    from neuromath.config import ModelConfig
+    from neuromath.models.identities import EncodedEquations, build_classifier, make_collate, node_vocabulary
+
+    examples = [example(eq(apply("sin", apply("Add", X, Y)), apply("Mul", number(2), X)), True),
+                example(eq(apply("cos", X), Y), False)]
+    vocab = node_vocabulary(examples)
+    batch = make_collate("trees")([EncodedEquations(examples, vocab, "trees")[i] for i in range(2)])
+    for name in ("tree_lstm", "lstm"):
+        torch.manual_seed(0)
+        dropped = build_classifier(ModelConfig(name=name, d_model=16, dropout=0.5), vocab)
+        torch.manual_seed(0)
+        plain = build_classifier(ModelConfig(name=name, d_model=16, dropout=0.0), vocab)
+        if name == "lstm":
+            batch = make_collate("tokens")([EncodedEquations(examples, vocab, "tokens")[i] for i in range(2)])
+        dropped.train()
+        assert not torch.equal(dropped(batch), dropped(batch))  # a fresh mask each call
+        dropped.eval(), plain.eval()
+        assert torch.equal(dropped(batch), plain(batch))  # the same weights, no dropout at evaluation
