@@ -370,6 +370,41 @@ def merge_metrics(run_dir: Path) -> None:
     writer.writeheader()
     writer.writerows(rows)
     write_text_atomic(run_dir / "metrics.csv", buffer.getvalue())
+    plot_learning_curves(rows, run_dir / "learning_curves.png")
+
+
+def epoch_curves(rows: list[dict]) -> dict[str, list[tuple[int, float]]]:
+    """Per metric logged once per epoch or validation (``train_loss_epoch``, ``val_*``): (epoch, value) points in
+    order, from the rows of metrics.csv."""
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if (key == "train_loss_epoch" or key.startswith("val_")) and value not in ("", None):
+                curves.setdefault(key, []).append((int(row["epoch"]), float(value)))
+    return curves
+
+
+def plot_learning_curves(rows: list[dict], path: Path) -> None:
+    """RUN_DIR/learning_curves.png: the training loss per epoch and every validation metric against the epoch,
+    one panel each (matplotlib's object API with the Agg canvas: no display needed)."""
+    curves = epoch_curves(rows)
+    if not curves:
+        return
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(4.2 * len(curves), 3.4))
+    FigureCanvasAgg(figure)
+    for index, (name, points) in enumerate(sorted(curves.items()), start=1):
+        axes = figure.add_subplot(1, len(curves), index)
+        axes.plot([epoch for epoch, _ in points], [value for _, value in points], marker=".")
+        axes.set_xlabel("epoch")
+        axes.set_title(name)
+        axes.grid(alpha=0.3)
+    figure.tight_layout()
+    temporary = path.with_name(f".{path.name}.tmp")
+    figure.savefig(temporary, format="png", dpi=100)
+    temporary.replace(path)
 
 
 def save_weights(weights: dict, path: Path) -> None:

@@ -2,6 +2,7 @@
 sequence model learn a small verification set; evaluate writes the by-depth report; complete ranks candidates;
 --seeds averages runs."""
 
+import csv
 import json
 import random
 
@@ -22,6 +23,7 @@ from neuromath.tasks.identities import (
     write_equations,
 )
 from neuromath.training.identities import parse_depths, predict_accuracy
+from neuromath.training.run import epoch_curves
 
 SYMBOLS = [symbol(f"var_{i}") for i in range(3)]
 LEAVES = SYMBOLS + [number(2), number(3), number("1/2"), PI]
@@ -89,6 +91,13 @@ def test_a_classifier_learns_to_compare_sides(tmp_path, data_file, model):
     assert predict_accuracy(loaded.model, held_out, loaded.vocab) > 0.7  # chance: 0.5
     header = (tmp_path / model / "metrics.csv").read_text().splitlines()[0].split(",")
     assert "val_accuracy" in header and "train_loss_epoch" in header
+    with open(tmp_path / model / "metrics.csv", newline="") as stream:
+        curves = epoch_curves(list(csv.DictReader(stream)))
+    epochs = [epoch for epoch, _ in curves["val_accuracy"]]
+    assert epochs == sorted(epochs) and len(epochs) >= 2 and len(curves["train_loss_epoch"]) == len(epochs)
+    assert max(value for _, value in curves["val_accuracy"]) == pytest.approx(summary["best_val_accuracy"])
+    assert curves["train_loss_epoch"][-1][1] < curves["train_loss_epoch"][0][1]  # it learned
+    assert (tmp_path / model / "learning_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_majority_and_data_errors(tmp_path, data_file):

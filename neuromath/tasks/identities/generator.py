@@ -493,7 +493,9 @@ def generate_with_counts(
     depths = list(range(1, max_depth + 1))
     labels = (True, False)
     half = max(0, n) // 2
-    pools: dict[tuple[int, bool], list[tuple[EquationNode, str]]] = {(depth, label): [] for depth in depths for label in labels}
+    pools: dict[tuple[int, bool], list[tuple[EquationNode, str]]] = {  # (equation, edit)
+        (depth, label): [] for depth in depths for label in labels
+    }
     seen: set[tuple[str, str]] = set()
     counts = GenerationCounts()
     low_rounds = {key: 0 for key in pools}  # rounds in a row that brought too little
