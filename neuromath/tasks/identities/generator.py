@@ -15,6 +15,11 @@ How labels are decided (never trusted from construction)
     An identity here means: both sides are equal wherever both are defined over the reals, which is what the
     numeric check tests; every axiom of ``axioms`` holds in that sense.
 
+Two styles of false equations (``GeneratorSettings.style``): ``chain`` (``generate_chunk``: mutations of chain
+states, kept wherever a depth needs false equations) and ``paper`` (``generate_paper_chunk``: every true equation
+is kept together with a false twin one local edit away, as Arabshahi et al. describe their generator). Each false
+example records its edit kind in ``extra["edit"]``.
+
 How equations are made: ``rewrites``; the axioms: ``axioms``; splits, the statistics table and the files of a
 generated data set: ``dataset``.
 """

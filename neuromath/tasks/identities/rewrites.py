@@ -11,6 +11,8 @@ How an equation is made
     longest root-to-leaf path that replace a small subtree by a bigger one, and from root operations. False
     equations are mutations of chain states: grow (a leaf becomes a small subtree), shrink (a subtree becomes one of
     its children) or replace (an operator becomes another of the same arity, a leaf another leaf).
+    The paper style's false equations are ``paper_edit``s of true ones: shrink, swap (a leaf or an operator for
+    another) or wrap (a node becomes a function of itself).
 """
 
 from __future__ import annotations
