@@ -299,7 +299,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
                 weights_only=True,  # plain data only: a checkpoint cannot run code
             )
         finally:
-            merge_metrics(run_dir)
+            plot_learning_curves(merge_metrics(run_dir), run_dir / "learning_curves.png")
     best_path = checkpoints / ("best.ckpt" if (checkpoints / "best.ckpt").exists() else "last.ckpt")  # by name
     state = read_checkpoint(best_path)["state_dict"]
     weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
@@ -348,8 +348,8 @@ def filter_length(task: SequenceTask, examples: list, config: Config) -> tuple[l
     return kept, len(examples) - len(kept)
 
 
-def merge_metrics(run_dir: Path) -> None:
-    """Join the metrics of every session into RUN_DIR/metrics.csv.
+def merge_metrics(run_dir: Path) -> list[dict]:
+    """Join the metrics of every session into RUN_DIR/metrics.csv, and return its rows.
 
     A resumed session restarts from the last checkpoint, so rows an earlier session logged at
     or after the step where the later one starts were redone and are replaced.
@@ -363,14 +363,14 @@ def merge_metrics(run_dir: Path) -> None:
             first_step = min(int(row["step"]) for row in new_rows)
             rows = [row for row in rows if int(row["step"]) < first_step] + new_rows
     if not rows:
-        return
+        return rows
     fields = sorted({key for row in rows for key in row}, key=lambda k: (k not in ("epoch", "step"), k))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields)
     writer.writeheader()
     writer.writerows(rows)
     write_text_atomic(run_dir / "metrics.csv", buffer.getvalue())
-    plot_learning_curves(rows, run_dir / "learning_curves.png")
+    return rows
 
 
 def epoch_curves(rows: list[dict]) -> dict[str, list[tuple[int, float]]]:

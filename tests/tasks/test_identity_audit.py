@@ -39,8 +39,7 @@ def test_paper_style_pairs_every_false_equation_with_a_true_one_a_single_edit_aw
     # written in pairs: each false equation follows its true twin, of the same depth
     for true_one, false_one in zip(examples[::2], examples[1::2]):
         assert true_one.label is True and false_one.label is False and true_one.depth == false_one.depth
-        kind = false_one.extra["edit"]
-        assert kind.split("+")[0] in PAPER_EDITS and kind in {*PAPER_EDITS, *(f"{k}+both sides" for k in PAPER_EDITS)}
+        assert false_one.extra["edit"] in {*PAPER_EDITS, *(f"{k}+both sides" for k in PAPER_EDITS)}
         assert one_edit_share([false_one], [true_one]) == 1.0, (str(true_one.tree), str(false_one.tree))
     rng = random.Random(3)
     for e in examples:  # every label holds when checked again at other points
@@ -114,11 +113,11 @@ def test_the_audit_finds_a_symbol_cue_that_a_structure_blind_baseline_exploits()
             left, right = side(), side()
             for _ in range(depth_extra):
                 left = apply("exp", left)
-            label = i % 2 == 0
-            if not label:  # the cue: every false equation has a tan on the right
-                right = apply("tan", right)
-            out.append(example(eq(left, right), label, edit="wrap" if not label else None))
-        return [e if e.label else EquationExample(e.tree, e.label, extra={"edit": "wrap"}) for e in out]
+            if i % 2:  # the cue: every false equation has a tan on the right
+                out.append(example(eq(left, apply("tan", right)), False, edit="wrap"))
+            else:
+                out.append(example(eq(left, right), True))
+        return out
 
     train, valid, test = make(200), make(60), make(60, depth_extra=2)
     report = audit_report(train, valid, test)

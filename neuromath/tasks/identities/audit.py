@@ -1,7 +1,7 @@
 """An audit of an identities data set (issue 18): how its false equations relate to its true ones, which symbols
 occur at which depth for each label, and how far classifiers that never see the tree's structure get (a difficulty
-floor). ``generate identities`` writes it into ``FILE.stats.md``; ``neuromath data audit`` runs it on any
-train / valid / test files in the released format.
+floor). ``generate identities`` writes it into ``FILE.stats.md`` (``audit_report`` takes any train / valid /
+test lists of examples).
 
 What is measured
     - **Edits**: the kind of each false equation's edit when the file records it (key ``edit`` of generated
@@ -22,6 +22,8 @@ from __future__ import annotations
 import collections
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from neuromath.expr.tree import preorder
 from neuromath.tasks.identities.equations import EquationExample
@@ -129,46 +131,58 @@ def _mean(values) -> float:
 
 
 def bag_baseline(train, valid, test, mode: str, hidden: int, steps: int = 400, seed: int = 0) -> BaselineScore:
-    """A logistic regression (``hidden`` 0) or a one-hidden-layer network on log(1 + count) features of ``bag``,
-    full-batch Adam; the step with the best validation accuracy (checked every 20 steps) is scored on test."""
-    import torch
-
+    """A logistic regression (``hidden`` 0) or a one-hidden-layer ReLU network on log(1 + count) features of
+    ``bag``, trained by full-batch Adam (learning rate 0.01, weight decay 1e-4) in numpy (tasks hold no torch); the
+    step with the best validation accuracy (checked every 20 steps) is scored on test."""
     vocabulary: dict[str, int] = {}
     for example in train:
         for token in bag(example, mode):
             vocabulary.setdefault(token, len(vocabulary))
 
-    def features(examples):
-        matrix = torch.zeros(len(examples), len(vocabulary))
+    def features(examples) -> tuple[np.ndarray, np.ndarray]:
+        matrix = np.zeros((len(examples), len(vocabulary)))
         for row, example in enumerate(examples):
             for token, count in bag(example, mode).items():
                 if token in vocabulary:
                     matrix[row, vocabulary[token]] = math.log1p(count)
-        labels = torch.tensor([float(bool(example.label)) for example in examples])
-        return matrix, labels
+        return matrix, np.array([float(bool(example.label)) for example in examples])
 
-    with torch.random.fork_rng(devices=[]):  # seeded weights, the caller's random state untouched
-        torch.manual_seed(seed)
-        if hidden:
-            net = torch.nn.Sequential(
-                torch.nn.Linear(len(vocabulary), hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
-            )
-        else:
-            net = torch.nn.Linear(len(vocabulary), 1)
-    optimizer = torch.optim.Adam(net.parameters(), lr=1e-2, weight_decay=1e-4)
+    rng = np.random.default_rng(seed)
+    sizes = [len(vocabulary), hidden, 1] if hidden else [len(vocabulary), 1]
+    params = []  # weight, bias per layer, initialised as torch.nn.Linear does: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    for fan_in, fan_out in zip(sizes, sizes[1:]):
+        bound = 1 / math.sqrt(max(fan_in, 1))
+        params += [rng.uniform(-bound, bound, (fan_in, fan_out)), rng.uniform(-bound, bound, fan_out)]
+
+    def logits(x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        if not hidden:
+            return x @ params[0] + params[1], None
+        inner = np.maximum(x @ params[0] + params[1], 0)
+        return inner @ params[2] + params[3], inner
+
     (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = (features(part) for part in (train, valid, test))
+    moments = [(np.zeros_like(p), np.zeros_like(p)) for p in params]
     best = (-1.0, [])
-    for step in range(steps):
-        optimizer.zero_grad()
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(net(x_train).squeeze(-1), y_train)
-        loss.backward()
-        optimizer.step()
-        if step % 20 == 19:
-            with torch.no_grad():
-                valid_accuracy = ((net(x_valid).squeeze(-1) > 0).float() == y_valid).float().mean().item()
-                if valid_accuracy > best[0]:
-                    best = (valid_accuracy, ((net(x_test).squeeze(-1) > 0).float() == y_test).tolist())
-    test_hits = best[1]
+    for step in range(1, steps + 1):
+        out, inner = logits(x_train)
+        error = (1 / (1 + np.exp(-out)) - y_train[:, None]) / len(y_train)  # d(mean BCE with logits) / d logit
+        if hidden:
+            back = (error @ params[2].T) * (inner > 0)
+            grads = [x_train.T @ back, back.sum(0), inner.T @ error, error.sum(0)]
+        else:
+            grads = [x_train.T @ error, error.sum(0)]
+        for index, (param, grad) in enumerate(zip(params, grads)):
+            grad = grad + 1e-4 * param
+            first, second = moments[index]
+            first = 0.9 * first + 0.1 * grad
+            second = 0.999 * second + 0.001 * grad**2
+            moments[index] = (first, second)
+            param -= 0.01 * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
+        if step % 20 == 0:
+            valid_accuracy = float(((logits(x_valid)[0][:, 0] > 0) == (y_valid > 0.5)).mean())
+            if valid_accuracy > best[0]:
+                best = (valid_accuracy, list((logits(x_test)[0][:, 0] > 0) == (y_test > 0.5)))
+    test_hits = [bool(hit) for hit in best[1]]
     name = f"{'bag of symbols' if mode == 'bag' else 'side difference'}, {'network' if hidden else 'linear'}"
     return BaselineScore(name, best[0], _mean(test_hits), _accuracy_by_depth(test_hits, test))
 

@@ -50,12 +50,10 @@ from neuromath.tasks.identities.equations import (
 )
 from neuromath.tasks.identities.rewrites import (
     GeneratorSettings,
-    both_sides_operation,
     chain_step,
     layout,
     mutate_with_kind,
     paper_edit,
-    rewrite_step,
     start_state,
 )
 from neuromath.timelimit import TimeLimitedPool
@@ -205,6 +203,37 @@ def equation_key(equation: EquationNode) -> tuple[str, str]:
     return (left, right) if left <= right else (right, left)
 
 
+def screen(equation: EquationNode, depth: int, seen: set, counts: GenerationCounts) -> bool:
+    """Whether a candidate is worth checking: not both sides the same tree (above depth 1), not equal to one in
+    ``seen`` (then it is added), no inexact constant; each refusal is counted."""
+    left, right = equation.children
+    if depth >= 2 and left == right:
+        counts.trivial += 1
+        return False
+    key = equation_key(equation)
+    if key in seen:
+        counts.duplicates += 1
+        return False
+    seen.add(key)
+    if has_inexact_zero(equation):
+        counts.inexact_constants += 1
+        return False
+    return True
+
+
+def start_chain(rng: random.Random, settings: GeneratorSettings, deepest: int):
+    """A chain's first state, its layout, and the depths it will not offer (each skipped with probability
+    1 - ``offer_probability``: fewer states of one chain, more varied equations)."""
+    state = start_state(rng, settings)
+    skipped = {depth for depth in range(1, deepest + 2) if rng.random() >= settings.offer_probability}
+    return state, layout(state), skipped
+
+
+def chain_ended(shape, deepest: int, settings: GeneratorSettings) -> bool:
+    """A chain stops past the deepest depth still needed, or when its equation grew too bushy."""
+    return shape.height > deepest + 1 or shape.node_count > settings.max_nodes_per_depth * shape.height + 10
+
+
 def generate_chunk(
     chunk_seed: int,
     needs: dict[tuple[int, bool], int],
@@ -226,18 +255,8 @@ def generate_chunk(
     candidates: list[tuple[EquationNode, bool | None, str]] = []
 
     def consider(equation: EquationNode, depth: int, built_true: bool, edit: str = "") -> str:
-        left, right = equation.children
-        if depth >= 2 and left == right:
-            counts.trivial += 1
-            return "trivial"
-        key = equation_key(equation)
-        if key in seen:
-            counts.duplicates += 1
-            return "duplicate"
-        seen.add(key)
-        if has_inexact_zero(equation):
-            counts.inexact_constants += 1
-            return "inexact"
+        if not screen(equation, depth, seen, counts):
+            return "screened out"
         counts.checked += 1
         label = numeric_label(equation, check_rng)
         if label is None:
@@ -268,18 +287,13 @@ def generate_chunk(
         counts.chains += 1
         chains_since_kept += 1
         kept_before = len(candidates)
-        state = start_state(rng, settings)
-        shape = layout(state)
-        skipped_depths = {
-            depth for depth in range(1, deepest_needed() + 2) if rng.random() >= settings.offer_probability
-        }
-        offered_depths: set[int] = set(skipped_depths)  # fewer states of one chain: more varied equations
+        state, shape, offered_depths = start_chain(rng, settings, deepest_needed())
         mutations_made: dict[int, int] = {}
         for _ in range(settings.max_steps):
             depth = shape.height
-            if depth > deepest_needed() + 1 or shape.node_count > settings.max_nodes_per_depth * depth + 10:
+            if chain_ended(shape, deepest_needed(), settings):
                 break
-            next_state = chain_step(state, rng, settings, shape)
+            next_state, _ = chain_step(state, rng, settings, shape)
             next_shape = layout(next_state) if next_state is not None else None
             leaving = next_shape is None or next_shape.height != depth  # the last state of this depth
             if (
@@ -328,57 +342,40 @@ def generate_paper_chunk(
     seen: set[tuple[str, str]] = set(known)
     candidates: list[tuple[EquationNode, bool | None, str]] = []
 
-    def admissible(equation: EquationNode, depth: int) -> bool:
-        """Not trivial, not seen, no inexact constant (each failure counted)."""
-        left, right = equation.children
-        if depth >= 2 and left == right:
-            counts.trivial += 1
-            return False
-        key = equation_key(equation)
-        if key in seen:
-            counts.duplicates += 1
-            return False
-        if has_inexact_zero(equation):
-            counts.inexact_constants += 1
-            return False
-        return True
+    def checked_label(equation: EquationNode) -> bool | None:
+        """The numeric label; an undecided candidate is dropped (SymPy is not asked in this style)."""
+        counts.checked += 1
+        label = numeric_label(equation, check_rng)
+        if label is None:
+            counts.numeric_undecided += 1
+            counts.undecided_not_needed += 1
+        return label
 
     def false_twin(state: EquationNode, depth: int, shape, inherited: tuple[EquationNode, str] | None):
         tries = ([inherited] if inherited is not None else []) + [None] * settings.twin_tries
         for item in tries:
             twin, kind = item if item is not None else paper_edit(state, rng, shape)
-            if height(twin) != depth or not admissible(twin, depth):
+            if height(twin) != depth or not screen(twin, depth, seen, counts):
                 continue
-            counts.checked += 1
-            label = numeric_label(twin, check_rng)
+            label = checked_label(twin)
             if label is False:
                 return twin, kind
             if label:
                 counts.mutations_found_true += 1
-            else:
-                counts.numeric_undecided += 1
-                counts.undecided_not_needed += 1
         return None
 
     def offer(state: EquationNode, depth: int, shape, inherited) -> tuple[EquationNode, str] | None:
         """Keep (state, its false twin) when both check out; the twin, for the chain to carry."""
-        if not admissible(state, depth):
+        if not screen(state, depth, seen, counts):
             return None
-        seen.add(equation_key(state))
-        counts.checked += 1
-        label = numeric_label(state, check_rng)
+        label = checked_label(state)
         if label is not True:
-            if label is None:
-                counts.numeric_undecided += 1
-                counts.undecided_not_needed += 1
-            else:
-                counts.contradicted += 1
+            counts.contradicted += label is False
             return None
         twin = false_twin(state, depth, shape, inherited)
         if twin is None:
             counts.no_false_twin += 1
             return None
-        seen.add(equation_key(twin[0]))
         needed[depth] -= 1
         candidates.append((state, True, ""))
         candidates.append((twin[0], False, twin[1]))
@@ -393,22 +390,13 @@ def generate_paper_chunk(
         counts.chains += 1
         chains_since_kept += 1
         kept_before = len(candidates)
-        state = start_state(rng, settings)
-        shape = layout(state)
-        offered_depths = {
-            depth for depth in range(1, deepest_needed() + 2) if rng.random() >= settings.offer_probability
-        }
+        state, shape, offered_depths = start_chain(rng, settings, deepest_needed())
         twin: tuple[EquationNode, str] | None = None  # the current state's false twin, when one was made
         for _ in range(settings.max_steps):
             depth = shape.height
-            if depth > deepest_needed() + 1 or shape.node_count > settings.max_nodes_per_depth * depth + 10:
+            if chain_ended(shape, deepest_needed(), settings):
                 break
-            operation = None
-            if rng.random() < settings.root_operation_probability:
-                operation = both_sides_operation(rng, shape.symbols)
-                next_state = apply("Equality", *(operation(side) for side in state.children))
-            else:
-                next_state = rewrite_step(state, rng, settings, shape)
+            next_state, operation = chain_step(state, rng, settings, shape)
             next_shape = layout(next_state) if next_state is not None else None
             leaving = next_shape is None or next_shape.height != depth
             if (

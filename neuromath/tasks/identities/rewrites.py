@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -401,12 +402,6 @@ def both_sides_operation(rng: random.Random, in_use: list[str]):
     return lambda side: apply(function, side)
 
 
-def apply_to_both_sides(equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None) -> EquationNode:
-    """The same operation (``both_sides_operation``) on both sides."""
-    operation = both_sides_operation(rng, (shape or layout(equation)).symbols)
-    return apply("Equality", *(operation(side) for side in equation.children))
-
-
 def rewrite_step(
     equation: EquationNode, rng: random.Random, settings: GeneratorSettings, shape: TreeLayout | None = None
 ) -> EquationNode | None:
@@ -433,11 +428,14 @@ def rewrite_step(
 
 def chain_step(
     equation: EquationNode, rng: random.Random, settings: GeneratorSettings, shape: TreeLayout | None = None
-) -> EquationNode | None:
-    """The next state of a chain: a root operation on both sides, or a local rewrite."""
+) -> tuple[EquationNode | None, Callable[[EquationNode], EquationNode] | None]:
+    """The next state of a chain (None when no rewrite applies): the same operation on both sides
+    (``both_sides_operation``), returned too so that a false twin can follow it, or a local rewrite (operation
+    None)."""
     if rng.random() < settings.root_operation_probability:
-        return apply_to_both_sides(equation, rng, shape)
-    return rewrite_step(equation, rng, settings, shape)
+        operation = both_sides_operation(rng, (shape or layout(equation)).symbols)
+        return apply("Equality", *(operation(side) for side in equation.children)), operation
+    return rewrite_step(equation, rng, settings, shape), None
 
 
 # ---------------------------------------------------------------------------------------------- mutations
