@@ -18,10 +18,10 @@ from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
-from neuromath.models.identities import build_classifier, predict_logits
+from neuromath.models.identities import CompletionScorer, build_classifier, predict_logits
 from neuromath.models.weights import read_plain
 from neuromath.tasks import EquationTask, SequenceTask, get_task
-from neuromath.tasks.identities import EquationExample
+from neuromath.tasks.identities import EquationExample, EquationNode
 from neuromath.text import Vocabulary
 
 
@@ -240,6 +240,11 @@ class LoadedClassifier:
 
     def logits(self, examples: Sequence[EquationExample], batch_size: int = 512) -> torch.Tensor:
         return predict_logits(self.model, examples, self.vocab, batch_size)
+
+    def completion_scorer(self, candidates: Sequence[EquationNode]) -> CompletionScorer:
+        """``scorer(equation, path)``: the logit of the equation with each candidate at ``path`` (see
+        ``neuromath.models.identities.CompletionScorer``)."""
+        return CompletionScorer(self.model, self.vocab, candidates)
 
 
 def load_classifier(run_dir: str | Path) -> LoadedClassifier:

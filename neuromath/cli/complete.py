@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import run_names
@@ -23,10 +24,14 @@ def command_complete(args: argparse.Namespace) -> int:
     candidates = read_candidates(args.candidates)
     rows = {}
     for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
-        classifier = load_classifier(run_dir)
-        rows[name] = completion_metrics(examples, candidates, lambda filled: classifier.logits(filled).tolist())
+        started = time.perf_counter()
+        scorer = load_classifier(run_dir).completion_scorer([c.tree for c in candidates])
+        rows[name] = completion_metrics(examples, candidates, scorer)
+        rows[name]["seconds"] = time.perf_counter() - started
     if args.numeric:
-        rows["numeric checker"] = completion_metrics(examples, candidates, numeric_completion_score())
+        started = time.perf_counter()
+        rows["numeric checker"] = completion_metrics(examples, candidates, numeric_completion_score(candidates))
+        rows["numeric checker"]["seconds"] = time.perf_counter() - started
     if args.json:
         print(json.dumps({"blanks": str(args.blanks), "candidates": str(args.candidates), "runs": rows}))
     else:
@@ -45,7 +50,7 @@ def register(commands) -> None:
     complete.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="trained identities runs")
     complete.add_argument("--blanks", required=True, help="equations with a blank (blankNodeNum), released JSON format")
     complete.add_argument("--candidates", required=True, help="candidate classes file, released JSON format")
-    complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row (slow)")
+    complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row")
     complete.add_argument("--json", action="store_true", help="print one JSON object")
     complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")
     complete.set_defaults(handler=command_complete)

@@ -8,14 +8,20 @@ from __future__ import annotations
 import json
 import random
 import statistics
+import zlib
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
+
+import numpy as np
 
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.identities import (
     Candidate,
     EquationExample,
+    EquationNode,
+    apply_to_arrays,
+    evaluate_arrays,
     numeric_check,
     path_to,
     preorder,
@@ -169,17 +175,21 @@ def true_class(example: EquationExample, candidates: Sequence[Candidate]) -> str
     return None
 
 
+CompletionScore = Callable[[EquationNode, tuple[int, ...]], Sequence[float]]
+
+
 def completion_metrics(
     examples: Sequence[EquationExample],
     candidates: Sequence[Candidate],
-    score: Callable[[list[EquationExample]], Sequence[float]],
+    score: CompletionScore,
     ks: tuple[int, ...] = (1, 5),
 ) -> dict:
-    """Fill each example's blank with every candidate, score the filled equations with ``score`` (higher = more
-    likely an identity), and rank. A candidate is right when it is in the blank's true value class. Returns top-k
-    accuracy and the mean reciprocal rank of the first right candidate, overall and by depth; blanks whose subtree
-    is in no candidate class are counted apart (``no_class``)."""
-    per_depth: dict[int, list[tuple[int, ...]]] = defaultdict(list)
+    """Rank every candidate for each example's blank and score the ranking. ``score(equation, path)`` gives one
+    score per candidate (higher = more likely an identity) for the equation with the subtree at ``path`` (child
+    indices from the root) replaced by that candidate. A candidate is right when it is in the blank's true value
+    class. Returns top-k accuracy and the mean reciprocal rank of the first right candidate, overall and by depth;
+    blanks whose subtree is in no candidate class are counted apart (``no_class``)."""
+    per_depth: dict[int, list[int]] = defaultdict(list)
     no_class = 0
     for example in examples:
         if example.blank is None:
@@ -188,11 +198,11 @@ def completion_metrics(
         if wanted is None:
             no_class += 1
             continue
-        path = path_to(example.tree, example.blank)  # the filled equations share every subtree off this path
-        filled = [EquationExample(replace_path(example.tree, path, c.tree), True) for c in candidates]
-        scores = list(score(filled))
-        order = sorted(range(len(candidates)), key=lambda i: -scores[i])
-        rank = next(position for position, i in enumerate(order, 1) if candidates[i].value_class == wanted)
+        scores = np.asarray(score(example.tree, path_to(example.tree, example.blank)), dtype=float)
+        if scores.shape != (len(candidates),):
+            raise ValueError(f"the scorer gave {scores.size} scores for {len(candidates)} candidates")
+        order = np.argsort(-scores, kind="stable")  # ties keep the candidates' order
+        rank = next(position for position, i in enumerate(order.tolist(), 1) if candidates[i].value_class == wanted)
         per_depth[example.depth].append(rank)
 
     def summarise(ranks: list[int]) -> dict:
@@ -210,25 +220,74 @@ def completion_metrics(
     return metrics
 
 
-def numeric_completion_score(seed: int = 0, points: int = 6) -> Callable[[list[EquationExample]], list[float]]:
-    """A non-learned completion scorer: the share of random points where both sides agree (ties broken by order)."""
+def fill_and_score(
+    candidates: Sequence[Candidate], score_filled: Callable[[list[EquationExample]], Sequence[float]]
+) -> CompletionScore:
+    """A completion scorer from one that reads whole equations: each candidate is put in the blank (the filled
+    equations share every subtree off the blank's path) and the filled equations are scored."""
 
-    def score(filled: list[EquationExample]) -> list[float]:
-        rng = random.Random(seed)
-        result = []
-        for example in filled:
-            check = numeric_check(example.tree, rng, points=points)
-            result.append(check.agreeing / check.points if check.points else 0.0)
-        return result
+    def score(equation: EquationNode, path: tuple[int, ...]) -> Sequence[float]:
+        return score_filled([EquationExample(replace_path(equation, path, c.tree), True) for c in candidates])
+
+    return score
+
+
+def numeric_completion_score(
+    candidates: Sequence[Candidate], seed: int = 0, points: int = 16, low: float = -3.0, high: float = 3.0,
+    agree_tolerance: float = 1e-8,
+) -> CompletionScore:
+    """A non-learned completion scorer: the share of ``points`` random points at which both sides agree (within
+    ``agree_tolerance`` relative to their size), among the points where both sides have a value.
+
+    Every symbol takes the same ``points`` values for all blanks and candidates, so each candidate is evaluated
+    once for the whole file, and for a blank only the nodes on its path are evaluated per candidate, all candidates
+    at once in numpy (NaN marks a point outside an expression's domain, by ``evaluate``'s rules)."""
+    symbol_values: dict[str, np.ndarray] = {}
+
+    def values_of(name: str) -> np.ndarray:
+        if name not in symbol_values:  # seeded by the name, so a symbol's points do not depend on visiting order
+            rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+            symbol_values[name] = rng.uniform(low, high, points)
+        return symbol_values[name]
+
+    candidate_values = np.stack(
+        [np.broadcast_to(evaluate_arrays(c.tree, values_of), (points,)) for c in candidates]
+    )  # (C, points)
+
+    def score(equation: EquationNode, path: tuple[int, ...]) -> list[float]:
+        if not path or path[0] not in (0, 1):
+            raise ValueError(f"a blank must lie inside one side of an Equality, got path {path}")
+        known: dict[int, np.ndarray] = {}  # the equation is alive while this runs, so its node ids are stable
+        node, ancestors = equation.children[path[0]], []
+        for slot in path[1:]:
+            ancestors.append((node, slot))
+            node = node.children[slot]
+        values = candidate_values
+        for parent, slot in reversed(ancestors):
+            args = [values if i == slot else evaluate_arrays(child, values_of, known)
+                    for i, child in enumerate(parent.children)]
+            values = apply_to_arrays(parent.func, args)
+        other = np.broadcast_to(evaluate_arrays(equation.children[1 - path[0]], values_of, known), (points,))
+        with np.errstate(invalid="ignore"):
+            gap = np.abs(values - other) / np.maximum(1.0, np.maximum(np.abs(values), np.abs(other)))
+        usable = np.isfinite(gap)
+        agreeing = (usable & (gap <= agree_tolerance)).sum(axis=1)
+        return (agreeing / np.maximum(usable.sum(axis=1), 1)).tolist()
 
     return score
 
 
 def completion_table(rows: dict[str, dict]) -> str:
-    lines = ["| model | blanks | top-1 (%) | top-5 (%) | MRR |", "|---|---|---|---|---|"]
+    """Top-1, top-5 and MRR per row; a time column when the rows carry ``seconds`` (scoring time)."""
+    timed = any("seconds" in m for m in rows.values())
+    lines = ["| model | blanks | top-1 (%) | top-5 (%) | MRR |" + (" time (s) |" if timed else ""),
+             "|---|---|---|---|---|" + ("---|" if timed else "")]
     for name, m in rows.items():
         mrr = "–" if m["mrr"] is None else f"{m['mrr']:.3f}"
-        lines.append(f"| {name} | {m['n']} | {_percent(m.get('top1'))} | {_percent(m.get('top5'))} | {mrr} |")
+        line = f"| {name} | {m['n']} | {_percent(m.get('top1'))} | {_percent(m.get('top5'))} | {mrr} |"
+        if timed:
+            line += f" {m['seconds']:.1f} |" if "seconds" in m else " – |"
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 

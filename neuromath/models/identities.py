@@ -35,6 +35,7 @@ from neuromath.tasks.identities import (
     EquationNode,
     postorder,
     preorder,
+    replace_path,
 )
 from neuromath.text import Vocabulary
 
@@ -228,3 +229,83 @@ def predict_logits(model: torch.nn.Module, examples: Sequence[EquationExample], 
     )
     model.train(was_training)
     return logits
+
+
+# ----------------------------------------------------------------------------------------------------- completion
+
+
+def _root_states(encoder: TreeEncoder, trees: list[tuple], device) -> tuple[torch.Tensor, ...]:
+    """The full state (h and, per cell, memory or stack) of each tree's root, one row per tree."""
+    batch = make_tree_batch(trees).to(device)
+    return tuple(part.index_select(0, batch.roots) for part in encoder(batch))
+
+
+class CompletionScorer:
+    """Scores every candidate filler of a blank: ``scorer(equation, path)`` is the verification logit of the
+    equation with the subtree at ``path`` (child indices from the Equality root) replaced by each candidate, in the
+    order of ``candidates``.
+
+    For a tree classifier nothing is encoded twice: the candidates are encoded once for all blanks; for a blank,
+    the other side and every subtree hanging off the blank's path are encoded once, and only the nodes on the path
+    are computed for all candidates at once (one cell call per path node, the off-path child broadcast). That is the
+    same arithmetic as encoding each filled equation whole (the tests hold them equal) at a fraction of the cost.
+    Other classifiers (sequence baselines, majority) score the filled equations whole, ``batch_size`` at a time.
+    """
+
+    def __init__(self, model: torch.nn.Module, vocab: Vocabulary, candidates: Sequence[EquationNode],
+                 batch_size: int = 512):
+        self.model, self.vocab, self.batch_size = model, vocab, batch_size
+        self.candidates = list(candidates)
+        if not self.candidates:
+            raise ValueError("completion needs at least one candidate")
+        self.device = next(iter(model.parameters()), torch.empty(0)).device
+        self.path_wise = isinstance(model, TreeClassifier)
+        if self.path_wise:  # candidates with the same encoding (the same tokens, or unknown ones) are computed once
+            encoded = [side_tree(c, vocab) for c in self.candidates]
+            unique = {tree: row for row, tree in enumerate(dict.fromkeys(encoded))}
+            self.candidate_rows = torch.tensor([unique[tree] for tree in encoded], device=self.device)
+            with torch.no_grad():
+                was_training = model.training
+                model.eval()
+                self.candidate_states = _root_states(model.encoder, list(unique), self.device)
+                model.train(was_training)
+
+    @torch.no_grad()
+    def __call__(self, equation: EquationNode, path: tuple[int, ...]) -> torch.Tensor:
+        if not path or path[0] not in (0, 1) or equation.func != "Equality":
+            raise ValueError(f"a blank must lie inside one side of an Equality, got path {path}")
+        if not self.path_wise:
+            filled = [EquationExample(replace_path(equation, path, c), True) for c in self.candidates]
+            return predict_logits(self.model, filled, self.vocab, self.batch_size)
+        was_training = self.model.training
+        self.model.eval()
+        encoder = self.model.encoder
+        ancestors = []  # (node, slot of the child on the path), from the side's root down to the blank's parent
+        node = equation.children[path[0]]
+        for slot in path[1:]:
+            ancestors.append((node, slot))
+            node = node.children[slot]
+        siblings = [child for parent, slot in ancestors for i, child in enumerate(parent.children) if i != slot]
+        other_side = equation.children[1 - path[0]]
+        fixed = _root_states(encoder, [side_tree(t, self.vocab) for t in [other_side] + siblings], self.device)
+        state = self.candidate_states
+        n = state[0].shape[0]
+        sibling_row = len(siblings)  # siblings are consumed from the deepest up: rows len(siblings) .. 1
+        for parent, slot in reversed(ancestors):
+            operator_id = OPERATOR_IDS[parent.func]
+            if len(parent.children) == 1:
+                left, right = state, encoder.cell.empty_state(n, like=state[0])
+                has_right = state[0].new_zeros(n, 1)
+            else:
+                sibling = tuple(part[sibling_row: sibling_row + 1].expand(n, *part.shape[1:]) for part in fixed)
+                sibling_row -= 1
+                left, right = (state, sibling) if slot == 0 else (sibling, state)
+                has_right = state[0].new_ones(n, 1)
+            state = encoder.cell.node(
+                torch.full((n,), operator_id, dtype=torch.long, device=self.device), [(operator_id, 0, n)],
+                left, right, has_right,
+            )
+        filled_side, fixed_side = state[0], fixed[0][0:1].expand(n, -1)
+        sides = (filled_side, fixed_side) if path[0] == 0 else (fixed_side, filled_side)
+        self.model.train(was_training)
+        return self.model.output(*sides).float().index_select(0, self.candidate_rows).cpu()

@@ -7,6 +7,7 @@ from neuromath.evaluation.identities import (
     completion_metrics,
     completion_table,
     depth_table,
+    fill_and_score,
     mean_and_std,
     mean_std_table,
     numeric_checker,
@@ -109,17 +110,30 @@ def test_completion_ranks_and_classes_by_hand():
             ).token
         ] for e in filled]
 
-    metrics = completion_metrics([first, second], CANDIDATES, score)
+    metrics = completion_metrics([first, second], CANDIDATES, fill_and_score(CANDIDATES, score))
     # first: order pi, 1+1 (class two: rank 2); second: order pi, 1+1, y, x (rank 4)
     assert metrics["top1"] == 0.0 and metrics["top5"] == 1.0
     assert metrics["mrr"] == pytest.approx((1 / 2 + 1 / 4) / 2)
     assert metrics["by_depth"][3] == {"n": 1, "top1": 0.0, "top5": 1.0, "mrr": 0.5}  # the first equation
     assert metrics["by_depth"][2]["mrr"] == 0.25 and metrics["no_class"] == 0
-    assert completion_metrics([first], [Candidate(PI, "pi")], score)["no_class"] == 1
+    assert completion_metrics([first], [Candidate(PI, "pi")], fill_and_score(CANDIDATES, score))["no_class"] == 1
+    with pytest.raises(ValueError, match="5 scores for 1 candidates"):  # a scorer that does not match the list
+        completion_metrics([first], [Candidate(number(2), "two")], fill_and_score(CANDIDATES, score))
     assert "| fake | 2 | 0.0 | 100.0 | 0.375 |" in completion_table({"fake": metrics})
 
 
 def test_numeric_completion_prefers_the_value_class():
     first = equation(apply("Add", X, number(2)), apply("Add", X, apply("Add", number(1), number(1))), True, blank=3)
-    metrics = completion_metrics([first], CANDIDATES, numeric_completion_score())
+    metrics = completion_metrics([first], CANDIDATES, numeric_completion_score(CANDIDATES))
     assert metrics["top1"] == 1.0  # 2 and 1 + 1 agree at every point, the others nowhere
+    # sin(x) * 2 = 2 * sin(x) with sin's argument blanked (below a unary and a binary node): x agrees everywhere
+    second = equation(apply("Mul", apply("sin", X), number(2)), apply("Mul", number(2), apply("sin", X)), True, blank=3)
+    scores = numeric_completion_score(CANDIDATES)(second.tree, (0, 0, 0))
+    assert scores[0] == 1.0 and max(scores[1:]) < 0.2  # y, 2, 1 + 1, pi agree at (almost) no random point
+
+
+def test_numeric_completion_ignores_points_outside_the_domain():
+    # log(x) = log(x), x blanked: log(-1) has no value anywhere, so -1 scores 0; x agrees on the points x > 0 only
+    blank = equation(apply("log", X), apply("log", X), True, blank=2)
+    candidates = [Candidate(number(-1), "minus one"), Candidate(X, "x")]
+    assert numeric_completion_score(candidates)(blank.tree, (0, 0)) == [0.0, 1.0]

@@ -11,6 +11,7 @@ from neuromath.config import ModelConfig
 from neuromath.models.identities import (
     CLASSIFIERS,
     OPERATORS,
+    CompletionScorer,
     EncodedEquations,
     MajorityClassifier,
     build_classifier,
@@ -18,7 +19,7 @@ from neuromath.models.identities import (
     node_vocabulary,
     predict_logits,
 )
-from neuromath.tasks.identities import EquationExample, apply, number, symbol
+from neuromath.tasks.identities import EquationExample, apply, number, path_to, preorder, replace_path, symbol
 
 LEAVES = [symbol("var_0"), symbol("var_1"), number(2), number(3)]
 
@@ -90,3 +91,39 @@ def test_majority_follows_the_training_labels():
     assert (model(batch) < 0).all()
     model.fit([True, False])  # a tie counts as true
     assert (model(batch) > 0).all()
+
+
+def deeper_term(rng: random.Random, depth: int):
+    """A random side over every operator kind the scorer walks through: binary, unary, leaves."""
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice(LEAVES + [number(5)])  # 5 is outside the training vocabulary: an unknown leaf
+    if rng.random() < 0.35:
+        return apply(rng.choice(["sin", "exp", "log"]), deeper_term(rng, depth - 1))
+    return apply(rng.choice(["Add", "Mul", "Pow"]), deeper_term(rng, depth - 1), deeper_term(rng, depth - 1))
+
+
+@pytest.mark.parametrize("name", LEARNED)
+def test_completion_scorer_equals_scoring_each_filled_equation(name):
+    """The path-wise scorer (tree cells: candidates and off-path subtrees encoded once) gives the logits of the
+    whole filled equations, for blanks on either side, at a side's root, below unary and binary nodes."""
+    torch.manual_seed(1)
+    vocab = node_vocabulary(tiny_set(50, 0))
+    model = build_classifier(ModelConfig(name=name, d_model=12, dropout=0.3), vocab)
+    model.train()  # the scorer must score in eval mode (dropout off) and give the mode back
+    rng = random.Random(3)
+    candidates = [deeper_term(rng, 2) for _ in range(9)] + [symbol("var_0"), symbol("var_0")]  # a repeated one
+    checked = 0
+    for _ in range(6):
+        equation = apply("Equality", deeper_term(rng, 4), deeper_term(rng, 3))
+        scorer = CompletionScorer(model, vocab, candidates)
+        for blank in range(1, sum(1 for _ in preorder(equation))):
+            path = path_to(equation, blank)
+            filled = [EquationExample(replace_path(equation, path, c), True) for c in candidates]
+            expected = predict_logits(model, filled, vocab)
+            got = scorer(equation, path)
+            assert got.shape == (len(candidates),)
+            torch.testing.assert_close(got, expected, atol=2e-5, rtol=1e-4)
+            checked += 1
+    assert model.training and checked > 30
+    with pytest.raises(ValueError, match="inside one side"):
+        scorer(equation, ())

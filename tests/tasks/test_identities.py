@@ -7,16 +7,19 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.tasks.identities import (
     PI,
+    UNARY_FUNCTIONS,
     EquationExample,
     OutsideDomain,
     apply,
     equation_record,
     evaluate,
+    evaluate_arrays,
     format_infix,
     height,
     is_correct,
@@ -217,6 +220,37 @@ def test_evaluate_and_domain():
                     apply("Pow", number(0), number(-1)), apply("exp", number(1000))):
         with pytest.raises(OutsideDomain):
             evaluate(outside, {})
+
+
+def test_array_evaluation_matches_the_scalar_one_with_its_domain():
+    """evaluate_arrays (many points at once, numpy) gives evaluate's value at every point, and NaN exactly where
+    evaluate raises OutsideDomain: poles, logs and roots of negatives, asin out of range, 0 to a negative power."""
+    rng = random.Random(5)
+    leaves = [symbol("var_0"), symbol("var_1"), number(0), number(-1), number(2), number("1/2"), number("-3/2"), PI]
+
+    def term(depth):
+        if depth == 0 or rng.random() < 0.25:
+            return rng.choice(leaves)
+        if rng.random() < 0.5:
+            return apply(rng.choice(UNARY_FUNCTIONS), term(depth - 1))
+        return apply(rng.choice(["Add", "Mul", "Pow"]), term(depth - 1), term(depth - 1))
+
+    points = {"var_0": [-2.5, -1.0, 0.0, 0.3, 1.0, 2.0], "var_1": [0.5, -0.7, 3.0, -3.0, 0.0, 1.5]}
+    arrays = {name: np.array(values) for name, values in points.items()}
+    outside = inside = 0
+    for _ in range(300):
+        expression = term(4)
+        values = np.broadcast_to(evaluate_arrays(expression, arrays.__getitem__), (6,))
+        for k in range(6):
+            try:
+                expected = evaluate(expression, {name: v[k] for name, v in points.items()})
+            except OutsideDomain:
+                assert math.isnan(values[k]), str(expression)
+                outside += 1
+            else:
+                assert values[k] == pytest.approx(expected, rel=1e-9, abs=1e-12), str(expression)
+                inside += 1
+    assert outside > 100 and inside > 100  # both branches were exercised
 
 
 def test_numeric_check_verdicts():

@@ -20,7 +20,9 @@ import random
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
+
+import numpy as np
 
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.expr.equation_tree import ARITY, LEAF_KINDS, EquationNode, height, postorder, size, symbols_of
@@ -420,6 +422,80 @@ def evaluate(node: EquationNode, point: dict[str, float]) -> float:
             raise OutsideDomain(str(error)) from None
         if isinstance(result, complex) or not math.isfinite(result) or abs(result) > MAGNITUDE_LIMIT:
             raise OutsideDomain(f"{current.func} gives {result}")
+        values.append(result)
+    return values[0]
+
+
+def _array_inverse(values):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(values == 0, np.nan, 1.0 / np.where(values == 0, 1.0, values))
+
+
+ARRAY_FUNCTIONS = {  # REAL_FUNCTIONS on arrays: NaN wherever the scalar version raises OutsideDomain
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "cot": lambda v: _array_inverse(np.tan(v)),
+    "sec": lambda v: _array_inverse(np.cos(v)),
+    "csc": lambda v: _array_inverse(np.sin(v)),
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "acot": lambda v: np.where(v == 0, math.pi / 2, np.arctan(_array_inverse(v))),
+    "asec": lambda v: np.arccos(_array_inverse(v)),
+    "acsc": lambda v: np.arcsin(_array_inverse(v)),
+    "exp": np.exp,
+    "log": lambda v: np.log(np.where(v > 0, v, np.nan)),
+}
+
+
+def apply_to_arrays(func: str, args: list) -> np.ndarray:
+    """``func`` applied elementwise to float arrays (broadcast), NaN where ``evaluate`` finds no value."""
+    with np.errstate(all="ignore"):
+        if func == "Add":
+            result = args[0] + args[1]
+        elif func == "Mul":
+            result = args[0] * args[1]
+        elif func == "Pow":
+            base, exponent = np.broadcast_arrays(*args)
+            outside = ((base == 0) & (exponent <= 0)) | ((base < 0) & (exponent != np.round(exponent)))
+            result = np.where(outside, np.nan, np.power(np.where(outside, 1.0, base), exponent))
+        elif func in ARRAY_FUNCTIONS:
+            result = ARRAY_FUNCTIONS[func](args[0])
+        else:
+            raise ExpressionError(f"cannot evaluate {func}")
+        defined = np.isfinite(result) & (np.abs(result) <= MAGNITUDE_LIMIT)
+        for argument in args:  # IEEE gives NaN ** 0 = 1 ** NaN = 1: an undefined argument must stay undefined
+            defined &= ~np.isnan(argument)
+        return np.where(defined, result, np.nan)
+
+
+def evaluate_arrays(node: EquationNode, points: Callable[[str], np.ndarray],
+                    known: dict[int, np.ndarray] | None = None) -> np.ndarray:
+    """The values of an expression at many points at once: ``points(name)`` gives a symbol's values (an array, one
+    entry per point); NaN where the expression has no value (the same domain rules as ``evaluate``). ``known`` maps
+    ``id(subtree)`` to values already computed (subtrees shared between trees are evaluated once) and is filled in.
+    """
+    known = {} if known is None else known
+    values: list[np.ndarray] = []
+    pending: list[tuple[EquationNode, bool]] = [(node, False)]
+    while pending:  # post-order with a stack, skipping subtrees whose values are known
+        current, children_done = pending.pop()
+        if id(current) in known:
+            values.append(known[id(current)])
+            continue
+        if current.is_leaf:
+            result = points(current.value) if current.func == "Symbol" else np.float64(
+                leaf_float(current.func, current.value))
+        elif not children_done:
+            pending.append((current, True))
+            pending.extend((child, False) for child in reversed(current.children))
+            continue
+        else:
+            count = len(current.children)
+            result = apply_to_arrays(current.func, values[-count:])
+            del values[-count:]
+        known[id(current)] = result
         values.append(result)
     return values[0]
 
