@@ -22,12 +22,20 @@ def command_complete(args: argparse.Namespace) -> int:
     if not examples:
         raise NeuromathError(f"{args.blanks}: no equation with a blank (blankNodeNum)")
     candidates = read_candidates(args.candidates)
-    rows = {}
+    if args.ensemble and len(args.run_dirs) < 2:
+        raise NeuromathError("--ensemble averages several runs: name at least two")
+    rows, scorers = {}, []
     for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
         started = time.perf_counter()
-        scorer = load_classifier(run_dir).completion_scorer([c.tree for c in candidates])
-        rows[name] = completion_metrics(examples, candidates, scorer)
+        scorers.append(load_classifier(run_dir).completion_scorer([c.tree for c in candidates]))
+        rows[name] = completion_metrics(examples, candidates, scorers[-1])
         rows[name]["seconds"] = time.perf_counter() - started
+    if args.ensemble:
+        started = time.perf_counter()
+        rows[f"mean of {len(scorers)} runs"] = completion_metrics(
+            examples, candidates, lambda equation, path: sum(s(equation, path) for s in scorers) / len(scorers)
+        )
+        rows[f"mean of {len(scorers)} runs"]["seconds"] = time.perf_counter() - started
     if args.numeric:
         started = time.perf_counter()
         rows["numeric checker"] = completion_metrics(examples, candidates, numeric_completion_score(candidates))
@@ -50,6 +58,8 @@ def register(commands) -> None:
     complete.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="trained identities runs")
     complete.add_argument("--blanks", required=True, help="equations with a blank (blankNodeNum), released JSON format")
     complete.add_argument("--candidates", required=True, help="candidate classes file, released JSON format")
+    complete.add_argument("--ensemble", action="store_true",
+                          help="add a row that ranks by the runs' mean logit (an ensemble of the runs)")
     complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row")
     complete.add_argument("--json", action="store_true", help="print one JSON object")
     complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")

@@ -152,3 +152,15 @@ def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["runs"]["numeric checker"]["top1"] == 1.0
     assert result["runs"]["seed0"]["n"] == 1 and result["runs"]["seed0"]["top5"] == 1.0  # 3 candidates
+
+    # the ensemble row ranks by the mean logit of the runs: here, candidates scored by hand through the two runs
+    assert main(["complete", str(run / "seed0"), str(run / "seed1"), "--blanks", str(blanks), "--candidates",
+                 str(candidates), "--ensemble", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["runs"]
+    assert set(rows) == {"seed0", "seed1", "mean of 2 runs"}
+    filled = [EquationExample(apply("Equality", apply("sin", c), apply("sin", x)), True) for c in (x, PI, number(2))]
+    mean = (load_classifier(run / "seed0").logits(filled) + load_classifier(run / "seed1").logits(filled)) / 2
+    assert rows["mean of 2 runs"]["mrr"] == pytest.approx(1 / (1 + int((mean[1:] > mean[0]).sum())))
+    assert main(["complete", str(run / "seed0"), "--blanks", str(blanks), "--candidates", str(candidates),
+                 "--ensemble"]) == 2
+    assert "at least two" in capsys.readouterr().err
