@@ -24,18 +24,25 @@ def command_complete(args: argparse.Namespace) -> int:
     candidates = read_candidates(args.candidates)
     if args.ensemble and len(args.run_dirs) < 2:
         raise NeuromathError("--ensemble averages several runs: name at least two")
-    rows, scorers = {}, []
+    rows, run_scores = {}, []  # run_scores: each run's scores by blank, kept for the ensemble row
     for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
         started = time.perf_counter()
-        scorers.append(load_classifier(run_dir).completion_scorer([c.tree for c in candidates]))
-        rows[name] = completion_metrics(examples, candidates, scorers[-1])
+        scorer, scores = load_classifier(run_dir).completion_scorer([c.tree for c in candidates]), {}
+
+        def remembered(equation, path, scorer=scorer, scores=scores):
+            scores[id(equation), path] = scorer(equation, path)  # the examples stay alive, so ids are stable
+            return scores[id(equation), path]
+
+        rows[name] = completion_metrics(examples, candidates, remembered if args.ensemble else scorer)
         rows[name]["seconds"] = time.perf_counter() - started
+        run_scores.append(scores)
     if args.ensemble:
         started = time.perf_counter()
-        rows[f"mean of {len(scorers)} runs"] = completion_metrics(
-            examples, candidates, lambda equation, path: sum(s(equation, path) for s in scorers) / len(scorers)
+        rows[f"mean of {len(run_scores)} runs"] = completion_metrics(
+            examples, candidates,
+            lambda equation, path: sum(scores[id(equation), path] for scores in run_scores) / len(run_scores),
         )
-        rows[f"mean of {len(scorers)} runs"]["seconds"] = time.perf_counter() - started
+        rows[f"mean of {len(run_scores)} runs"]["seconds"] = time.perf_counter() - started
     if args.numeric:
         started = time.perf_counter()
         rows["numeric checker"] = completion_metrics(examples, candidates, numeric_completion_score(candidates))

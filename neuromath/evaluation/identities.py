@@ -21,6 +21,7 @@ from neuromath.tasks.identities import (
     EquationExample,
     EquationNode,
     apply_to_arrays,
+    blank_ancestors,
     evaluate_arrays,
     numeric_check,
     path_to,
@@ -255,13 +256,8 @@ def numeric_completion_score(
     )  # (C, points)
 
     def score(equation: EquationNode, path: tuple[int, ...]) -> list[float]:
-        if not path or path[0] not in (0, 1):
-            raise ValueError(f"a blank must lie inside one side of an Equality, got path {path}")
+        ancestors = blank_ancestors(equation, path)
         known: dict[int, np.ndarray] = {}  # the equation is alive while this runs, so its node ids are stable
-        node, ancestors = equation.children[path[0]], []
-        for slot in path[1:]:
-            ancestors.append((node, slot))
-            node = node.children[slot]
         values = candidate_values
         for parent, slot in reversed(ancestors):
             args = [values if i == slot else evaluate_arrays(child, values_of, known)

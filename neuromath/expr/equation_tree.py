@@ -171,6 +171,18 @@ def replace_path(node: EquationNode, path: tuple[int, ...], replacement: Equatio
     return EquationNode(node.func, node.value, tuple(children))
 
 
+def blank_ancestors(equation: EquationNode, path: tuple[int, ...]) -> list[tuple[EquationNode, int]]:
+    """The nodes above a blank inside its side of an Equality, from the side's root down to the blank's parent,
+    each with the slot of its child on the path (``path`` as ``path_to`` gives it: ``path[0]`` is the side)."""
+    if equation.func != "Equality" or not path or path[0] not in (0, 1):
+        raise ValueError(f"a blank must lie inside one side of an Equality, got path {path}")
+    ancestors, node = [], equation.children[path[0]]
+    for slot in path[1:]:
+        ancestors.append((node, slot))
+        node = node.children[slot]
+    return ancestors
+
+
 def symbols_of(node: EquationNode) -> list[str]:
     return sorted({n.value for n in preorder(node) if n.func == "Symbol"})
 

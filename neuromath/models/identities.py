@@ -33,6 +33,7 @@ from neuromath.tasks.identities import (
     UNARY_FUNCTIONS,
     EquationExample,
     EquationNode,
+    blank_ancestors,
     postorder,
     preorder,
     replace_path,
@@ -272,19 +273,13 @@ class CompletionScorer:
 
     @torch.no_grad()
     def __call__(self, equation: EquationNode, path: tuple[int, ...]) -> torch.Tensor:
-        if not path or path[0] not in (0, 1) or equation.func != "Equality":
-            raise ValueError(f"a blank must lie inside one side of an Equality, got path {path}")
+        ancestors = blank_ancestors(equation, path)  # (node, slot of the child on the path), top down
         if not self.path_wise:
             filled = [EquationExample(replace_path(equation, path, c), True) for c in self.candidates]
             return predict_logits(self.model, filled, self.vocab, self.batch_size)
         was_training = self.model.training
         self.model.eval()
         encoder = self.model.encoder
-        ancestors = []  # (node, slot of the child on the path), from the side's root down to the blank's parent
-        node = equation.children[path[0]]
-        for slot in path[1:]:
-            ancestors.append((node, slot))
-            node = node.children[slot]
         siblings = [child for parent, slot in ancestors for i, child in enumerate(parent.children) if i != slot]
         other_side = equation.children[1 - path[0]]
         fixed = _root_states(encoder, [side_tree(t, self.vocab) for t in [other_side] + siblings], self.device)
