@@ -92,3 +92,21 @@ def test_identities_in_the_paper_style_from_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["generate", "identities", "--n", "4", "--style", "papers", "--out", str(tmp_path / "x.json")])
     assert "invalid choice: 'papers'" in capsys.readouterr().err
+
+
+def test_identities_with_substitutions_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "sub.json"
+    assert main(["generate", "identities", "--n", "40", "--max-depth", "6", "--style", "paper", "--substitute-share",
+                 "0.5", "--no-baselines", "--no-progress", "--out", str(out)]) == 0
+    assert "style paper, substitute share 0.5" in (tmp_path / "sub.stats.md").read_text()
+    assert "| substitute" in (tmp_path / "sub.stats.md").read_text()
+    capsys.readouterr()
+    assert main(["generate", "identities", "--n", "4", "--substitute-share", "0.5", "--out",
+                 str(tmp_path / "x.json")]) != 0
+    assert "--substitute-share is an edit of the paper style: add --style paper" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["generate", "identities", "--n", "4", "--style", "paper", "--substitute-share", "2",
+              "--out", str(tmp_path / "x.json")])
+    assert "--substitute-share: must be a number from 0 to 1, got 2.0" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"sub.{n}" for n in ("json", "stats.md", "test.json",
+                                                                                 "train.json", "valid.json")]

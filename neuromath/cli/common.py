@@ -38,6 +38,14 @@ def finite_float(text: str) -> float:
     return value
 
 
+def unit_interval(text: str) -> float:
+    """An argparse type: a number from 0 to 1 (a share or probability)."""
+    value = finite_float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {value}")
+    return value
+
+
 def add_decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam", type=positive_int, default=None, metavar="K",
                         help="beam width (default: the run's, greedy = 1)")

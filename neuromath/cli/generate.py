@@ -9,7 +9,7 @@ import random
 import time
 from pathlib import Path
 
-from neuromath.cli.common import integer_in, positive_int
+from neuromath.cli.common import integer_in, positive_int, unit_interval
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
 from neuromath.tasks import get_task
@@ -51,11 +51,17 @@ def command_generate_mathematics(args: argparse.Namespace) -> int:
     return 0
 
 
+def identity_settings(args: argparse.Namespace) -> GeneratorSettings:
+    if args.substitute_share and args.style != "paper":
+        raise NeuromathError("--substitute-share is an edit of the paper style: add --style paper")
+    return GeneratorSettings(style=args.style, substitute_share=args.substitute_share)
+
+
 def command_generate_identities(args: argparse.Namespace) -> int:
     with locked(output_file(args.out), is_folder=False):
         report = generate_identity_files(
             args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress,
-            settings=GeneratorSettings(style=args.style), audit_baselines=args.baselines,
+            settings=identity_settings(args), audit_baselines=args.baselines,
         )
     print(report.table)
     print(report.summary())
@@ -110,6 +116,10 @@ def register(commands) -> None:
                             help="how false equations are made: chain (grow / shrink / replace mutations of chain "
                                  "states) or paper (each true equation with a false twin one edit away: shrink, swap, "
                                  "wrap, or the same operation on both sides of a false twin)")
+    identities.add_argument("--substitute-share", dest="substitute_share", type=unit_interval, default=0.0,
+                            help="paper style: make this share of false twins by replacing a subtree of at most 3 "
+                                 "nodes with a random small term of another value (a wrong filler, as in equation "
+                                 "completion); 0 keeps the paper's three edits")
     identities.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
                             help="fit the audit's structure-blind baselines for FILE.stats.md (a few seconds per "
                                  "10,000 equations)")

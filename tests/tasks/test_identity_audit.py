@@ -7,12 +7,19 @@ from collections import Counter
 import pytest
 import torch
 
-from neuromath.expr.equation_tree import apply, number, symbol
+from neuromath.expr.equation_tree import apply, height, number, size, symbol
 from neuromath.tasks.identities import EquationExample, read_equations
 from neuromath.tasks.identities.audit import audit_report, bag, depth_only, one_edit_share
 from neuromath.tasks.identities.dataset import generate_identity_files
 from neuromath.tasks.identities.generator import generate_with_counts, numeric_label
-from neuromath.tasks.identities.rewrites import PAPER_EDITS, GeneratorSettings, layout, paper_edit
+from neuromath.tasks.identities.rewrites import (
+    PAPER_EDITS,
+    SMALL_SUBTREE_NODES,
+    SUBSTITUTE,
+    GeneratorSettings,
+    layout,
+    paper_edit,
+)
 
 X, Y = symbol("var_0"), symbol("var_1")
 
@@ -73,6 +80,60 @@ def test_paper_edit_changes_one_subtree_of_the_kind_it_names():
         if kind == "swap":
             assert layout(edited).node_count == layout(tree).node_count
     assert seen == set(PAPER_EDITS)
+
+
+def replaced_subtree(before, after):
+    """The smallest subtree (before, after) outside which two trees are equal, found by walking both from the
+    root down while a single child differs."""
+    while True:
+        if before.func != after.func or before.value != after.value or len(before.children) != len(after.children):
+            return before, after
+        differing = [(b, a) for b, a in zip(before.children, after.children) if b != a]
+        if len(differing) != 1:
+            return before, after
+        before, after = differing[0]
+
+
+def test_substitute_edit_puts_a_small_term_where_a_small_subtree_was():
+    tree = eq(apply("sin", apply("Add", X, Y)), apply("Mul", apply("Pow", X, number(2)), apply("cos", Y)))
+    rng = random.Random(1)
+    replaced_sizes = Counter()
+    for _ in range(200):
+        edited, kind = paper_edit(tree, rng, layout(tree), substitute_share=1.0)
+        assert kind == SUBSTITUTE and edited != tree
+        old, new = replaced_subtree(tree, edited)
+        assert size(old) <= SMALL_SUBTREE_NODES and height(new) <= 1 and old != new
+        replaced_sizes[size(old)] += 1
+    assert set(replaced_sizes) == {1, 2, 3}  # leaves, f(leaf) and op(leaf, leaf) are all replaced
+
+
+def test_a_zero_substitute_share_draws_the_paper_edits_as_before():
+    tree = eq(apply("sin", apply("Add", X, Y)), apply("Mul", number(2), X))
+    for seed in range(40):
+        assert paper_edit(tree, random.Random(seed), substitute_share=0.0) == paper_edit(tree, random.Random(seed))
+    shared = [paper_edit(tree, random.Random(seed), substitute_share=0.5)[1] for seed in range(400)]
+    assert 0.4 < shared.count(SUBSTITUTE) / 400 < 0.6 and set(shared) == {SUBSTITUTE, *PAPER_EDITS}
+
+
+def test_paper_style_with_substitutions_keeps_one_checked_edit_per_pair():
+    examples, _ = generate_with_counts(
+        104, random.Random(7), max_depth=13, settings=GeneratorSettings(style="paper", substitute_share=0.5)
+    )
+    kinds = Counter(e.extra["edit"].split("+")[0] for e in examples if e.label is False)
+    assert kinds[SUBSTITUTE] >= 15 and set(kinds) <= {SUBSTITUTE, *PAPER_EDITS}
+    rng = random.Random(3)
+    for true_one, false_one in zip(examples[::2], examples[1::2]):
+        assert true_one.label is True and false_one.label is False and true_one.depth == false_one.depth
+        assert one_edit_share([false_one], [true_one]) == 1.0, (str(true_one.tree), str(false_one.tree))
+        assert numeric_label(false_one.tree, rng) in (False, None), str(false_one.tree)
+
+
+def test_the_substitute_share_is_checked():
+    with pytest.raises(ValueError, match=r"substitute_share must be in \[0, 1\], not 1.5"):
+        GeneratorSettings(style="paper", substitute_share=1.5)
+    with pytest.raises(ValueError, match="an edit of the paper style"):
+        GeneratorSettings(substitute_share=0.5)
+    assert GeneratorSettings(style="paper", substitute_share=0.25).description == "paper, substitute share 0.25"
 
 
 def test_one_edit_share_tells_one_edit_from_two():

@@ -131,7 +131,7 @@ def generate_identity_files(
         requested=n, written=len(examples), max_depth=max_depth, seed=seed, counts=counts,
         rounds=counts.rounds, seconds=time.perf_counter() - started,
         split_sizes={"train": len(train), "valid": len(valid), "test": len(test)}, paths=paths,
-        table=statistics_table(examples), style=(params.get("settings") or GeneratorSettings()).style,
+        table=statistics_table(examples), style=(params.get("settings") or GeneratorSettings()).description,
     )
     text = (
         f"# Generated identities: {out_path.name}\n\n{report.table}\n"

@@ -328,7 +328,8 @@ def generate_paper_chunk(
     settings: GeneratorSettings | None = None,
 ) -> ChunkResult:
     """``generate_chunk`` in the paper style: (true, false) pairs of the same depth, the false one made from its
-    true twin by one local edit (``paper_edit``: shrink, swap or wrap), or, where the chain reached the true
+    true twin by one local edit (``paper_edit``: shrink, swap or wrap, and substitute when
+    ``settings.substitute_share`` asks for it), or, where the chain reached the true
     equation by an operation on both sides, the same operation applied to both sides of the previous state's false
     twin (kind ``<edit>+both sides``: still one edit away from a true equation, the edit deep inside). The pairs
     keep true and false equations alike in size, symbols and shape; only the edit tells them apart. A true state is
@@ -354,7 +355,7 @@ def generate_paper_chunk(
     def false_twin(state: EquationNode, depth: int, shape, inherited: tuple[EquationNode, str] | None):
         tries = ([inherited] if inherited is not None else []) + [None] * settings.twin_tries
         for item in tries:
-            twin, kind = item if item is not None else paper_edit(state, rng, shape)
+            twin, kind = item if item is not None else paper_edit(state, rng, shape, settings.substitute_share)
             if height(twin) != depth or not screen(twin, depth, seen, counts):
                 continue
             label = checked_label(twin)

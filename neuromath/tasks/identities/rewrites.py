@@ -36,6 +36,7 @@ from neuromath.expr.equation_tree import (
     number,
     postorder,
     replace_path,
+    size,
     symbol,
 )
 from neuromath.expr.tree import preorder
@@ -359,10 +360,20 @@ class GeneratorSettings:
     stall_chains: int = 150  # a chunk ends after this many chains in a row that added nothing
     twin_tries: int = 6  # paper style: edits tried to make a true equation's false twin
     style: str = "chain"  # how false equations are made: "chain" or "paper" (``neuromath.tasks.identities.generator``)
+    substitute_share: float = 0.0  # paper style: this share of twin edits are ``substitute`` (see ``paper_edit``)
 
     def __post_init__(self) -> None:
         if self.style not in GENERATOR_STYLES:
             raise ValueError(f"unknown generator style {self.style!r}: one of {', '.join(GENERATOR_STYLES)}")
+        if not 0.0 <= self.substitute_share <= 1.0:
+            raise ValueError(f"substitute_share must be in [0, 1], not {self.substitute_share}")
+        if self.substitute_share and self.style != "paper":
+            raise ValueError("substitute_share is an edit of the paper style: set style='paper' to use it")
+
+    @property
+    def description(self) -> str:
+        """The style as the generation report names it: ``paper, substitute share 0.5`` when that edit is on."""
+        return f"{self.style}, substitute share {self.substitute_share:g}" if self.substitute_share else self.style
 
 
 def start_state(rng: random.Random, settings: GeneratorSettings) -> EquationNode:
@@ -511,14 +522,37 @@ def swapped(node: EquationNode, rng: random.Random, in_use: list[str]) -> Equati
 # The edits of the paper style (Arabshahi et al.'s description of their generator): a false equation is one of
 # these applied once to a true equation, or a false equation with the same operation applied to both sides.
 PAPER_EDITS = ("shrink", "swap", "wrap")
+# An optional fourth edit (``GeneratorSettings.substitute_share``), not in the paper's list: a small subtree is
+# replaced by a random small term of another value, the way a wrong filler fills the blank of equation completion.
+SUBSTITUTE = "substitute"
+SMALL_SUBTREE_NODES = 3  # the subtrees that ``substitute`` replaces: leaves, f(leaf) and op(leaf, leaf)
 
 
-def paper_edit(equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None) -> tuple[EquationNode, str]:
+def substituted(node: EquationNode, rng: random.Random, in_use: list[str]) -> EquationNode:
+    """A small random term other than ``node``: a leaf, a function of a leaf, or a sum, product or power of leaves
+    (``random_term`` of height 1, the shapes of the released completion candidates). Its value is not checked
+    here: the generator keeps the edited equation only when the numeric check calls it false."""
+    for _ in range(10):
+        candidate = random_term(rng, 1, in_use)
+        if candidate != node:
+            return candidate
+    return number(7) if node != number(7) else number(5)
+
+
+def paper_edit(
+    equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None, substitute_share: float = 0.0
+) -> tuple[EquationNode, str]:
     """One local edit of a non-root node, and its kind: ``shrink`` (an operator node becomes one of its
     children), ``swap`` (a leaf becomes another leaf, an operator another of the same arity) or ``wrap`` (a node
-    becomes a function of itself, ``t`` -> ``f(t)``)."""
+    becomes a function of itself, ``t`` -> ``f(t)``); with probability ``substitute_share``, ``substitute`` (a
+    subtree of at most ``SMALL_SUBTREE_NODES`` nodes becomes another small term). With ``substitute_share`` 0 the
+    random stream is the one this function always drew, so earlier paper-style files are generated unchanged."""
     shape = shape or layout(equation)
     positions = [position for position in shape.positions if position.path]
+    if substitute_share and rng.random() < substitute_share:
+        small = [position for position in positions if size(position.node) <= SMALL_SUBTREE_NODES]
+        position = rng.choice(small)  # never empty: every tree has leaves
+        return replace_path(equation, position.path, substituted(position.node, rng, shape.symbols)), SUBSTITUTE
     kind = rng.choice(PAPER_EDITS)
     if kind == "shrink":
         operators = [position for position in positions if not position.node.is_leaf]
