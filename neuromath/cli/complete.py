@@ -8,7 +8,12 @@ import time
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import run_names
-from neuromath.evaluation.identities import completion_metrics, completion_table, numeric_completion_score
+from neuromath.evaluation.identities import (
+    completion_kind_table,
+    completion_metrics,
+    completion_table,
+    numeric_completion_score,
+)
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.identities import read_candidates, read_equations
 
@@ -53,6 +58,7 @@ def command_complete(args: argparse.Namespace) -> int:
         print(f"{len(examples)} blanks, {len(candidates)} candidates in "
               f"{len({c.value_class for c in candidates})} value classes\n")
         print(completion_table(rows), end="")
+        print(f"\nBy what the blank hides:\n\n{completion_kind_table(rows)}", end="")
     if args.out:
         write_text_atomic(args.out, json.dumps(rows, indent=2))
     return 0

@@ -176,6 +176,18 @@ def true_class(example: EquationExample, candidates: Sequence[Candidate]) -> str
     return None
 
 
+BLANK_KINDS = ("symbol", "number", "expression")
+
+
+def blank_kind(subtree: EquationNode) -> str:
+    """What a blank hides: a ``symbol`` (var_K), a ``number`` (any other leaf: integers, fractions, pi) or an
+    ``expression`` (an operator with its operands). Completion is reported per kind, since a blank that hides a
+    variable has few right values among the candidates and one that hides an expression many."""
+    if not subtree.is_leaf:
+        return "expression"
+    return "symbol" if subtree.func == "Symbol" else "number"
+
+
 CompletionScore = Callable[[EquationNode, tuple[int, ...]], Sequence[float]]
 
 
@@ -191,6 +203,7 @@ def completion_metrics(
     class. Returns top-k accuracy and the mean reciprocal rank of the first right candidate, overall and by depth;
     blanks whose subtree is in no candidate class are counted apart (``no_class``)."""
     per_depth: dict[int, list[int]] = defaultdict(list)
+    per_kind: dict[str, list[int]] = defaultdict(list)
     no_class = 0
     for example in examples:
         if example.blank is None:
@@ -205,6 +218,7 @@ def completion_metrics(
         order = np.argsort(-scores, kind="stable")  # ties keep the candidates' order
         rank = next(position for position, i in enumerate(order.tolist(), 1) if candidates[i].value_class == wanted)
         per_depth[example.depth].append(rank)
+        per_kind[blank_kind(subtree_at(example.tree, example.blank))].append(rank)
 
     def summarise(ranks: list[int]) -> dict:
         result = {"n": len(ranks)}
@@ -216,6 +230,7 @@ def completion_metrics(
     everything = [r for ranks in per_depth.values() for r in ranks]
     metrics = summarise(everything)
     metrics["by_depth"] = {d: summarise(per_depth[d]) for d in sorted(per_depth)}
+    metrics["by_blank"] = {kind: summarise(per_kind[kind]) for kind in BLANK_KINDS if kind in per_kind}
     metrics["no_class"] = no_class
     metrics["candidates"] = len(candidates)
     return metrics
@@ -284,6 +299,23 @@ def completion_table(rows: dict[str, dict]) -> str:
         if timed:
             line += f" {m['seconds']:.1f} |" if "seconds" in m else " – |"
         lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def completion_kind_table(rows: dict[str, dict]) -> str:
+    """Top-1 / top-5 / MRR of every row by what the blank hides (``blank_kind``), one column per kind."""
+    kinds = [kind for kind in BLANK_KINDS if any(kind in m.get("by_blank", {}) for m in rows.values())]
+    counts = {kind: next(m["by_blank"][kind]["n"] for m in rows.values() if kind in m.get("by_blank", {}))
+              for kind in kinds}
+    lines = ["| model | " + " | ".join(f"{kind} ({counts[kind]}): top-1 / top-5 / MRR" for kind in kinds) + " |",
+             "|---|" + "---|" * len(kinds)]
+    for name, m in rows.items():
+        cells = []
+        for kind in kinds:
+            part = m.get("by_blank", {}).get(kind)
+            cells.append("–" if part is None else
+                         f"{_percent(part['top1'])} / {_percent(part['top5'])} / {part['mrr']:.3f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,8 @@ tables and the plot, checked against hand-computed values."""
 import pytest
 
 from neuromath.evaluation.identities import (
+    blank_kind,
+    completion_kind_table,
     completion_metrics,
     completion_table,
     depth_table,
@@ -120,6 +122,17 @@ def test_completion_ranks_and_classes_by_hand():
     with pytest.raises(ValueError, match="5 scores for 1 candidates"):  # a scorer that does not match the list
         completion_metrics([first], [Candidate(number(2), "two")], fill_and_score(CANDIDATES, score))
     assert "| fake | 2 | 0.0 | 100.0 | 0.375 |" in completion_table({"fake": metrics})
+    # by what the blank hides: the first hides a number (rank 2), the second a symbol (rank 4)
+    assert metrics["by_blank"] == {"symbol": {"n": 1, "top1": 0.0, "top5": 1.0, "mrr": 0.25},
+                                   "number": {"n": 1, "top1": 0.0, "top5": 1.0, "mrr": 0.5}}
+    table = completion_kind_table({"fake": metrics})
+    assert "symbol (1): top-1 / top-5 / MRR | number (1)" in table and "expression" not in table
+    assert "| fake | 0.0 / 100.0 / 0.250 | 0.0 / 100.0 / 0.500 |" in table
+
+
+def test_blank_kinds():
+    assert [blank_kind(t) for t in (X, number(2), PI, apply("sin", X), apply("Add", X, Y))] == [
+        "symbol", "number", "number", "expression", "expression"]
 
 
 def test_numeric_completion_prefers_the_value_class():

@@ -152,6 +152,10 @@ def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["runs"]["numeric checker"]["top1"] == 1.0
     assert result["runs"]["seed0"]["n"] == 1 and result["runs"]["seed0"]["top5"] == 1.0  # 3 candidates
+    assert main(["complete", str(run / "seed0"), "--blanks", str(blanks), "--candidates", str(candidates),
+                 "--numeric"]) == 0
+    printed = capsys.readouterr().out  # the table by what the blank hides: here one blank hiding a symbol
+    assert "By what the blank hides" in printed and "| numeric checker | 100.0 / 100.0 / 1.000 |" in printed
 
     # the ensemble row ranks by the mean logit of the runs: here, candidates scored by hand through the two runs
     assert main(["complete", str(run / "seed0"), str(run / "seed1"), "--blanks", str(blanks), "--candidates",
