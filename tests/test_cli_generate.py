@@ -103,7 +103,8 @@ def test_identities_with_substitutions_from_the_command_line(tmp_path, capsys):
     capsys.readouterr()
     assert main(["generate", "identities", "--n", "4", "--substitute-share", "0.5", "--out",
                  str(tmp_path / "x.json")]) != 0
-    assert "--substitute-share is an edit of the paper style: add --style paper" in capsys.readouterr().err
+    assert ("--style chain --substitute-share 0.5: substitute_share is an edit of the paper style"
+            in capsys.readouterr().err)
     with pytest.raises(SystemExit):
         main(["generate", "identities", "--n", "4", "--style", "paper", "--substitute-share", "2",
               "--out", str(tmp_path / "x.json")])

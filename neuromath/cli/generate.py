@@ -52,9 +52,11 @@ def command_generate_mathematics(args: argparse.Namespace) -> int:
 
 
 def identity_settings(args: argparse.Namespace) -> GeneratorSettings:
-    if args.substitute_share and args.style != "paper":
-        raise NeuromathError("--substitute-share is an edit of the paper style: add --style paper")
-    return GeneratorSettings(style=args.style, substitute_share=args.substitute_share)
+    """The generator's settings from the options; ``GeneratorSettings`` checks how they combine."""
+    try:
+        return GeneratorSettings(style=args.style, substitute_share=args.substitute_share)
+    except ValueError as error:
+        raise NeuromathError(f"--style {args.style} --substitute-share {args.substitute_share:g}: {error}") from None
 
 
 def command_generate_identities(args: argparse.Namespace) -> int:

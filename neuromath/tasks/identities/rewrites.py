@@ -525,7 +525,7 @@ PAPER_EDITS = ("shrink", "swap", "wrap")
 # An optional fourth edit (``GeneratorSettings.substitute_share``), not in the paper's list: a small subtree is
 # replaced by a random small term of another value, the way a wrong filler fills the blank of equation completion.
 SUBSTITUTE = "substitute"
-SMALL_SUBTREE_NODES = 3  # the subtrees that ``substitute`` replaces: leaves, f(leaf) and op(leaf, leaf)
+SMALL_SUBTREE_NODES = 3  # the subtrees that ``substitute`` replaces: leaves, f(leaf), f(g(leaf)), op(leaf, leaf)
 
 
 def substituted(node: EquationNode, rng: random.Random, in_use: list[str]) -> EquationNode:
