@@ -46,6 +46,9 @@ class DataConfig(Section):
     train: str | None = None  # a data file; None -> generate `generate_train` problems
     valid: str | None = None  # None -> generate, or carve `valid_fraction` out of `train`
     test: str | None = None
+    # identities: comma list of further files whose equations join the training set only (not the validation split,
+    # whatever their depth), e.g. the function evaluations of `neuromath generate evaluations`
+    train_extra: str | None = None
     format: str | None = None  # None -> detect from each file
     lenient: bool = False  # skip (and report) malformed rows instead of stopping
     generate_train: int = 4000
@@ -99,6 +102,8 @@ class ModelConfig(Section):
     tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
     share_embeddings: bool = True  # tie the target embedding and the output projection
     stack_depth: int = 8  # stack-augmented tree cells and the stack-RNN (identities): slots of the soft stack
+    # tree classifiers (identities): read every number leaf's value with a small network (numbers as evidence)
+    number_encoder: bool = False
     # Recurrent encoder-decoders of word problems (dns, bilstm_seq2seq, group_attention); d_model is the embedding size
     encoder_hidden: int = 256  # units of each encoder direction (the GRU of dns: of its one direction)
     decoder_hidden: int = 512  # units of the LSTM decoder
@@ -213,6 +218,7 @@ TASK_KEYS: dict[str, tuple[str, ...]] = {  # data keys -> the tasks that read th
     "data.train_splits": ("mathematics_dataset",),
     "data.test_splits": ("mathematics_dataset",),
     "data.train_depths": ("identities",),
+    "data.train_extra": ("identities",),
     "data.test_depths": ("identities",),
     "data.symbolic_method": ("symbolic",),
     "data.symbolic_max_ops": ("symbolic",),
@@ -234,6 +240,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.encoder_hidden": ("bilstm_seq2seq", "group_attention") + TREE_DECODERS,
     "model.decoder_hidden": RECURRENT_MODELS,
     "model.groups": ("group_attention",),
+    "model.number_encoder": TREE_CLASSIFIERS,
     "model.numbers": TREE_DECODERS,
     "model.subtree_embedding": TREE_DECODERS,
     "model.max_len": SEQUENCE_MODELS,  # positions of the Transformer; the longest input any sequence model reads

@@ -32,8 +32,8 @@ PRESETS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "configs"
 DEFAULTS = config_to_dict(Config())
 # keys added after the snapshot was taken: an older config without them reads them at their defaults
 ADDED_AFTER_SNAPSHOT = {
-    "data": ("lowercase", "min_count", "word_dropout"),
-    "model": ("numbers", "subtree_embedding"),
+    "data": ("lowercase", "min_count", "word_dropout", "train_extra"),
+    "model": ("numbers", "subtree_embedding", "number_encoder"),
     "optim": ("ema_decay",),
 }
 

@@ -13,7 +13,8 @@ from neuromath.cli.common import integer_in, positive_int, unit_interval
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
 from neuromath.tasks import get_task
-from neuromath.tasks.identities import generate_identity_files
+from neuromath.tasks.identities import generate_identity_files, write_equations
+from neuromath.tasks.identities.evaluations import EvaluationSettings, evaluation_summary, generate_evaluations
 from neuromath.tasks.identities.generator import MAX_DEPTH as IDENTITIES_MAX_DEPTH
 from neuromath.tasks.identities.rewrites import GENERATOR_STYLES, GeneratorSettings
 from neuromath.tasks.mathematics_dataset import generate_directory
@@ -67,6 +68,20 @@ def command_generate_identities(args: argparse.Namespace) -> int:
         )
     print(report.table)
     print(report.summary())
+    return 0
+
+
+def command_generate_evaluations(args: argparse.Namespace) -> int:
+    try:
+        settings = EvaluationSettings(places=args.places, constant_share=args.constant_share)
+    except ValueError as error:
+        raise NeuromathError(f"--places {args.places} --constant-share {args.constant_share:g}: {error}") from None
+    with locked(output_file(args.out), is_folder=False):
+        examples = generate_evaluations(args.n, random.Random(args.seed), settings)
+        write_equations(args.out, examples)
+    print(evaluation_summary(examples))
+    print(f"wrote {len(examples)} function-evaluation equations to {args.out} (seed {args.seed}); train on them "
+          f"beside identities with --set data.train_extra={args.out} --set model.number_encoder=true")
     return 0
 
 
@@ -127,6 +142,18 @@ def register(commands) -> None:
                                  "10,000 equations)")
     identities.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     identities.set_defaults(handler=command_generate_identities)
+    evaluations = generators.add_parser(
+        "evaluations",
+        help="function evaluations such as sin(0.37) = 0.3616, right or wrong (released JSON format), to train "
+             "identity classifiers with numbers as evidence (data.train_extra)",
+    )
+    evaluations.add_argument("--n", type=positive_int, required=True, help="equations (half of them right)")
+    evaluations.add_argument("--seed", type=int, default=0)
+    evaluations.add_argument("--out", required=True, help="the JSON file to write")
+    evaluations.add_argument("--places", type=integer_in(1, 8), default=4, help="decimals of each right side")
+    evaluations.add_argument("--constant-share", dest="constant_share", type=unit_interval, default=0.25,
+                             help="share of arguments that are the identities' own constants (2, 1/2, pi, ...)")
+    evaluations.set_defaults(handler=command_generate_evaluations)
 
     symbolic = generators.add_parser(
         "symbolic", help="integration / ODE pairs in prefix notation (Lample & Charton's count|input<TAB>output)"

@@ -8,7 +8,10 @@ Registered in ``neuromath.registry.CLASSIFIERS`` under the name a config's ``mod
 - every encoder of ``SEQUENCE_ENCODERS`` (``rnn``, ``lstm``, ``stack_rnn``): the sides are read as pre-order token
   sequences;
 - ``majority``: the training set's most frequent label, no parameters.
-``model.d_model`` is the hidden size; ``model.stack_depth`` the depth of the stack cells' memory.
+``model.d_model`` is the hidden size; ``model.stack_depth`` the depth of the stack cells' memory;
+``model.number_encoder`` makes a tree classifier read every number leaf's value (numbers as evidence, Arabshahi et al.
+2018): the leaf is embedded as its token plus ``NumberEncoder(value)``, and every ``Float`` leaf shares the one token
+``FLOAT_TOKEN``, so a decimal never seen in training (a function evaluation's ``0.4794``) is read by its value alone.
 
 Below the models: how equations become their inputs (a node vocabulary, the tree engine's nested tuples or
 pre-order id sequences, collated batches) and ``predict_logits``, shared by training and ``neuromath.api``.
@@ -29,11 +32,13 @@ from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing t
 from neuromath.registry import CLASSIFIERS, SEQUENCE_ENCODERS, TREE_CELLS
 from neuromath.tasks.identities import (
     BINARY_FUNCTIONS,
+    NUMBER_KINDS,
     SYMBOLS,
     UNARY_FUNCTIONS,
     EquationExample,
     EquationNode,
     blank_ancestors,
+    leaf_float,
     postorder,
     preorder,
     replace_path,
@@ -42,6 +47,7 @@ from neuromath.text import Vocabulary
 
 OPERATORS = BINARY_FUNCTIONS + UNARY_FUNCTIONS  # operator ids of the tree cells, in this order
 OPERATOR_IDS = {name: index for index, name in enumerate(OPERATORS)}
+FLOAT_TOKEN = "<float>"  # with model.number_encoder: the token of every Float leaf (its value tells them apart)
 
 
 class DotProductOutput(nn.Module):
@@ -60,10 +66,13 @@ class TreeClassifier(nn.Module):
 
     input_kind = "trees"
 
-    def __init__(self, cell: str, vocab_size: int, hidden_size: int, dropout: float = 0.0, **cell_options):
+    def __init__(self, cell: str, vocab_size: int, hidden_size: int, dropout: float = 0.0,
+                 number_encoder: bool = False, **cell_options):
         super().__init__()
-        self.encoder = TreeEncoder(cell, vocab_size, len(OPERATORS), hidden_size, dropout=dropout, **cell_options)
+        self.encoder = TreeEncoder(cell, vocab_size, len(OPERATORS), hidden_size, dropout=dropout,
+                                   number_encoder=number_encoder, **cell_options)
         self.output = DotProductOutput()
+        self.reads_numbers = number_encoder  # its inputs carry number leaves' values (side_tree(numbers=True))
 
     def forward(self, batch: dict) -> torch.Tensor:
         trees = batch["trees"]
@@ -116,7 +125,8 @@ def _register() -> None:
         CLASSIFIERS.add(
             cell,
             lambda config, vocab, cell=cell: TreeClassifier(
-                cell, len(vocab), config.d_model, dropout=config.dropout, **_cell_options(cell, config)
+                cell, len(vocab), config.d_model, dropout=config.dropout, number_encoder=config.number_encoder,
+                **_cell_options(cell, config)
             ),
         )
     for encoder in SEQUENCE_ENCODERS.names():
@@ -143,19 +153,36 @@ def build_classifier(config: ModelConfig, vocab) -> nn.Module:
 # ------------------------------------------------------------------------------- encoding equations for the classifiers
 
 
-def node_vocabulary(examples: Sequence[EquationExample]) -> Vocabulary:
-    """Every node symbol of the training equations (operators and leaves) plus the four symbols."""
+def model_token(node: EquationNode, numbers: bool = False) -> str:
+    """The token a classifier reads for a node: ``node.token``, or ``FLOAT_TOKEN`` for a Float leaf when the model
+    reads numbers by value."""
+    return FLOAT_TOKEN if numbers and node.func == "Float" and node.is_leaf else node.token
+
+
+def reads_numbers(model: torch.nn.Module) -> bool:
+    return bool(getattr(model, "reads_numbers", False))
+
+
+def node_vocabulary(examples: Sequence[EquationExample], numbers: bool = False) -> Vocabulary:
+    """Every node symbol of the training equations (operators and leaves) plus the four symbols (and
+    ``FLOAT_TOKEN`` when the model reads numbers by value: then Floats have no token of their own)."""
     return Vocabulary.build(
-        [[n.token for n in preorder(e.tree) if n.func != "Equality"] for e in examples] + [list(SYMBOLS)]
+        [[model_token(n, numbers) for n in preorder(e.tree) if n.func != "Equality"] for e in examples]
+        + [list(SYMBOLS) + ([FLOAT_TOKEN] if numbers else [])]
     )
 
 
-def side_tree(side: EquationNode, vocab: Vocabulary) -> tuple:
-    """A side as the tree engine's nested tuples: leaves carry vocabulary ids, internal nodes operator ids."""
+def side_tree(side: EquationNode, vocab: Vocabulary, numbers: bool = False) -> tuple:
+    """A side as the tree engine's nested tuples: leaves carry vocabulary ids, internal nodes operator ids. With
+    ``numbers`` a number leaf is ``(id, (), value)``: its token (``FLOAT_TOKEN`` for a Float) and its value."""
     built: list[tuple] = []  # a stack: post-order visits children before parents
     for node in postorder(side):
         if node.is_leaf:
-            built.append((vocab.index.get(node.token, vocab.unk_id), ()))
+            leaf_id = vocab.index.get(model_token(node, numbers), vocab.unk_id)
+            if numbers and node.func in NUMBER_KINDS:
+                built.append((leaf_id, (), leaf_float(node.func, node.value)))
+            else:
+                built.append((leaf_id, ()))
         else:
             children = tuple(built[-len(node.children):])
             del built[-len(node.children):]
@@ -165,9 +192,11 @@ def side_tree(side: EquationNode, vocab: Vocabulary) -> tuple:
 
 class EncodedEquations(Dataset):
     """Each equation's two sides encoded once for a classifier reading ``input_kind``: ``trees`` (the tree engine's
-    nested tuples), ``tokens`` (pre-order id sequences) or ``none`` (the majority class reads only the labels)."""
+    nested tuples; with ``numbers`` number leaves carry their values), ``tokens`` (pre-order id sequences) or
+    ``none`` (the majority class reads only the labels)."""
 
-    def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary, input_kind: str):
+    def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary, input_kind: str,
+                 numbers: bool = False):
         if input_kind not in ("trees", "tokens", "none"):
             raise ValueError(f"input_kind must be trees, tokens or none, not {input_kind!r}")
         self.examples = list(examples)
@@ -177,7 +206,7 @@ class EncodedEquations(Dataset):
         def encode(side: EquationNode):
             if id(side) not in encoded:
                 if input_kind == "trees":
-                    encoded[id(side)] = side_tree(side, vocab)
+                    encoded[id(side)] = side_tree(side, vocab, numbers)
                 else:
                     encoded[id(side)] = (
                         vocab.encode([n.token for n in preorder(side)]) if input_kind == "tokens" else None
@@ -223,7 +252,7 @@ def predict_logits(model: torch.nn.Module, examples: Sequence[EquationExample], 
     """The verification logit of every equation, in order (labels are not needed)."""
     was_training = model.training
     model.eval()
-    loader = make_loader(EncodedEquations(examples, vocab, model.input_kind), batch_size)
+    loader = make_loader(EncodedEquations(examples, vocab, model.input_kind, reads_numbers(model)), batch_size)
     device = next(iter(model.buffers()), next(iter(model.parameters()), torch.empty(0))).device
     logits = (
         torch.cat([model(move_batch(batch, device)).float().cpu() for batch in loader]) if examples else torch.empty(0)
@@ -262,7 +291,8 @@ class CompletionScorer:
         self.device = next(iter(model.parameters()), torch.empty(0)).device
         self.path_wise = isinstance(model, TreeClassifier)
         if self.path_wise:  # candidates with the same encoding (the same tokens, or unknown ones) are computed once
-            encoded = [side_tree(c, vocab) for c in self.candidates]
+            self.numbers = reads_numbers(model)
+            encoded = [side_tree(c, vocab, self.numbers) for c in self.candidates]
             unique = {tree: row for row, tree in enumerate(dict.fromkeys(encoded))}
             self.candidate_rows = torch.tensor([unique[tree] for tree in encoded], device=self.device)
             with torch.no_grad():
@@ -282,7 +312,9 @@ class CompletionScorer:
         encoder = self.model.encoder
         siblings = [child for parent, slot in ancestors for i, child in enumerate(parent.children) if i != slot]
         other_side = equation.children[1 - path[0]]
-        fixed = _root_states(encoder, [side_tree(t, self.vocab) for t in [other_side] + siblings], self.device)
+        fixed = _root_states(
+            encoder, [side_tree(t, self.vocab, self.numbers) for t in [other_side] + siblings], self.device
+        )
         state = self.candidate_states
         n = state[0].shape[0]
         sibling_row = len(siblings)  # siblings are consumed from the deepest up: rows len(siblings) .. 1

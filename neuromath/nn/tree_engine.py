@@ -10,11 +10,18 @@ the whole batch, gathering the children's states by index from the states comput
 Node order (what ``make_tree_batch`` produces and ``TreeEncoder.recursive_forward`` reproduces): sorted by
 (height, operator id for internal nodes, tree index, pre-order position in its tree); leaves are not sorted by
 token, only by (tree index, pre-order position).
+
+Numbers as evidence (Arabshahi, Singh, Anandkumar 2018, "Combining symbolic expressions and black-box function
+evaluations in neural programs", Sec. 3.2): a leaf may carry its numeric value as a third element,
+``(leaf_id, (), value)``. ``make_tree_batch`` keeps the values of the leaves (``TreeBatch.leaf_values``, NaN for a
+leaf without one), and a ``TreeEncoder`` built with ``number_encoder=True`` adds ``NumberEncoder(value)`` to such a
+leaf's embedding, so that numbers never seen in training (``sin(0.37) = 0.3616``) still have a meaning.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from dataclasses import dataclass
 from typing import Sequence
@@ -26,7 +33,7 @@ from neuromath.errors import ExpressionError
 from neuromath.nn import tree_cells, tree_stack_cells  # noqa: F401  (register every cell in TREE_CELLS)
 from neuromath.registry import TREE_CELLS
 
-Tree = tuple  # (id, ()) | (id, (child,)) | (id, (left, right))
+Tree = tuple  # (id, ()) | (id, (), value) | (id, (child,)) | (id, (left, right))
 
 
 @dataclass
@@ -46,6 +53,9 @@ class TreeBatch:
     segments: list[list[tuple[int, int, int]]]
     roots: torch.Tensor  # (T,) long: node index of each tree's root, in the order the trees were given
     tree_index: torch.Tensor | None = None  # (N,) long: the tree (its position in the input) each node belongs to
+    # (L,) float: the value of each leaf (the first L = level_starts[1] nodes), NaN where a leaf has none; None when
+    # no leaf of the batch has a value
+    leaf_values: torch.Tensor | None = None
 
     @property
     def n_levels(self) -> int:
@@ -68,14 +78,15 @@ class TreeBatch:
             segments=self.segments,
             roots=self.roots.to(device),
             tree_index=self.tree_index.to(device) if self.tree_index is not None else None,
+            leaf_values=self.leaf_values.to(device) if self.leaf_values is not None else None,
         )
 
 
 def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
     """Flatten nested-tuple trees into a ``TreeBatch`` (iteratively: no recursion limit for deep trees).
 
-    A leaf is ``(leaf_id, ())``, a unary node ``(op_id, (child,))``, a binary node ``(op_id, (left, right))``.
-    Raises ExpressionError naming the tree for a malformed node.
+    A leaf is ``(leaf_id, ())`` or ``(leaf_id, (), value)`` with a float value, a unary node ``(op_id, (child,))``,
+    a binary node ``(op_id, (left, right))``. Raises ExpressionError naming the tree for a malformed node.
     """
     if len(trees) == 0:
         raise ExpressionError("make_tree_batch needs at least one tree")
@@ -85,18 +96,24 @@ def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
     first_child: list[int] = []
     second_child: list[int] = []
     root_numbers: list[int] = []
+    values: dict[int, float] = {}  # node number -> the value its leaf carries
     for tree_index, tree in enumerate(trees):
         root_numbers.append(len(ids))
         pending = [(tree, -1, 0)]  # (node, parent number, child slot)
         while pending:
             node, parent, slot = pending.pop()
             try:
-                node_id, children = node
+                node_id, children, *value = node
                 node_id = operator.index(node_id)
                 n_children = len(children)
+                if value:
+                    if len(value) > 1 or n_children:
+                        raise ValueError
+                    value = float(value[0])
             except (TypeError, ValueError):
                 raise ExpressionError(
-                    f"tree {tree_index}: a node must be (id, children) with an integer id, got {node!r:.80}"
+                    f"tree {tree_index}: a node must be (id, children) with an integer id, or a leaf "
+                    f"(id, (), value) with a number, got {node!r:.80}"
                 ) from None
             if node_id < 0 or n_children > 2:
                 raise ExpressionError(
@@ -104,6 +121,8 @@ def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
                     f"got id {node_id} with {n_children} children"
                 )
             number = len(ids)
+            if value != []:
+                values[number] = value
             ids.append(node_id)
             tree_of.append(tree_index)
             first_child.append(-1)
@@ -158,18 +177,51 @@ def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
         segments=segments,
         roots=torch.tensor([position[number] for number in root_numbers], dtype=torch.long),
         tree_index=torch.tensor([tree_of[number] for number in order], dtype=torch.long),
+        leaf_values=torch.tensor([values.get(number, math.nan) for number in order[: level_starts[1]]])
+        if values else None,
     )
 
 
+class NumberEncoder(nn.Module):
+    """A number's vector from its value: a two-layer network (Arabshahi et al. 2018 encode numbers with a small
+    feed-forward network) over fixed features of the value v, so that near values get near vectors and far ones
+    can be told apart at every scale: v / (1 + |v|), sign(v) log(1 + |v|), and sin / cos of v * 2^k for
+    k = -1 .. 3 (2-periodic features resolve the digits a plain scalar input would blur). Rows whose value is NaN
+    (leaves that are not numbers) are zero."""
+
+    frequencies = tuple(2.0 ** k for k in range(-1, 4))
+
+    def __init__(self, hidden_size: int):
+        super().__init__()
+        n_features = 2 + 2 * len(self.frequencies)
+        self.net = nn.Sequential(nn.Linear(n_features, hidden_size), nn.Tanh(), nn.Linear(hidden_size, hidden_size))
+
+    def features(self, values: torch.Tensor) -> torch.Tensor:
+        """(n,) values -> (n, features); NaN values give zero rows."""
+        known = torch.isfinite(values)
+        v = torch.where(known, values, torch.zeros_like(values)).clamp(-1e6, 1e6).unsqueeze(1)  # (n, 1)
+        scaled = v * v.new_tensor(self.frequencies)  # (n, K)
+        parts = [v / (1 + v.abs()), torch.sign(v) * torch.log1p(v.abs()), torch.sin(scaled), torch.cos(scaled)]
+        return torch.cat(parts, dim=1) * known.unsqueeze(1).to(v.dtype)
+
+    def forward(self, values: torch.Tensor) -> torch.Tensor:
+        known = torch.isfinite(values).unsqueeze(1)
+        return self.net(self.features(values)) * known.to(values.dtype)
+
+
 class TreeEncoder(nn.Module):
-    """Leaf embedding plus a registered tree cell, run level by level over a whole ``TreeBatch``."""
+    """Leaf embedding plus a registered tree cell, run level by level over a whole ``TreeBatch``. With
+    ``number_encoder`` a leaf that carries a value (``TreeBatch.leaf_values``) is embedded as its token's embedding
+    plus ``NumberEncoder(value)``."""
 
     def __init__(
-        self, cell: str, n_leaf_tokens: int, n_operators: int, hidden_size: int, dropout: float = 0.0, **cell_options
+        self, cell: str, n_leaf_tokens: int, n_operators: int, hidden_size: int, dropout: float = 0.0,
+        number_encoder: bool = False, **cell_options
     ):
         super().__init__()
         self.hidden_size = hidden_size
         self.leaf_embedding = nn.Embedding(n_leaf_tokens, hidden_size)
+        self.number_encoder = NumberEncoder(hidden_size) if number_encoder else None
         self.cell = TREE_CELLS.get(cell)(hidden_size, n_operators, **cell_options)
         self.dropout = dropout  # on every node's output h, where its parent (or the classifier) reads it
 
@@ -178,10 +230,17 @@ class TreeEncoder(nn.Module):
             return state
         return (nn.functional.dropout(state[0], self.dropout, training=True),) + tuple(state[1:])
 
+    def embed_leaves(self, leaf_ids: torch.Tensor, values: torch.Tensor | None) -> torch.Tensor:
+        """(n, hidden) embeddings of leaves with token ids ``leaf_ids`` and ``values`` (n,) (NaN: none) or None."""
+        embedded = self.leaf_embedding(leaf_ids)
+        if self.number_encoder is not None and values is not None:
+            embedded = embedded + self.number_encoder(values.to(embedded.dtype))
+        return embedded
+
     def forward(self, batch: TreeBatch) -> tuple[torch.Tensor, ...]:
         """The state of every node in node order (``state[0]`` is h, (N, hidden)); one ``cell.node`` call per level."""
         level_starts = batch.level_starts
-        embedded = self.leaf_embedding(batch.node_ids[: level_starts[1]])
+        embedded = self.embed_leaves(batch.node_ids[: level_starts[1]], batch.leaf_values)
         level_states = [self._drop(self.cell.leaf(embedded))]
         empty_row = self.cell.empty_state(1, like=embedded)
         for level in range(1, batch.n_levels):
@@ -214,10 +273,11 @@ class TreeEncoder(nn.Module):
         visited: list[tuple[tuple[int, int, int], torch.Tensor]] = []  # (sort key, h)
 
         def visit(node) -> tuple[tuple[torch.Tensor, ...], int]:
-            node_id, children = node
+            node_id, children, *value = node
             preorder = next(preorder_counter)
             if len(children) == 0:
-                state = self.cell.leaf(self.leaf_embedding(torch.tensor([node_id], device=device)))
+                values = torch.tensor(value[:1] or [math.nan], device=device)
+                state = self.cell.leaf(self.embed_leaves(torch.tensor([node_id], device=device), values))
                 height = 0
             else:
                 left_state, height = visit(children[0])

@@ -14,10 +14,17 @@ from typing import Sequence
 import lightning.pytorch as pl
 import torch
 
-from neuromath.config import Config, save_config
+from neuromath.config import TREE_CLASSIFIERS, Config, save_config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.models.identities import EncodedEquations, build_classifier, make_loader, node_vocabulary, predict_logits
+from neuromath.models.identities import (
+    EncodedEquations,
+    build_classifier,
+    make_loader,
+    node_vocabulary,
+    predict_logits,
+    reads_numbers,
+)
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample, is_correct, read_equations
 from neuromath.text import Vocabulary
@@ -60,6 +67,8 @@ def prepare_identity_data(config: Config) -> IdentityData:
     built-in generator (seed ``generate_seed``, depths up to the largest test depth). Training uses its equations
     of ``data.train_depths``; validation is ``data.valid`` or a seeded ``valid_fraction`` carved from them; the test
     set is ``data.test`` (all its depths) or, when unset, the train source's equations of ``data.test_depths``.
+    The equations of ``data.train_extra`` (a comma list of files, all their depths) are added to the training set
+    after validation is carved out, so they never reach validation.
     """
     data = config.data
     train_depths = parse_depths(data.train_depths, "data.train_depths")
@@ -88,6 +97,15 @@ def prepare_identity_data(config: Config) -> IdentityData:
         valid = [e for i, e in enumerate(train) if i in chosen]
         train = [e for i, e in enumerate(train) if i not in chosen]
     test = read_equations(data.test, lenient=data.lenient) if data.test else [e for e in pool if e.depth in test_depths]
+    extra_files = [name.strip() for name in (data.train_extra or "").split(",") if name.strip()]
+    if extra_files:
+        report["train_extra"] = []
+        for name in extra_files:
+            extra = read_equations(name, lenient=data.lenient, skipped=(skipped := []))
+            if any(e.label is None for e in extra):
+                raise NeuromathError(f"{name}: training equations need labels 1 or 0 (found -1)")
+            report["train_extra"].append({"file": name, "read": len(extra), "skipped": [str(e) for e in skipped]})
+            train = train + extra
     if not train or not valid:
         raise NeuromathError(
             f"no training or validation equations of depths {data.train_depths} (train source: {report})"
@@ -109,15 +127,16 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     data = prepare_identity_data(config)
-    vocab = Vocabulary.load(run_dir / "node_vocab.json") if resume else node_vocabulary(data.train)
+    numbers = config.model.number_encoder and config.model.name in TREE_CLASSIFIERS
+    vocab = Vocabulary.load(run_dir / "node_vocab.json") if resume else node_vocabulary(data.train, numbers)
     run_dir.mkdir(parents=True, exist_ok=True)
     vocab.save(run_dir / "node_vocab.json")
     save_config(config, run_dir / "config.yaml")
     write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2))
 
     model = build_classifier(config.model, vocab)
-    train_set = EncodedEquations(data.train, vocab, model.input_kind)
-    valid_set = EncodedEquations(data.valid, vocab, model.input_kind)
+    train_set = EncodedEquations(data.train, vocab, model.input_kind, reads_numbers(model))
+    valid_set = EncodedEquations(data.valid, vocab, model.input_kind, reads_numbers(model))
     summary: dict = {
         "run_dir": str(run_dir),
         "model": config.model.name,

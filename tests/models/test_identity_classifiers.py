@@ -127,3 +127,47 @@ def test_completion_scorer_equals_scoring_each_filled_equation(name):
     assert model.training and checked > 30
     with pytest.raises(ValueError, match="inside one side"):
         scorer(equation, ())
+
+
+# ------------------------------------------------------------------------------------ numbers as evidence
+
+
+def test_with_numbers_floats_share_one_token_and_every_number_leaf_carries_its_value():
+    from neuromath.models.identities import FLOAT_TOKEN, side_tree
+    from neuromath.tasks.identities import PI, leaf
+
+    examples = [EquationExample(apply("Equality", apply("sin", leaf("Float", "0.37")), leaf("Float", "0.3616")), True),
+                EquationExample(apply("Equality", apply("Mul", number(2), PI), symbol("var_0")), False)]
+    plain, valued = node_vocabulary(examples), node_vocabulary(examples, numbers=True)
+    assert "0.37" in plain.index and FLOAT_TOKEN not in plain.index
+    assert "0.37" not in valued.index and FLOAT_TOKEN in valued.index
+    left = examples[1].tree.children[0]
+    two, pi = side_tree(left, valued, numbers=True)[1]
+    assert two == (valued.index["2"], (), 2.0) and pi[0] == valued.index["pi"] and abs(pi[2] - 3.14159265) < 1e-6
+    assert side_tree(left, plain)[1][0] == (plain.index["2"], ())  # without numbers: tokens only
+    assert side_tree(symbol("var_0"), valued, numbers=True) == (valued.index["var_0"], ())
+    unseen = side_tree(leaf("Float", "7.25"), valued, numbers=True)
+    assert unseen == (valued.index[FLOAT_TOKEN], (), 7.25)  # an unseen decimal is read by its value
+
+
+@pytest.mark.parametrize("name", ["tree_lstm", "stack_mtree_lstm"])
+def test_completion_scorer_with_numbers_equals_scoring_each_filled_equation(name):
+    from neuromath.tasks.identities import leaf
+
+    torch.manual_seed(2)
+    examples = tiny_set(50, 0) + [EquationExample(apply("Equality", leaf("Float", "0.5"), number(2)), False)]
+    vocab = node_vocabulary(examples, numbers=True)
+    model = build_classifier(ModelConfig(name=name, d_model=12, number_encoder=True), vocab)
+    assert model.reads_numbers
+    rng = random.Random(4)
+    candidates = [deeper_term(rng, 2) for _ in range(6)] + [leaf("Float", "0.7"), leaf("Float", "1.3"), number(5)]
+    scorer = CompletionScorer(model, vocab, candidates)
+    for _ in range(4):
+        equation = apply("Equality", apply("Add", deeper_term(rng, 3), leaf("Float", "2.25")), deeper_term(rng, 3))
+        for blank in range(1, sum(1 for _ in preorder(equation))):
+            path = path_to(equation, blank)
+            filled = [EquationExample(replace_path(equation, path, c), True) for c in candidates]
+            torch.testing.assert_close(scorer(equation, path), predict_logits(model, filled, vocab),
+                                       atol=2e-5, rtol=1e-4)
+    scores = scorer(apply("Equality", symbol("var_0"), number(2)), (0,))
+    assert scores[6] != scores[7]  # two decimals, one token: told apart by value

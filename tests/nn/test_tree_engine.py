@@ -178,3 +178,69 @@ def test_single_leaf_forward_is_the_leaf_state():
     assert len(states) == 2
     for state, reference in zip(states, expected):
         torch.testing.assert_close(state, reference)
+
+
+# ------------------------------------------------------------------------------------ numbers as evidence
+
+
+def test_leaf_values_follow_the_leaves_node_order_and_mark_the_others_nan():
+    # Add(x, Mul(2.5, z)) and sin(-0.25): leaves in (tree, pre-order) order x, 2.5, z, -0.25
+    trees = [(1, (X, (2, ((5, (), 2.5), Z)))), (3, ((5, (), -0.25),))]
+    batch = make_tree_batch(trees)
+    assert batch.level_starts[1] == 4 and batch.leaf_values.shape == (4,)
+    values = batch.leaf_values.tolist()
+    assert torch.isnan(batch.leaf_values[[0, 2]]).all() and values[1] == 2.5 and values[3] == -0.25
+    assert batch.node_ids[:4].tolist() == [0, 5, 2, 5]
+    assert make_tree_batch([TREE_A]).leaf_values is None  # no value anywhere: nothing to carry
+    assert batch.to("cpu").leaf_values is not None
+
+
+@pytest.mark.parametrize("bad", [[(1, (X, Y), 2.0)], [(5, (), "two")], [(5, (), 1.0, 2.0)]])
+def test_a_value_belongs_to_a_leaf_and_is_a_number(bad):
+    with pytest.raises(ExpressionError, match="value"):
+        make_tree_batch(bad)
+
+
+def valued_forest(seed: int) -> list:
+    """small_forest with a value on some leaves (token 4 stands for every decimal, like FLOAT_TOKEN)."""
+    rng = random.Random(seed)
+
+    def add_values(node):
+        node_id, children = node[0], node[1]
+        if not children:
+            return (4, (), round(rng.uniform(-5, 5), 2)) if rng.random() < 0.5 else node
+        return (node_id, tuple(add_values(child) for child in children))
+
+    return [add_values(tree) for tree in small_forest(seed)]
+
+
+@pytest.mark.parametrize("cell", ["tree_lstm", "tree_rnn", "stack_mtree_lstm", "tree_smu"])
+def test_number_encoder_batched_equals_recursion_and_reads_the_values(cell):
+    torch.manual_seed(0)
+    encoder = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=6, number_encoder=True).double()
+    trees = valued_forest(seed=3)
+    batch = make_tree_batch(trees)
+    states = encoder(batch)[0]
+    for tree_index, tree in enumerate(trees):
+        reference = torch.stack(encoder.recursive_forward(tree))
+        torch.testing.assert_close(states[batch.tree_index == tree_index], reference, rtol=0, atol=1e-6)
+    # the same tokens with other values give other leaf states; a plain encoder cannot tell them apart
+    moved = make_tree_batch([(4, (), 1.25), (4, (), 1.5), (4, ())])
+    leaves = encoder(moved)[0]
+    assert not torch.allclose(leaves[0], leaves[1])
+    torch.testing.assert_close(leaves[2], encoder.cell.leaf(encoder.leaf_embedding.weight[4:5])[0][0])
+    plain = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=6).double()
+    torch.testing.assert_close(plain(moved)[0][0], plain(moved)[0][1])
+
+
+def test_number_encoder_features_separate_close_and_far_values_and_zero_nan():
+    from neuromath.nn.tree_engine import NumberEncoder
+
+    encoder = NumberEncoder(8)
+    features = encoder.features(torch.tensor([0.5, 0.51, 50.0, float("nan"), float("inf")]))
+    assert features.shape == (5, 2 + 2 * len(NumberEncoder.frequencies))
+    assert (features[3] == 0).all() and (features[4] == 0).all()  # not a (finite) number: no evidence
+    near = (features[0] - features[1]).norm()
+    far = (features[0] - features[2]).norm()
+    assert 0 < near < far
+    assert (encoder(torch.tensor([float("nan")])) == 0).all()

@@ -18,6 +18,7 @@ from neuromath.tasks.identities import (
     EquationExample,
     apply,
     number,
+    read_equations,
     symbol,
     write_candidates,
     write_equations,
@@ -168,3 +169,44 @@ def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
     assert main(["complete", str(run / "seed0"), "--blanks", str(blanks), "--candidates", str(candidates),
                  "--ensemble"]) == 2
     assert "at least two" in capsys.readouterr().err
+
+
+def test_numbers_as_evidence_learn_unseen_evaluations_that_tokens_alone_cannot(tmp_path):
+    """sin(a) = b with two-place arguments and four-place results: every test decimal is new, so only a model
+    that reads the values (model.number_encoder) can tell right from wrong; without it the decimals are tokens,
+    mostly unknown ones (it still finds cues, such as which known tokens a wrong right side tends to be)."""
+    from neuromath.tasks.identities.evaluations import EvaluationSettings, generate_evaluations
+
+    settings = EvaluationSettings(constant_share=0.0)
+    write_equations(tmp_path / "train.json", generate_evaluations(1500, random.Random(0), settings, ("sin",)))
+    write_equations(tmp_path / "test.json", generate_evaluations(400, random.Random(1), settings, ("sin",)))
+    accuracy = {}
+    for numbers in (True, False):
+        config = config_for(tmp_path, "tree_lstm", tmp_path / "train.json", **{
+            "data.test": tmp_path / "test.json", "data.train_depths": "1-7", "model.number_encoder": numbers})
+        accuracy[numbers] = train_classifier(config, tmp_path / str(numbers))["test"]["accuracy"]
+    assert accuracy[True] > 0.9 and accuracy[True] > accuracy[False] + 0.1, accuracy
+    loaded = load_classifier(tmp_path / "True")
+    assert loaded.model.reads_numbers and "<float>" in loaded.vocab.index
+    assert predict_accuracy(loaded.model, read_equations(tmp_path / "test.json"), loaded.vocab) > 0.85
+
+
+def test_train_extra_joins_the_training_set_only(tmp_path, data_file):
+    from neuromath.errors import NeuromathError
+    from neuromath.tasks.identities.evaluations import generate_evaluations
+    from neuromath.training.identities import prepare_identity_data
+
+    write_equations(tmp_path / "ev.json", generate_evaluations(120, random.Random(0)))
+    base = prepare_identity_data(config_for(tmp_path, "tree_lstm", data_file))
+    config = config_for(tmp_path, "tree_lstm", data_file, **{"data.train_extra": f"{tmp_path / 'ev.json'}, "})
+    joined = prepare_identity_data(config)
+    assert len(joined.train) == len(base.train) + 120
+    assert [str(e.tree) for e in joined.valid] == [str(e.tree) for e in base.valid]  # validation is unchanged
+    assert joined.report["train_extra"] == [{"file": str(tmp_path / "ev.json"), "read": 120, "skipped": []}]
+    missing = config_for(tmp_path, "tree_lstm", data_file, **{"data.train_extra": str(tmp_path / "nope.json")})
+    with pytest.raises(NeuromathError, match="nope.json"):
+        prepare_identity_data(missing)
+    from neuromath.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="model.number_encoder does not apply to the lstm model"):
+        load_config(None, ["data.task=identities", "model.name=lstm", "model.number_encoder=true"], strict=True)
