@@ -244,3 +244,49 @@ def test_number_encoder_features_separate_close_and_far_values_and_zero_nan():
     far = (features[0] - features[2]).norm()
     assert 0 < near < far
     assert (encoder(torch.tensor([float("nan")])) == 0).all()
+
+
+def _valued_trees():
+    from hypothesis import strategies as st
+
+    value = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+    leaf = st.one_of(st.tuples(st.integers(0, 4), st.just(())), st.tuples(st.just(4), st.just(()), value))
+    return st.recursive(
+        leaf,
+        lambda child: st.one_of(st.tuples(st.just(0), st.tuples(child)),
+                                st.tuples(st.integers(1, 3), st.tuples(child, child))),
+        max_leaves=12,
+    )
+
+
+def test_property_leaf_values_stay_with_their_leaves_and_batching_equals_recursion():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    torch.manual_seed(0)
+    encoder = TreeEncoder("tree_lstm", n_leaf_tokens=5, n_operators=4, hidden_size=5, number_encoder=True).double()
+
+    def leaves_in_preorder(tree):
+        pending, found = [tree], []
+        while pending:
+            node = pending.pop()
+            if not node[1]:
+                found.append(node[2] if len(node) == 3 else None)
+            pending.extend(reversed(node[1]))
+        return found
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(_valued_trees(), min_size=1, max_size=4))
+    def check(trees):
+        batch = make_tree_batch(trees)
+        expected = [value for tree in trees for value in leaves_in_preorder(tree)]  # leaves: (tree, pre-order)
+        got = batch.leaf_values.tolist() if batch.leaf_values is not None else [None] * len(expected)
+        assert len(got) == len(expected)
+        for value, stored in zip(expected, got):
+            assert (value is None and (stored is None or stored != stored)) or stored == pytest.approx(value)
+        states = encoder(batch)[0]
+        for tree_index, tree in enumerate(trees):
+            reference = torch.stack(encoder.recursive_forward(tree))
+            torch.testing.assert_close(states[batch.tree_index == tree_index], reference, rtol=0, atol=1e-6)
+
+    check()
