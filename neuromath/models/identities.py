@@ -163,6 +163,12 @@ def reads_numbers(model: torch.nn.Module) -> bool:
     return bool(getattr(model, "reads_numbers", False))
 
 
+def config_reads_numbers(config: ModelConfig) -> bool:
+    """Whether the classifier ``config`` builds reads number leaves by value (a tree cell with number_encoder):
+    its node vocabulary must then be built with ``numbers=True``."""
+    return config.number_encoder and config.name in TREE_CELLS
+
+
 def node_vocabulary(examples: Sequence[EquationExample], numbers: bool = False) -> Vocabulary:
     """Every node symbol of the training equations (operators and leaves) plus the four symbols (and
     ``FLOAT_TOKEN`` when the model reads numbers by value: then Floats have no token of their own)."""

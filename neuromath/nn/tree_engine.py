@@ -106,10 +106,9 @@ def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
                 node_id, children, *value = node
                 node_id = operator.index(node_id)
                 n_children = len(children)
-                if value:
-                    if len(value) > 1 or n_children:
-                        raise ValueError
-                    value = float(value[0])
+                if value and (len(value) > 1 or n_children):
+                    raise ValueError
+                value = float(value[0]) if value else None
             except (TypeError, ValueError):
                 raise ExpressionError(
                     f"tree {tree_index}: a node must be (id, children) with an integer id, or a leaf "
@@ -121,7 +120,7 @@ def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
                     f"got id {node_id} with {n_children} children"
                 )
             number = len(ids)
-            if value != []:
+            if value is not None:
                 values[number] = value
             ids.append(node_id)
             tree_of.append(tree_index)

@@ -14,12 +14,13 @@ from typing import Sequence
 import lightning.pytorch as pl
 import torch
 
-from neuromath.config import TREE_CLASSIFIERS, Config, save_config
+from neuromath.config import Config, save_config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models.identities import (
     EncodedEquations,
     build_classifier,
+    config_reads_numbers,
     make_loader,
     node_vocabulary,
     predict_logits,
@@ -60,6 +61,14 @@ class IdentityData:
     report: dict = field(default_factory=dict)
 
 
+def read_training_file(path: str, lenient: bool) -> tuple[list[EquationExample], dict]:
+    """A file of labelled training equations and what reading it reported (file, rows read, rows skipped)."""
+    examples = read_equations(path, lenient=lenient, skipped=(skipped := []))
+    if any(e.label is None for e in examples):
+        raise NeuromathError(f"{path}: training equations need labels 1 or 0 (found -1)")
+    return examples, {"file": path, "read": len(examples), "skipped": [str(e) for e in skipped]}
+
+
 def prepare_identity_data(config: Config) -> IdentityData:
     """Train / validation / test equations from the config's data section.
 
@@ -75,15 +84,12 @@ def prepare_identity_data(config: Config) -> IdentityData:
     test_depths = parse_depths(data.test_depths, "data.test_depths")
     report: dict = {}
     if data.train:
-        pool = read_equations(data.train, lenient=data.lenient, skipped=(skipped := []))
-        report["train_source"] = {"file": data.train, "read": len(pool), "skipped": [str(e) for e in skipped]}
+        pool, report["train_source"] = read_training_file(data.train, data.lenient)
     else:
         pool = get_task(config.data.task).generate(
             data.generate_train, random.Random(data.generate_seed), max_depth=max(train_depths | test_depths)
         )
         report["train_source"] = {"generated": len(pool), "seed": data.generate_seed}
-    if any(e.label is None for e in pool):
-        raise NeuromathError(f"{data.train}: training equations need labels 1 or 0 (found -1)")
     train = [e for e in pool if e.depth in train_depths]
     if data.valid:
         valid = read_equations(data.valid, lenient=data.lenient)
@@ -101,11 +107,9 @@ def prepare_identity_data(config: Config) -> IdentityData:
     if extra_files:
         report["train_extra"] = []
         for name in extra_files:
-            extra = read_equations(name, lenient=data.lenient, skipped=(skipped := []))
-            if any(e.label is None for e in extra):
-                raise NeuromathError(f"{name}: training equations need labels 1 or 0 (found -1)")
-            report["train_extra"].append({"file": name, "read": len(extra), "skipped": [str(e) for e in skipped]})
-            train = train + extra
+            extra, read = read_training_file(name, data.lenient)
+            report["train_extra"].append(read)
+            train.extend(extra)
     if not train or not valid:
         raise NeuromathError(
             f"no training or validation equations of depths {data.train_depths} (train source: {report})"
@@ -127,8 +131,8 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     data = prepare_identity_data(config)
-    numbers = config.model.number_encoder and config.model.name in TREE_CLASSIFIERS
-    vocab = Vocabulary.load(run_dir / "node_vocab.json") if resume else node_vocabulary(data.train, numbers)
+    vocab = (Vocabulary.load(run_dir / "node_vocab.json") if resume
+             else node_vocabulary(data.train, config_reads_numbers(config.model)))
     run_dir.mkdir(parents=True, exist_ok=True)
     vocab.save(run_dir / "node_vocab.json")
     save_config(config, run_dir / "config.yaml")
