@@ -15,9 +15,14 @@ follow there and were not checked against the paper:
 * ``second_order_tree_rnn`` (eq. 1): ``h = tanh(h_l^T T_op h_r + W_op [h_l; h_r] + b_op)`` with a third-order
   tensor ``T_op`` of shape (hidden, hidden, hidden) per operator: ``(h_l^T T h_r)_k = sum_ij h_l[i] T[i, j, k] h_r[j]``.
 * ``mtree_lstm`` (eqs. 2-9), a Tree-LSTM in the spirit of Krause et al.'s multiplicative LSTM: an intermediate
-  ``m = (M^l_op h_l) * (M^r_op h_r)`` replaces the children's hidden states as the input of every gate:
-  ``[i, f_l, f_r, o] = sigmoid(W_op m + b_op)``, ``u = tanh(W^u_op m + b^u_op)``,
-  ``c = i*u + f_l*c_l + f_r*c_r``, ``h = o*tanh(c)``.
+  ``m = (M^l_op h_l) * (M^r_op h_r)`` joins the children's hidden states as an input of every gate, the way the
+  mLSTM's gates read both its input and m and the second-order Tree-RNN keeps its first-order term:
+  ``[i, f_l, f_r, o, u] = W_op m + V_op [h_l; h_r] + b_op`` (sigmoid for the gates, tanh for u),
+  ``c = i*u + f_l*c_l + f_r*c_r``, ``h = o*tanh(c)``. The first-order term ``V_op [h_l; h_r]`` was added after the
+  purely multiplicative form (gates from m alone) was measured: it could not fit its training data (paper-style
+  160k equations, hidden 50, dropout 0.2: training loss 0.44 after 139 epochs against 0.14 for the Tree-LSTM,
+  validation 77.9 against 92.6); with the term it trains like the Tree-LSTM (40k equations: validation 83.4
+  against 81.2 for the pure form and 83.8 for the Tree-LSTM).
 * ``mi_tree_lstm`` (eqs. 10-15), multiplicative integration (Wu et al. 2016): every gate's pre-activation is
   ``alpha_op * (W_op h_l) * (U_op h_r) + beta1_op * (W_op h_l) + beta2_op * (U_op h_r) + b_op``; the same
   gates and memory update as the Tree-LSTM follow.
@@ -236,7 +241,8 @@ class SecondOrderTreeRNNCell(TreeCell):
 class MTreeLSTMCell(TreeLSTMBase):
     """Multiplicative Tree-LSTM (Mali et al. 2021, eqs. 2-9; mLSTM of Krause et al. 2016).
 
-    m = (M^l_op h_l) * (M^r_op h_r) (the right factor is 1 for a unary node); [i, f_l, f_r, o, u] = W_op m + b_op.
+    m = (M^l_op h_l) * (M^r_op h_r) (the right factor is 1 for a unary node);
+    [i, f_l, f_r, o, u] = W_op m + V_op [h_l; h_r] + b_op.
     """
 
     def __init__(self, hidden_size: int, n_operators: int, **options):
@@ -244,10 +250,12 @@ class MTreeLSTMCell(TreeLSTMBase):
         self.left_weight = nn.Parameter(torch.empty(n_operators, hidden_size, hidden_size))
         self.right_weight = nn.Parameter(torch.empty(n_operators, hidden_size, hidden_size))
         self.weight = nn.Parameter(torch.empty(n_operators, hidden_size, 5 * hidden_size))
+        self.child_weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, 5 * hidden_size))
         self.bias = nn.Parameter(torch.empty(n_operators, 5 * hidden_size))
         init_stacked_linear(self.left_weight)
         init_stacked_linear(self.right_weight)
         init_stacked_linear(self.weight, self.bias)
+        init_stacked_linear(self.child_weight)
         self.set_forget_bias(self.bias)
 
     def intermediate(self, segments: Segments, left_hidden: torch.Tensor, right_hidden: torch.Tensor,
@@ -258,9 +266,16 @@ class MTreeLSTMCell(TreeLSTMBase):
         right_factor = has_right * right_factor + (1.0 - has_right)
         return left_factor * right_factor
 
+    def multiplicative_preactivations(self, segments: Segments, left_hidden: torch.Tensor,
+                                      right_hidden: torch.Tensor, has_right: torch.Tensor) -> torch.Tensor:
+        """W_op m + V_op [h_l; h_r] + b_op, the five gate pre-activations [i, f_l, f_r, o, u]. (n, 5H)."""
+        intermediate = self.intermediate(segments, left_hidden, right_hidden, has_right)
+        children = torch.cat([left_hidden, right_hidden], dim=1)  # (n, 2H); a missing right child is zeros
+        return (operator_linear(intermediate, self.weight, self.bias, segments)
+                + operator_linear(children, self.child_weight, None, segments))
+
     def node(self, operator_ids, segments, left, right, has_right):
-        intermediate = self.intermediate(segments, left[0], right[0], has_right)
-        preactivations = operator_linear(intermediate, self.weight, self.bias, segments)
+        preactivations = self.multiplicative_preactivations(segments, left[0], right[0], has_right)
         return self.lstm_update(preactivations, left[1], right[1])
 
 

@@ -128,11 +128,11 @@ class StackMixingTreeLSTM(TreeLSTMBase):
 
 @TREE_CELLS.register("stack_mtree_lstm")
 class StackMTreeLSTMCell(StackMixingTreeLSTM, MTreeLSTMCell):
-    """MTree-LSTM with a stack (Mali et al. 2021, eqs. 2-9 and 16-19): pre = W_op m + b_op + R_op top(s~)."""
+    """MTree-LSTM with a stack (Mali et al. 2021, eqs. 2-9 and 16-19):
+    pre = W_op m + V_op [h_l; h_r] + b_op + R_op top(s~)."""
 
     def base_preactivations(self, operator_ids, segments, left_hidden, right_hidden, has_right):
-        intermediate = self.intermediate(segments, left_hidden, right_hidden, has_right)  # (n, H)
-        return operator_linear(intermediate, self.weight, self.bias, segments)  # (n, 5H)
+        return self.multiplicative_preactivations(segments, left_hidden, right_hidden, has_right)  # (n, 5H)
 
 
 @TREE_CELLS.register("stack_mi_tree_lstm")

@@ -162,7 +162,7 @@ def reference_mali_node(cell, op, left, right, has_right):
     if cell.__class__.__name__ == "StackMTreeLSTMCell":
         right_factor = h_right @ cell.right_weight[op] if has_right else torch.ones(HIDDEN, dtype=torch.float64)
         m = (h_left @ cell.left_weight[op]) * right_factor
-        base = m @ cell.weight[op] + cell.bias[op]
+        base = m @ cell.weight[op] + torch.cat([h_left, h_right]) @ cell.child_weight[op] + cell.bias[op]
     else:
         left_projected = h_left @ cell.left_weight[op]
         right_projected = h_right @ cell.right_weight[op]
@@ -234,7 +234,7 @@ def test_stack_cells_reject_a_bad_depth_and_unknown_options():
 def stack_paths(cell, name):
     """(the weights by which operator 1 reads its children's h, the weights by which it reads the stack's top)."""
     if name == "stack_mtree_lstm":
-        return [cell.weight[1]], cell.read_weight[1]
+        return [cell.weight[1], cell.child_weight[1]], cell.read_weight[1]
     if name == "stack_mi_tree_lstm":
         return [cell.left_weight[1], cell.right_weight[1]], cell.read_weight[1]
     return [cell.weight[1][: 2 * HIDDEN]], cell.weight[1][2 * HIDDEN:]

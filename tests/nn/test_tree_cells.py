@@ -81,7 +81,8 @@ def one_node_reference(cell_name, cell, op, h_l, c_l, h_r, c_r, has_right):
     if cell_name == "mtree_lstm":
         right_factor = h_r @ cell.right_weight[op] if has_right else torch.ones_like(h_l)
         intermediate = (h_l @ cell.left_weight[op]) * right_factor
-        return lstm_update(intermediate @ cell.weight[op] + cell.bias[op], c_l, c_r)
+        first_order = torch.cat([h_l, h_r]) @ cell.child_weight[op]
+        return lstm_update(intermediate @ cell.weight[op] + first_order + cell.bias[op], c_l, c_r)
     if cell_name == "mi_tree_lstm":
         left_projected, right_projected = h_l @ cell.left_weight[op], h_r @ cell.right_weight[op]
         product = cell.alpha[op] * left_projected * (right_projected if has_right else 1.0)
