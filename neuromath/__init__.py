@@ -5,12 +5,13 @@ from neuromath.errors import ConfigError, DataFormatError, ExpressionError, Neur
 __version__ = "0.1.0"
 
 
-def load(run_dir, device: str = "cpu", **decode):
+def load(run_dir, device: str = "cpu", precision: str | None = None, **decode):
     """Load a trained run: ``neuromath.load("runs/demo").solve("Jerry had 135 pens. ...")``;
-    decoding settings may be overridden: ``neuromath.load(run, beam=10, nbest=5)``."""
+    decoding settings may be overridden: ``neuromath.load(run, beam=10, nbest=5)``, and the precision of the
+    forward passes (the run's own ``train.precision`` unless given): ``neuromath.load(run, precision="32-true")``."""
     from neuromath.api import load as load_run
 
-    return load_run(run_dir, device, **decode)
+    return load_run(run_dir, device, precision, **decode)
 
 
 __all__ = ["ConfigError", "DataFormatError", "ExpressionError", "NeuromathError", "load", "__version__"]

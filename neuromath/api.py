@@ -20,6 +20,7 @@ from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
 from neuromath.models.identities import CompletionScorer, build_classifier, predict_logits
 from neuromath.models.weights import read_plain
+from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.tasks import EquationTask, SequenceTask, get_task
 from neuromath.tasks.identities import EquationExample, EquationNode
 from neuromath.text import Vocabulary
@@ -112,7 +113,7 @@ class Solver:
     length_penalty, constrained, verify, max_len, batch_size).
     """
 
-    def __init__(self, run_dir: str | Path, device: str = "cpu", **decode):
+    def __init__(self, run_dir: str | Path, device: str = "cpu", precision: str | None = None, **decode):
         run_dir = Path(run_dir)
         if not (run_dir / "config.yaml").exists():
             raise NeuromathError(f"{run_dir} is not a run directory (no config.yaml)")
@@ -132,6 +133,8 @@ class Solver:
         self.source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         self.target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
         self.device = torch.device(device)
+        # the run's own precision unless told otherwise; resolved here so a bad one fails at load, not mid-decoding
+        self.precision = resolve_precision(precision or self.config.train.precision, self.device)
         self.model = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
         load_run_weights(self.model, weights_path, self.device)
         self.model.to(self.device).eval()
@@ -159,17 +162,18 @@ class Solver:
         for start in range(0, len(encoded), batch_size):
             batch = collate([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))])
             batch = {key: value.to(self.device) for key, value in batch.items()}
-            if decode.beam == 1:
-                greedy = greedy_decode(self.model, batch, decode.max_len, constraint=self.constraint)
-                lists = [[(ids, 0.0)] for ids in greedy]
-            else:
-                lists = [
-                    [(h.tokens, h.normalized) for h in hypotheses]
-                    for hypotheses in beam_search(
-                        self.model, batch, decode.beam, decode.max_len, nbest=decode.nbest,
-                        length_penalty=decode.length_penalty, constraint=self.constraint,
-                    )
-                ]
+            with autocast(self.precision, self.device):
+                if decode.beam == 1:
+                    greedy = greedy_decode(self.model, batch, decode.max_len, constraint=self.constraint)
+                    lists = [[(ids, 0.0)] for ids in greedy]
+                else:
+                    lists = [
+                        [(h.tokens, h.normalized) for h in hypotheses]
+                        for hypotheses in beam_search(
+                            self.model, batch, decode.beam, decode.max_len, nbest=decode.nbest,
+                            length_penalty=decode.length_penalty, constraint=self.constraint,
+                        )
+                    ]
             for hypotheses, example in zip(lists, encoded.examples[start : start + batch_size]):
                 candidates = [
                     Candidate(tuple(self.target_vocab.decode(ids)), float(score), None) for ids, score in hypotheses
@@ -237,18 +241,20 @@ class LoadedClassifier:
     vocab: Vocabulary
     config: Config
     run_dir: Path
+    precision: str = "32-true"  # resolved (never auto): the forward passes of logits and completion run in it
 
     def logits(self, examples: Sequence[EquationExample], batch_size: int = 512) -> torch.Tensor:
-        return predict_logits(self.model, examples, self.vocab, batch_size)
+        return predict_logits(self.model, examples, self.vocab, batch_size, self.precision)
 
     def completion_scorer(self, candidates: Sequence[EquationNode]) -> CompletionScorer:
         """``scorer(equation, path)``: the logit of the equation with each candidate at ``path`` (see
         ``neuromath.models.identities.CompletionScorer``)."""
-        return CompletionScorer(self.model, self.vocab, candidates)
+        return CompletionScorer(self.model, self.vocab, candidates, precision=self.precision)
 
 
-def load_classifier(run_dir: str | Path) -> LoadedClassifier:
-    """A trained classifier from a run directory (its config, node vocabulary and best weights)."""
+def load_classifier(run_dir: str | Path, precision: str | None = None) -> LoadedClassifier:
+    """A trained classifier from a run directory (its config, node vocabulary and best weights), run in
+    ``precision`` (None: the run's own ``train.precision``)."""
     run_dir = Path(run_dir)
     for needed in ("config.yaml", "node_vocab.json", "model.pt"):
         if not (run_dir / needed).exists():
@@ -258,7 +264,7 @@ def load_classifier(run_dir: str | Path) -> LoadedClassifier:
     model = build_classifier(config.model, vocab)
     load_run_weights(model, run_dir / "model.pt")
     model.eval()
-    return LoadedClassifier(model, vocab, config, run_dir)
+    return LoadedClassifier(model, vocab, config, run_dir, resolve_precision(precision or config.train.precision))
 
 
 def run_task(run_dir: str | Path) -> SequenceTask | EquationTask:
@@ -269,11 +275,13 @@ def run_task(run_dir: str | Path) -> SequenceTask | EquationTask:
     return get_task(load_config(run_dir / "config.yaml").data.task)
 
 
-def load(run_dir: str | Path, device: str = "cpu", **decode) -> Solver | LoadedClassifier:
+def load(run_dir: str | Path, device: str = "cpu", precision: str | None = None,
+         **decode) -> Solver | LoadedClassifier:
     """Load a trained run directory: a ``Solver`` for prediction and solving (``decode`` overrides decoding
-    settings, e.g. ``load(run, beam=10, nbest=5)``), or a ``LoadedClassifier`` for an equation-classifier run."""
+    settings, e.g. ``load(run, beam=10, nbest=5)``), or a ``LoadedClassifier`` for an equation-classifier run.
+    ``precision`` (``32-true``, ``bf16-mixed``, ``auto``, ...) overrides the run's own ``train.precision``."""
     if isinstance(run_task(run_dir), EquationTask):
         if decode:
             raise ConfigError(f"decoding options ({', '.join(sorted(decode))}) do not apply to an equation classifier")
-        return load_classifier(run_dir)
-    return Solver(run_dir, device, **decode)
+        return load_classifier(run_dir, precision)
+    return Solver(run_dir, device, precision, **decode)

@@ -150,6 +150,8 @@ class TrainConfig(Section):
     min_epochs: int = 1
     accelerator: str = "cpu"
     devices: int = 1  # -1 -> every device of the accelerator
+    # 32-true, bf16-mixed, 16-mixed (GPU) or auto (bf16 where the CPU or GPU has it): neuromath.training.precision;
+    # evaluate, solve and completion run in the same precision
     precision: str = "32-true"
     num_threads: int = 0  # torch CPU threads; 0 -> leave torch's default
     progress: bool = True
@@ -419,6 +421,16 @@ def min_epochs_within_max(train: "TrainConfig") -> tuple[str, str] | None:
     return None
 
 
+PRECISION_NAMES = ("32-true", "bf16-mixed", "16-mixed", "auto")  # neuromath.training.precision.PRECISIONS
+
+
+def precision_is_known(train: "TrainConfig") -> tuple[str, str] | None:
+    if train.precision not in PRECISION_NAMES:
+        return "train.precision", (f"train.precision must be one of {', '.join(PRECISION_NAMES)}, got "
+                                   f"{train.precision!r}")
+    return None
+
+
 def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
     if decode.nbest > decode.beam:
         return "decode.nbest", f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})"
@@ -428,7 +440,7 @@ def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
 # section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
     "model": (heads_divide_the_width, tree_positions_fit),
-    "train": (last_step_is_validated, min_epochs_within_max),
+    "train": (last_step_is_validated, min_epochs_within_max, precision_is_known),
     "decode": (nbest_within_beam,),
 }
 

@@ -28,6 +28,7 @@ from torch.utils.data import DataLoader, Dataset
 from neuromath.config import ModelConfig
 from neuromath.models.batching import EpochShuffleSampler, move_batch, pad
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
+from neuromath.nn.precision import autocast
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing the engine registers every tree cell
 from neuromath.registry import CLASSIFIERS, SEQUENCE_ENCODERS, TREE_CELLS
 from neuromath.tasks.identities import (
@@ -254,15 +255,18 @@ def make_loader(dataset: EncodedEquations, batch_size: int, seed: int | None = N
 
 @torch.no_grad()
 def predict_logits(model: torch.nn.Module, examples: Sequence[EquationExample], vocab: Vocabulary,
-                   batch_size: int = 512) -> torch.Tensor:
-    """The verification logit of every equation, in order (labels are not needed)."""
+                   batch_size: int = 512, precision: str = "32-true") -> torch.Tensor:
+    """The verification logit of every equation, in order (labels are not needed), as float32; the forward passes
+    run in ``precision`` (``neuromath.nn.precision``)."""
     was_training = model.training
     model.eval()
     loader = make_loader(EncodedEquations(examples, vocab, model.input_kind, reads_numbers(model)), batch_size)
     device = next(iter(model.buffers()), next(iter(model.parameters()), torch.empty(0))).device
-    logits = (
-        torch.cat([model(move_batch(batch, device)).float().cpu() for batch in loader]) if examples else torch.empty(0)
-    )
+    with autocast(precision, device):
+        logits = (
+            torch.cat([model(move_batch(batch, device)).float().cpu() for batch in loader]) if examples
+            else torch.empty(0)
+        )
     model.train(was_training)
     return logits
 
@@ -289,8 +293,8 @@ class CompletionScorer:
     """
 
     def __init__(self, model: torch.nn.Module, vocab: Vocabulary, candidates: Sequence[EquationNode],
-                 batch_size: int = 512):
-        self.model, self.vocab, self.batch_size = model, vocab, batch_size
+                 batch_size: int = 512, precision: str = "32-true"):
+        self.model, self.vocab, self.batch_size, self.precision = model, vocab, batch_size, precision
         self.candidates = list(candidates)
         if not self.candidates:
             raise ValueError("completion needs at least one candidate")
@@ -301,7 +305,7 @@ class CompletionScorer:
             encoded = [side_tree(c, vocab, self.numbers) for c in self.candidates]
             unique = {tree: row for row, tree in enumerate(dict.fromkeys(encoded))}
             self.candidate_rows = torch.tensor([unique[tree] for tree in encoded], device=self.device)
-            with torch.no_grad():
+            with torch.no_grad(), autocast(precision, self.device):
                 was_training = model.training
                 model.eval()
                 self.candidate_states = _root_states(model.encoder, list(unique), self.device)
@@ -309,10 +313,15 @@ class CompletionScorer:
 
     @torch.no_grad()
     def __call__(self, equation: EquationNode, path: tuple[int, ...]) -> torch.Tensor:
-        ancestors = blank_ancestors(equation, path)  # (node, slot of the child on the path), top down
+        ancestors = blank_ancestors(equation, path)  # (node, slot of the child on the path), top down; checks path
         if not self.path_wise:
             filled = [EquationExample(replace_path(equation, path, c), True) for c in self.candidates]
-            return predict_logits(self.model, filled, self.vocab, self.batch_size)
+            return predict_logits(self.model, filled, self.vocab, self.batch_size, self.precision)
+        with autocast(self.precision, self.device):
+            return self.path_logits(equation, path, ancestors)
+
+    def path_logits(self, equation: EquationNode, path: tuple[int, ...], ancestors: list) -> torch.Tensor:
+        """The logits of a tree classifier: only the nodes on the blank's path are computed per candidate."""
         was_training = self.model.training
         self.model.eval()
         encoder = self.model.encoder

@@ -26,6 +26,7 @@ from neuromath.models.identities import (
     predict_logits,
     reads_numbers,
 )
+from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample, is_correct, read_equations
 from neuromath.text import Vocabulary
@@ -147,6 +148,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         "train_examples": len(train_set),
         "valid_examples": len(valid_set),
         "parameters": sum(p.numel() for p in model.parameters()),
+        "precision": resolve_precision(config.train.precision, config.train.accelerator),
         "node_vocab_size": len(vocab),
     }
     if hasattr(model, "fit"):  # the majority class: nothing to train

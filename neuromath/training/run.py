@@ -29,6 +29,7 @@ from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.models.weights import read_plain
+from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
@@ -132,7 +133,8 @@ def quiet_lightning() -> None:
 
 def check_run_dir(run_dir: Path, config: Config, resume: bool) -> None:
     """A new run needs a folder without checkpoints; a resumed one its last checkpoint (one that loads as plain
-    data) and the same config."""
+    data) and the same config. The precision is checked against the accelerator here, before any data is read."""
+    resolve_precision(config.train.precision, config.train.accelerator)
     checkpoints = run_dir / "checkpoints"
     if resume:
         if not (checkpoints / "last.ckpt").exists():
@@ -201,6 +203,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "source_vocab_size": len(source_vocab),
         "target_vocab_size": len(target_vocab),
         "parameters": sum(p.numel() for p in module.model.parameters()),
+        "precision": resolve_precision(config.train.precision, config.train.accelerator),
     }
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
@@ -272,7 +275,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         default_root_dir=run_dir,
         accelerator=config.train.accelerator,
         devices=config.train.devices,
-        precision=config.train.precision,
+        precision=resolve_precision(config.train.precision, config.train.accelerator),
         max_epochs=config.train.max_epochs,
         max_steps=config.train.max_steps,
         **validation_schedule(config),

@@ -171,3 +171,30 @@ def test_completion_scorer_with_numbers_equals_scoring_each_filled_equation(name
                                        atol=2e-5, rtol=1e-4)
     scores = scorer(apply("Equality", symbol("var_0"), number(2)), (0,))
     assert scores[6] != scores[7]  # two decimals, one token: told apart by value
+
+
+@pytest.mark.parametrize("name", ["tree_lstm", "stack_mi_tree_lstm"])
+def test_logits_and_completion_in_bf16_are_computed_in_bf16_and_stay_near_float32(name):
+    """A run trained in bf16-mixed is scored in it (neuromath.nn.precision): the matrix products run in bfloat16,
+    and the float32 logits they give stay within bf16's rounding of the float32 ones."""
+    torch.manual_seed(1)
+    examples = tiny_set(40, 2)
+    vocab = node_vocabulary(examples)
+    model = build_classifier(ModelConfig(name=name, d_model=16), vocab)
+    seen = []
+    linear = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+    handle = linear.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
+    fp32 = predict_logits(model, examples, vocab)
+    bf16 = predict_logits(model, examples, vocab, precision="bf16-mixed")
+    handle.remove()
+    assert torch.bfloat16 in seen and torch.float32 in seen
+    assert bf16.dtype == torch.float32 and not torch.equal(bf16, fp32)
+    torch.testing.assert_close(bf16, fp32, atol=0.05, rtol=0.05)
+    rng = random.Random(3)
+    candidates = [deeper_term(rng, 2) for _ in range(5)]
+    equation = apply("Equality", deeper_term(rng, 3), deeper_term(rng, 3))
+    path = path_to(equation, 1)
+    scores = {p: CompletionScorer(model, vocab, candidates, precision=p)(equation, path)
+              for p in ("32-true", "bf16-mixed")}
+    assert not torch.equal(scores["bf16-mixed"], scores["32-true"])
+    torch.testing.assert_close(scores["bf16-mixed"], scores["32-true"], atol=0.05, rtol=0.05)

@@ -1,0 +1,69 @@
+"""Numeric precision of training and inference: ``train.precision``.
+
+- ``32-true``: float32 everywhere (the default; every equality test of the project holds in it).
+- ``bf16-mixed``: matrix products and convolutions in bfloat16 under ``torch.autocast``, weights, optimiser state,
+  softmaxes and losses in float32. On a CPU with AVX512-BF16 (or AMX) a Transformer step is about 1.6x faster
+  (``benchmarks/precision.py`` prints the ratio); on a CPU without it bf16 is emulated and slower.
+- ``16-mixed``: float16 autocast with loss scaling, for GPUs only (float16 on the CPU has no fast path).
+- ``auto``: ``bf16-mixed`` on a CPU that supports bf16 natively, on a GPU ``bf16-mixed`` where it supports bf16 and
+  ``16-mixed`` where it does not, else ``32-true``.
+
+Training hands the resolved name to Lightning's Trainer; inference (``evaluate``, ``solve``, beam search, the
+classifiers' ``logits`` and completion) runs its forward passes in ``autocast(precision, device)`` with the run's
+own setting, so a model is evaluated in the precision it was trained in. Decoders take their log-probabilities in
+float32 (``log_softmax(logits.float())``), so beam scores accumulate in float32 under bf16 too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from neuromath.config import PRECISION_NAMES
+from neuromath.errors import ConfigError
+
+PRECISIONS = PRECISION_NAMES
+AUTOCAST_DTYPES = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}
+
+
+def cpu_supports_bf16() -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX tiles): where bf16 autocast pays."""
+    checks = (getattr(torch.cpu, "_is_avx512_bf16_supported", None), getattr(torch.cpu, "_is_amx_tile_supported", None))
+    return any(check is not None and check() for check in checks)
+
+
+def device_kind(accelerator: str | torch.device) -> str:
+    """``cpu`` or ``cuda`` for an accelerator name (Lightning's ``cpu``, ``gpu``, ``cuda``, ``auto``) or a device."""
+    if isinstance(accelerator, torch.device):
+        return accelerator.type
+    name = str(accelerator).split(":")[0]
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name in ("gpu", "cuda"):
+        return "cuda"
+    return "cpu"
+
+
+def resolve_precision(precision: str, accelerator: str | torch.device = "cpu") -> str:
+    """The precision ``precision`` stands for on ``accelerator``: ``auto`` is resolved as the module docstring
+    says; an unknown name, or ``16-mixed`` on the CPU, is a ConfigError naming ``train.precision``."""
+    if precision not in PRECISIONS:
+        raise ConfigError(f"train.precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    kind = device_kind(accelerator)
+    if precision == "auto":
+        if kind == "cuda":
+            return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
+        return "bf16-mixed" if cpu_supports_bf16() else "32-true"
+    if precision == "16-mixed" and kind == "cpu":
+        raise ConfigError("train.precision: 16-mixed needs a GPU; on the CPU use bf16-mixed (or auto)")
+    return precision
+
+
+def autocast(precision: str, device: str | torch.device = "cpu"):
+    """A context in which forward passes run in ``precision`` (a name of ``PRECISIONS``) on ``device``: autocast
+    to bfloat16 or float16 for the mixed settings, nothing for ``32-true``."""
+    resolved = resolve_precision(precision, device)
+    if resolved not in AUTOCAST_DTYPES:
+        return contextlib.nullcontext()
+    return torch.autocast(device_kind(device), dtype=AUTOCAST_DTYPES[resolved])

@@ -1,0 +1,73 @@
+"""train.precision: what auto resolves to, the errors, autocast at inference in the run's own precision, and a
+tiny Transformer that learns as well in bf16-mixed as in float32 (the same threshold)."""
+
+import pytest
+import torch
+
+import neuromath
+from neuromath.config import load_config
+from neuromath.errors import ConfigError
+from neuromath.experiments.train_test import train
+from neuromath.nn import precision
+from neuromath.nn.precision import autocast, resolve_precision
+from neuromath.tasks import get_task
+
+
+def test_auto_follows_what_the_cpu_can_do(monkeypatch):
+    monkeypatch.setattr(precision, "cpu_supports_bf16", lambda: True)
+    assert resolve_precision("auto", "cpu") == "bf16-mixed"
+    monkeypatch.setattr(precision, "cpu_supports_bf16", lambda: False)
+    assert resolve_precision("auto", "cpu") == "32-true"
+    assert resolve_precision("bf16-mixed", "cpu") == "bf16-mixed"  # asked for, it is used even where it is slow
+    assert resolve_precision("32-true", "cpu") == "32-true"
+
+
+def test_unknown_precisions_and_fp16_on_the_cpu_are_refused_with_the_key():
+    with pytest.raises(ConfigError, match="train.precision must be one of"):
+        load_config(None, ["train.precision=fp8"])
+    with pytest.raises(ConfigError, match="16-mixed needs a GPU"):
+        resolve_precision("16-mixed", "cpu")
+    with pytest.raises(ConfigError, match="train.precision"):
+        resolve_precision("half", "cpu")
+
+
+def test_autocast_runs_matrix_products_in_bf16_only_when_asked():
+    layer = torch.nn.Linear(4, 3)
+    inputs = torch.randn(2, 4)
+    with autocast("bf16-mixed", "cpu"):
+        assert layer(inputs).dtype == torch.bfloat16
+    with autocast("32-true", "cpu"):
+        assert layer(inputs).dtype == torch.float32
+
+
+TINY = [
+    "model.d_model=64", "model.n_heads=4", "model.d_ff=128", "model.dropout=0.1",
+    "train.progress=false", "train.num_threads=1", "train.batch_size=32",
+    "optim.warmup_steps=200", "optim.lr_scale=0.5",
+    "data.generate_train=1200", "data.generate_valid=100", "data.generate_test=300",
+    "train.max_epochs=10", "train.patience=0",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["32-true", "bf16-mixed"])
+def test_a_tiny_transformer_learns_as_well_in_bf16_as_in_float32(tmp_path, name):
+    config = load_config(None, TINY + [f"train.precision={name}"])
+    result = train(config, tmp_path / "run")
+    assert result.summary["precision"] == name
+    solver = neuromath.load(tmp_path / "run")
+    assert solver.precision == name  # inference runs in the run's own precision
+
+    seen = []  # the dtype of the model's first projection in every forward pass of decoding
+    first_linear = next(module for module in solver.model.modules() if isinstance(module, torch.nn.Linear))
+    handle = first_linear.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
+    test = result.data.test
+    task = get_task("word_problems")
+    hypotheses = solver.predict(test)
+    handle.remove()
+    assert set(seen) == {torch.bfloat16 if name == "bf16-mixed" else torch.float32}
+    accuracy = sum(task.is_correct(h, e) for h, e in zip(hypotheses, test)) / len(test)
+    assert result.summary["test"]["value_accuracy"] == accuracy
+    # One threshold for both precisions: 10 epochs of this model reach 95-100% in float32; a bf16 path that lost
+    # the gradients or the beam scores would not pass it.
+    assert accuracy >= 0.8, (name, accuracy)
