@@ -40,7 +40,7 @@ from neuromath.text.vocabulary import SPECIALS  # noqa: E402
 
 VOCAB = 40
 SHAPE = dict(d_model=256, n_heads=8, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3, dropout=0.0, max_len=128)
-PRECISIONS = ("32-true", "bf16-mixed")
+COMPARED = ("32-true", "bf16-mixed")
 
 
 def random_pairs(n: int, source_length: int, target_length: int, generator: torch.Generator) -> list:
@@ -72,18 +72,18 @@ def step(model, optimizer, batch: dict, precision: str) -> float:
 
 def measure_training(attention: str, batch: dict, seed: int, warmup: int, repeats: int) -> dict:
     """Median step seconds per precision; both models start from the same weights."""
-    models = {name: build(attention, seed) for name in PRECISIONS}
+    models = {name: build(attention, seed) for name in COMPARED}
     with torch.no_grad(), autocast("bf16-mixed", "cpu"):
         bf16_logits = models["bf16-mixed"](batch).float()
     with torch.no_grad():
         fp32_logits = models["32-true"](batch)
-    optimizers = {name: torch.optim.Adam(models[name].parameters(), lr=1e-4) for name in PRECISIONS}
-    for name in PRECISIONS:
+    optimizers = {name: torch.optim.Adam(models[name].parameters(), lr=1e-4) for name in COMPARED}
+    for name in COMPARED:
         for _ in range(warmup):
             step(models[name], optimizers[name], batch, name)
-    seconds = {name: [] for name in PRECISIONS}
+    seconds = {name: [] for name in COMPARED}
     for _ in range(repeats):
-        for name in PRECISIONS:
+        for name in COMPARED:
             start = time.perf_counter()
             step(models[name], optimizers[name], batch, name)
             seconds[name].append(time.perf_counter() - start)
@@ -100,10 +100,10 @@ def measure_training(attention: str, batch: dict, seed: int, warmup: int, repeat
 def measure_beam(attention: str, batch: dict, seed: int, repeats: int, max_len: int) -> dict:
     model = build(attention, seed).eval()
     wrapped = NoEosModel(model)
-    seconds = {name: [] for name in PRECISIONS}
+    seconds = {name: [] for name in COMPARED}
     outputs = {}
     for _ in range(repeats):
-        for name in PRECISIONS:
+        for name in COMPARED:
             start = time.perf_counter()
             with autocast(name, "cpu"):
                 hypotheses = beam_search(wrapped, batch, 10, max_len, nbest=1)

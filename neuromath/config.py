@@ -150,7 +150,7 @@ class TrainConfig(Section):
     min_epochs: int = 1
     accelerator: str = "cpu"
     devices: int = 1  # -1 -> every device of the accelerator
-    # 32-true, bf16-mixed, 16-mixed (GPU) or auto (bf16 where the CPU or GPU has it): neuromath.training.precision;
+    # 32-true, bf16-mixed, 16-mixed (GPU) or auto (bf16 where the CPU or GPU has it): neuromath.nn.precision;
     # evaluate, solve and completion run in the same precision
     precision: str = "32-true"
     num_threads: int = 0  # torch CPU threads; 0 -> leave torch's default
@@ -421,7 +421,7 @@ def min_epochs_within_max(train: "TrainConfig") -> tuple[str, str] | None:
     return None
 
 
-PRECISION_NAMES = ("32-true", "bf16-mixed", "16-mixed", "auto")  # neuromath.training.precision.PRECISIONS
+PRECISION_NAMES = ("32-true", "bf16-mixed", "16-mixed", "auto")  # what each means: neuromath.nn.precision
 
 
 def precision_is_known(train: "TrainConfig") -> tuple[str, str] | None:

@@ -2,8 +2,9 @@
 
 - ``32-true``: float32 everywhere (the default; every equality test of the project holds in it).
 - ``bf16-mixed``: matrix products and convolutions in bfloat16 under ``torch.autocast``, weights, optimiser state,
-  softmaxes and losses in float32. On a CPU with AVX512-BF16 (or AMX) a Transformer step is about 1.6x faster
-  (``benchmarks/precision.py`` prints the ratio); on a CPU without it bf16 is emulated and slower.
+  softmaxes and losses in float32. On a CPU with AVX512-BF16 (or AMX) a Transformer training step takes a little
+  over half its float32 time (``benchmarks/precision.py`` prints the ratio of one run); on a CPU without it bf16 is
+  emulated and slower.
 - ``16-mixed``: float16 autocast with loss scaling, for GPUs only (float16 on the CPU has no fast path).
 - ``auto``: ``bf16-mixed`` on a CPU that supports bf16 natively, on a GPU ``bf16-mixed`` where it supports bf16 and
   ``16-mixed`` where it does not, else ``32-true``.
@@ -23,7 +24,6 @@ import torch
 from neuromath.config import PRECISION_NAMES
 from neuromath.errors import ConfigError
 
-PRECISIONS = PRECISION_NAMES
 AUTOCAST_DTYPES = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}
 
 
@@ -48,8 +48,8 @@ def device_kind(accelerator: str | torch.device) -> str:
 def resolve_precision(precision: str, accelerator: str | torch.device = "cpu") -> str:
     """The precision ``precision`` stands for on ``accelerator``: ``auto`` is resolved as the module docstring
     says; an unknown name, or ``16-mixed`` on the CPU, is a ConfigError naming ``train.precision``."""
-    if precision not in PRECISIONS:
-        raise ConfigError(f"train.precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision not in PRECISION_NAMES:  # a name given in Python (load(run, precision=...)); config files are checked
+        raise ConfigError(f"train.precision must be one of {', '.join(PRECISION_NAMES)}, got {precision!r}")
     kind = device_kind(accelerator)
     if precision == "auto":
         if kind == "cuda":
@@ -61,7 +61,7 @@ def resolve_precision(precision: str, accelerator: str | torch.device = "cpu") -
 
 
 def autocast(precision: str, device: str | torch.device = "cpu"):
-    """A context in which forward passes run in ``precision`` (a name of ``PRECISIONS``) on ``device``: autocast
+    """A context in which forward passes run in ``precision`` (a name of ``PRECISION_NAMES``) on ``device``: autocast
     to bfloat16 or float16 for the mixed settings, nothing for ``32-true``."""
     resolved = resolve_precision(precision, device)
     if resolved not in AUTOCAST_DTYPES:

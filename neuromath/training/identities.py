@@ -26,12 +26,18 @@ from neuromath.models.identities import (
     predict_logits,
     reads_numbers,
 )
-from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample, is_correct, read_equations
 from neuromath.text import Vocabulary
 from neuromath.training.module import ClassifierModule
-from neuromath.training.run import TrainResult, check_run_dir, fit_and_keep_best, quiet_lightning, save_weights
+from neuromath.training.run import (
+    TrainResult,
+    check_run_dir,
+    fit_and_keep_best,
+    quiet_lightning,
+    run_precision,
+    save_weights,
+)
 
 
 def parse_depths(text: str, key: str = "data.train_depths") -> set[int]:
@@ -148,7 +154,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         "train_examples": len(train_set),
         "valid_examples": len(valid_set),
         "parameters": sum(p.numel() for p in model.parameters()),
-        "precision": resolve_precision(config.train.precision, config.train.accelerator),
+        "precision": run_precision(config),
         "node_vocab_size": len(vocab),
     }
     if hasattr(model, "fit"):  # the majority class: nothing to train

@@ -131,10 +131,16 @@ def quiet_lightning() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)  # no banners about GPUs, TPUs and tips
 
 
+def run_precision(config: Config) -> str:
+    """The precision a run trains in: ``train.precision`` resolved for ``train.accelerator`` (``auto`` decided, a
+    GPU-only precision on the CPU refused)."""
+    return resolve_precision(config.train.precision, config.train.accelerator)
+
+
 def check_run_dir(run_dir: Path, config: Config, resume: bool) -> None:
     """A new run needs a folder without checkpoints; a resumed one its last checkpoint (one that loads as plain
     data) and the same config. The precision is checked against the accelerator here, before any data is read."""
-    resolve_precision(config.train.precision, config.train.accelerator)
+    run_precision(config)
     checkpoints = run_dir / "checkpoints"
     if resume:
         if not (checkpoints / "last.ckpt").exists():
@@ -203,7 +209,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "source_vocab_size": len(source_vocab),
         "target_vocab_size": len(target_vocab),
         "parameters": sum(p.numel() for p in module.model.parameters()),
-        "precision": resolve_precision(config.train.precision, config.train.accelerator),
+        "precision": run_precision(config),
     }
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
@@ -275,7 +281,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         default_root_dir=run_dir,
         accelerator=config.train.accelerator,
         devices=config.train.devices,
-        precision=resolve_precision(config.train.precision, config.train.accelerator),
+        precision=run_precision(config),
         max_epochs=config.train.max_epochs,
         max_steps=config.train.max_steps,
         **validation_schedule(config),

@@ -68,6 +68,6 @@ def test_a_tiny_transformer_learns_as_well_in_bf16_as_in_float32(tmp_path, name)
     assert set(seen) == {torch.bfloat16 if name == "bf16-mixed" else torch.float32}
     accuracy = sum(task.is_correct(h, e) for h, e in zip(hypotheses, test)) / len(test)
     assert result.summary["test"]["value_accuracy"] == accuracy
-    # One threshold for both precisions: 10 epochs of this model reach 95-100% in float32; a bf16 path that lost
-    # the gradients or the beam scores would not pass it.
+    # One threshold for both precisions: in one run on the 2-core machine 10 epochs reached 99.7% in float32 and
+    # 96.3% in bf16; a bf16 path that lost the gradients or the beam scores would not pass it.
     assert accuracy >= 0.8, (name, accuracy)
