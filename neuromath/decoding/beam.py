@@ -11,6 +11,11 @@ live beams are kept as unfinished hypotheses.
 Scores are sums of log-probabilities (the eos included); hypotheses are ranked by
 ``score / length ** length_penalty`` with ``length`` the generated tokens, eos included.
 Finished hypotheses rank before unfinished ones.
+
+Two optional parts of the model contract make the search cheaper without changing its results: a model with
+``shares_memory_across_beams`` keeps one memory row per source (told the beam count as ``memory["beam_group"]``)
+instead of one per beam, and a model with ``reorder_cache(cache, index)`` reorders its own cache (the Transformer
+reuses its key and value buffers); any other cache is index-selected by ``select_rows``.
 """
 
 from __future__ import annotations
@@ -64,11 +69,19 @@ def beam_search(
     device = source.device
     batch_size = source.size(0)
 
+    # A model may reorder its own cache (the Transformer reuses its buffers); any other cache is index-selected.
+    reorder = getattr(model, "reorder_cache", select_rows)
     memory = model.encode(batch)
-    memory = {
-        name: value.repeat_interleave(beam, dim=0) if isinstance(value, torch.Tensor) else value
-        for name, value in memory.items()
-    }  # every tensor (B * K, ...)
+    # A model whose memory serves all beams of a source (``shares_memory_across_beams``) keeps one row per source
+    # and is told the beam count; any other memory is repeated for every beam.
+    per_source = bool(getattr(model, "shares_memory_across_beams", False))
+    if per_source:
+        memory = {**memory, "beam_group": beam}  # every tensor (B, ...)
+    else:
+        memory = {
+            name: value.repeat_interleave(beam, dim=0) if isinstance(value, torch.Tensor) else value
+            for name, value in memory.items()
+        }  # every tensor (B * K, ...)
     cache = None
     state = constraint.start(batch_size * beam, device) if constraint is not None else None
 
@@ -129,10 +142,10 @@ def beam_search(
         tokens = torch.cat([tokens.index_select(0, parent), new_token[:, None]], dim=1)  # (A' * K, t + 1)
         scores = next_scores[live]  # (A', K)
         if use_cache:
-            cache = select_rows(cache, parent)
+            cache = reorder(cache, parent)
         if live.numel() < n_active:
             # Beams of one row share its memory, so reordering within rows leaves memory unchanged.
-            memory = select_rows(memory, parent)
+            memory = select_rows(memory, live if per_source else parent)
         if constraint is not None:
             state = constraint.advance(select_rows(state, parent), new_token)
         active_rows = active_rows[live]

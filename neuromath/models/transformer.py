@@ -36,6 +36,7 @@ import neuromath.nn.tree  # noqa: F401  (registers the tree positional encoding)
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
+from neuromath.nn.attention import reorder_cache
 from neuromath.nn.tree import TreeStructure
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
@@ -158,19 +159,30 @@ class DecoderLayer(nn.Module):
         self.feed_forward_block = Sublayer(config.d_model, config.dropout, config.norm_first)
         self.name = f"decoder{index}"
 
-    def forward(self, x, memory_states, self_mask, memory_mask, cache=None, self_structure=None, cross_structure=None):
+    def forward(
+        self, x, memory_states, self_mask, memory_mask, cache=None, self_structure=None, cross_structure=None,
+        memory_cache=None, beam_group=1,
+    ):
+        """``cache`` holds the self-attention keys and values of the tokens already decoded; ``memory_cache`` (the
+        memory dict itself while decoding step by step) holds the cross-attention keys and values, which depend on
+        the source alone and so are computed once and reordered only when the memory is. With ``beam_group`` G > 1
+        the memory holds one row per source for G consecutive rows of ``x`` (a source's beams), which are folded
+        into one row of queries for cross-attention: (A * G, T, D) -> (A, G * T, D)."""
         x = self.self_block(
             x,
             lambda h: self.self_attention(
                 h, h, self_mask, cache, f"{self.name}.self", static_kv=False, structure=self_structure
             ),
         )
-        x = self.cross_block(
-            x,
-            lambda h: self.cross_attention(
-                h, memory_states, memory_mask, cache, f"{self.name}.cross", static_kv=True, structure=cross_structure
-            ),
-        )
+        def cross(h):
+            folded = h.reshape(h.size(0) // beam_group, beam_group * h.size(1), h.size(2))  # (A, G * T, D)
+            attended = self.cross_attention(
+                folded, memory_states, memory_mask, memory_cache, f"{self.name}.cross", static_kv=True,
+                structure=cross_structure,
+            )
+            return attended.reshape(h.shape)  # (A * G, T, D)
+
+        x = self.cross_block(x, cross)
         return self.feed_forward_block(x, self.feed_forward)
 
 
@@ -197,6 +209,8 @@ class Transformer(nn.Module):
         def encoding_in(side):
             return encoding if side in plan["sides"] else sinusoidal
 
+        # Beam search may keep one memory row per source (not per beam) when cross-attention ignores query positions.
+        self.shares_memory_across_beams = not kernel_in("cross").reads_query_positions
         self.source_embedding = nn.Embedding(inputs.source_vocab_size, d_model, padding_idx=pad_id)
         self.target_embedding = nn.Embedding(inputs.target_vocab_size, d_model, padding_idx=pad_id)
         self.source_positions = encoding_in("encoder").build(config)
@@ -293,8 +307,15 @@ class Transformer(nn.Module):
                 self_structure["relations"] = tree["relations"]  # (B, T, start + T)
         x = self.embed("decoder", target_in, start, tree)
         cross_structure = {"query_start": start}
+        # With a cache, each layer's cross keys and values are kept in the memory dict: beam search reorders the
+        # memory only when finished rows leave, while the cache is reordered at every step.
+        memory_cache = memory if cache is not None else None
+        beam_group = memory.get("beam_group", 1)  # decoder rows per memory row (set by beam search)
         for layer in self.decoder_layers:
-            x = layer(x, memory["states"], self_mask, memory["mask"], cache, self_structure, cross_structure)
+            x = layer(
+                x, memory["states"], self_mask, memory["mask"], cache, self_structure, cross_structure, memory_cache,
+                beam_group,
+            )
         return self.project(self.decoder_norm(x))
 
     def forward(self, batch: dict) -> torch.Tensor:
@@ -307,6 +328,10 @@ class Transformer(nn.Module):
         logits = self.decode(memory, prefix[:, done:], cache, start=done)  # (B, t - done, V)
         cache["length"] = torch.full((prefix.size(0),), prefix.size(1), dtype=torch.long, device=prefix.device)
         return torch.log_softmax(logits[:, -1].float(), dim=-1), cache
+
+    def reorder_cache(self, cache: dict, index: torch.Tensor) -> dict:
+        """The cache of the rows ``index`` (beam search's parents), reusing the self-attention buffers."""
+        return reorder_cache(cache, index)
 
     @torch.no_grad()
     def fit_structure(self, sources, targets) -> dict:

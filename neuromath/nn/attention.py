@@ -11,6 +11,9 @@ The kernel contract:
   ``Kernel.default_places``: where ``attention_in: auto`` puts the kernel.
   ``Kernel.needs_tree``: the kernel reads ``structure["relations"]`` and so needs a side whose
   tokens form prefix trees (the model computes the relations; see ``neuromath.nn.tree``).
+  ``Kernel.reads_query_positions``: the weights depend on where a query sits; a kernel without it
+  gives each query the same result wherever it stands, so beam search may fold a source's beams
+  into one row of queries over that source's memory (see ``Transformer.shares_memory_across_beams``).
   ``forward(query, key_value, mask, cache, cache_prefix, static_kv, structure)`` projects and caches
   keys and values and calls ``attend(queries, keys, values, mask, query, structure)``, the one step a
   variant overrides; ``structure``
@@ -47,6 +50,7 @@ class StandardAttention(nn.Module):
 
     default_places = ("encoder", "decoder", "cross")
     needs_tree = False
+    reads_query_positions = False
 
     @classmethod
     def build(cls, config, place: str = "encoder") -> "StandardAttention":
@@ -79,12 +83,12 @@ class StandardAttention(nn.Module):
             return cache[k_name], cache[v_name]
         keys = self.split_heads(self.key(key_value))  # (B, H, Tk, Dh)
         values = self.split_heads(self.value(key_value))  # (B, H, Tk, Dh)
-        if cache is not None:
-            if not static_kv and k_name in cache:
-                keys = torch.cat([cache[k_name], keys], dim=2)  # (B, H, t + Tk, Dh)
-                values = torch.cat([cache[v_name], values], dim=2)
+        if cache is None:
+            return keys, values
+        if static_kv:
             cache[k_name], cache[v_name] = keys, values
-        return keys, values
+            return keys, values
+        return append_to_cache(cache, cache_prefix, keys, values)
 
     def forward(
         self,
@@ -115,6 +119,61 @@ class StandardAttention(nn.Module):
         return F.scaled_dot_product_attention(
             queries, keys, values, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0
         )
+
+
+CACHE_START_CAPACITY = 32  # key positions of a new self-attention cache buffer; it doubles when full
+
+
+def append_to_cache(
+    cache: dict, cache_prefix: str, keys: torch.Tensor, values: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Write the new keys and values (B, H, Tk, Dh) after those already in ``cache`` and return all of them.
+
+    They live in buffers (B, H, capacity, Dh) that grow by doubling, with ``cache[prefix + ".filled"]`` positions
+    in use, so a decoding step writes its one new position in place instead of concatenating (and allocating) the
+    whole history again; the views returned cover the filled positions. ``reorder_cache`` keeps the buffers'
+    allocation across beam-search steps."""
+    k_name, v_name, filled_name = f"{cache_prefix}.k", f"{cache_prefix}.v", f"{cache_prefix}.filled"
+    filled = cache.get(filled_name, 0)
+    needed = filled + keys.size(2)
+    for name, new in ((k_name, keys), (v_name, values)):
+        buffer = cache.get(name)
+        if buffer is None or buffer.size(2) < needed or buffer.dtype != new.dtype:
+            capacity = max(needed, CACHE_START_CAPACITY, 2 * buffer.size(2) if buffer is not None else 0)
+            grown = new.new_empty(new.size(0), new.size(1), capacity, new.size(3))  # (B, H, capacity, Dh)
+            if filled:
+                grown[:, :, :filled] = buffer[:, :, :filled]
+            cache[name] = buffer = grown
+        buffer[:, :, filled:needed] = new
+    cache[filled_name] = needed
+    return cache[k_name][:, :, :needed], cache[v_name][:, :, :needed]  # (B, H, filled + Tk, Dh)
+
+
+def reorder_cache(cache: dict, index: torch.Tensor) -> dict:
+    """``cache`` with every tensor's rows taken in the order ``index`` (beam search's parents).
+
+    A self-attention buffer of ``append_to_cache`` is copied into the buffer it replaced at the previous reorder
+    (kept under ``"reorder_spares"``) when the shapes match, so a step of beam search allocates no new cache
+    memory: fresh allocations of megabytes cost page faults that took more time than the copying itself."""
+    spares = cache.get("reorder_spares", {})
+    reordered, new_spares = {}, {}
+    for name, value in cache.items():
+        if name == "reorder_spares":
+            continue
+        if not isinstance(value, torch.Tensor):
+            reordered[name] = value
+            continue
+        is_buffer = name.endswith((".k", ".v")) and f"{name[:-2]}.filled" in cache
+        spare = spares.get(name)
+        if is_buffer and spare is not None and spare.shape == (index.numel(), *value.shape[1:]) and \
+                spare.dtype == value.dtype and not value.requires_grad:
+            reordered[name] = torch.index_select(value, 0, index, out=spare)
+        else:
+            reordered[name] = value.index_select(0, index)
+        if is_buffer:
+            new_spares[name] = value  # no longer referenced by the reordered cache
+    reordered["reorder_spares"] = new_spares
+    return reordered
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -169,6 +228,7 @@ class RelativeAttention(StandardAttention):
     """
 
     default_places = ("encoder", "decoder")
+    reads_query_positions = True
     needs_tree = False
 
     @classmethod
@@ -232,6 +292,7 @@ class TreeRelativeAttention(StandardAttention):
     """
 
     default_places = ("encoder", "decoder")
+    reads_query_positions = True
     needs_tree = True
 
     @classmethod

@@ -293,6 +293,72 @@ def test_cached_and_uncached_transformer_search_agree():
         assert [h.score for h in cached_row] == pytest.approx([h.score for h in uncached_row], abs=1e-4)
 
 
+class LateEosModel:
+    """Delegates to ``model`` but forbids eos before ``first_eos`` generated tokens, so hypotheses grow long;
+    from then on eos is certain after the tokens 4 and 5 and impossible after others, so rows end apart."""
+
+    def __init__(self, model, first_eos: int):
+        self.model, self.first_eos, self.reordered = model, first_eos, False
+        self.shares_memory_across_beams = model.shares_memory_across_beams
+
+    def encode(self, batch):
+        return self.model.encode(batch)
+
+    def reorder_cache(self, cache, index):
+        self.reordered = True
+        return self.model.reorder_cache(cache, index)
+
+    def decode_step(self, memory, prefix, cache):
+        log_probs, cache = self.model.decode_step(memory, prefix, cache)
+        log_probs = log_probs.clone()
+        ends = (prefix.size(1) > self.first_eos) & ((prefix[:, -1] == 4) | (prefix[:, -1] == 5))
+        log_probs[:, EOS] = torch.where(ends, 0.0, float("-inf"))
+        return log_probs, cache
+
+
+@pytest.mark.parametrize("attention", ["standard", "tp"])
+@pytest.mark.parametrize("seed", [1, 7])
+def test_one_memory_row_per_source_gives_the_search_of_repeated_memory(attention, seed):
+    """Beam search folds a source's beams into one row of cross-attention queries over one memory row; with the
+    fold switched off the same model repeats the memory per beam. Both must find the same hypotheses, also when
+    rows finish at different steps (done rows leave both memories) and past the cache buffers' first capacity."""
+    torch.manual_seed(seed)
+    config = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=2, d_ff=32, dropout=0.0,
+                         attention=attention)
+    model = build_model(config, ModelInputs(11, 9)).eval()
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.7)
+    batch = transformer_batch(seed, rows=6)
+    assert model.shares_memory_across_beams
+    late = LateEosModel(model, first_eos=34)
+    folded = beam_search(late, batch, 4, max_len=40, nbest=4)
+    model.shares_memory_across_beams = False
+    repeated = beam_search(LateEosModel(model, first_eos=34), batch, 4, max_len=40, nbest=4)
+    assert late.reordered  # the model's own reorder_cache ran
+    ends = {len(row[0].tokens) for row in folded}
+    assert len(ends) > 1 and min(ends) >= 34  # rows finished apart, after the cache outgrew its first 32 positions
+    for folded_row, repeated_row in zip(folded, repeated):
+        assert [h.tokens for h in folded_row] == [h.tokens for h in repeated_row]
+        assert [h.score for h in folded_row] == pytest.approx([h.score for h in repeated_row], abs=1e-4)
+
+
+def test_kernels_that_read_query_positions_keep_a_memory_row_per_beam():
+    """Relative attention in cross-attention gives a query's weights by its position, so the beams of a source
+    cannot be folded into one row of queries: the memory is repeated per beam, and the search still agrees with
+    the uncached one."""
+    config = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32, dropout=0.0,
+                         attention="relative", attention_in="encoder,decoder,cross")
+    torch.manual_seed(3)
+    model = build_model(config, ModelInputs(11, 9)).eval()
+    assert not model.shares_memory_across_beams
+    batch = transformer_batch(3)
+    cached = beam_search(model, batch, 3, max_len=8, nbest=3)
+    uncached = beam_search(model, batch, 3, max_len=8, nbest=3, use_cache=False)
+    assert [[h.tokens for h in row] for row in cached] == [[h.tokens for h in row] for row in uncached]
+
+
 def assert_ranked(hypotheses, nbest):
     assert 0 < len(hypotheses) <= nbest
     keys = [(h.finished, h.normalized) for h in hypotheses]

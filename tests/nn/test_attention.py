@@ -10,6 +10,7 @@ from neuromath.nn.attention import (
     StandardAttention,
     TPAttention,
     TreeRelativeAttention,
+    reorder_cache,
 )
 from neuromath.registry import ATTENTION
 
@@ -368,7 +369,36 @@ def test_decoder_self_attention_with_a_cache_matches_the_full_causal_pass(name, 
         pieces.append(layer(new, new, causal_mask(length, start), cache, "decoder0.self", False, structure))
         start += length
     torch.testing.assert_close(torch.cat(pieces, dim=1), full)
-    assert cache["decoder0.self.k"].shape == cache["decoder0.self.v"].shape == (2, N_HEADS, 5, HEAD_DIM)
+    # The keys and values sit in buffers of spare capacity with the first 5 positions filled.
+    assert cache["decoder0.self.filled"] == 5
+    assert cache["decoder0.self.k"].shape == cache["decoder0.self.v"].shape == (2, N_HEADS, 32, HEAD_DIM)
+
+
+@torch.no_grad()  # as in decoding: a reorder into the spare is not differentiable
+def test_cache_buffers_grow_past_their_first_capacity_and_reorder_into_their_spares():
+    layer = randomised(StandardAttention(D_MODEL, N_HEADS))
+    x = random_states(3, 40, D_MODEL)
+    full = layer(x, x, causal_mask(40))
+    cache, pieces = {}, []
+    for start in range(40):  # one token at a time, past the first capacity of 32 positions
+        new = x[:, start : start + 1]
+        pieces.append(layer(new, new, causal_mask(1, start), cache, "decoder0.self", False))
+    torch.testing.assert_close(torch.cat(pieces, dim=1), full)
+    assert cache["decoder0.self.filled"] == 40 and cache["decoder0.self.k"].size(2) == 64
+
+    index = torch.tensor([2, 0, 0])
+    first = reorder_cache(cache, index)
+    for name in ("decoder0.self.k", "decoder0.self.v"):
+        torch.testing.assert_close(first[name], cache[name].index_select(0, index))
+    assert first["decoder0.self.filled"] == 40
+    # The second reorder writes into the buffers the first one replaced: no new allocation per step.
+    second = reorder_cache(first, torch.tensor([1, 2, 0]))
+    assert second["decoder0.self.k"].data_ptr() == cache["decoder0.self.k"].data_ptr()
+    torch.testing.assert_close(second["decoder0.self.v"], first["decoder0.self.v"][[1, 2, 0]])
+    # Fewer rows (a finished source left the search): a fresh buffer of the right size.
+    third = reorder_cache(second, torch.tensor([0]))
+    assert third["decoder0.self.k"].shape == (1, N_HEADS, 64, HEAD_DIM)
+    torch.testing.assert_close(third["decoder0.self.k"], second["decoder0.self.k"][:1])
 
 
 @pytest.mark.parametrize("name", ["tp", "relative"])

@@ -1,0 +1,217 @@
+"""Beam search against the code of an earlier commit, and against greedy decoding, measured in one run.
+
+Usage: ``python benchmarks/decoding.py [--baseline REV] [--threads N] [--rounds R] [--quick] [--json FILE]``
+
+The shapes are the speed issue's: d_model 256, 8 heads, d_ff 1024, 3 encoder and 3 decoder layers, target
+vocabulary 40, beam 10 over 16 random sources of 40 tokens, eos forbidden so every search runs exactly 30 steps;
+the standard Transformer and the TP-Transformer. ``--baseline`` (default 6486a0a, the last commit before the
+beam-search work) is unpacked with ``git archive`` into a temporary folder, and each side runs in its own worker
+process (the same Python, the same thread count, the same seeded weights): the workers take turns, round after
+round, so machine noise falls on both; reported are medians. Printed:
+
+- today's fp32 beam against the baseline's fp32 beam (the speed-up), and whether both find the same best
+  hypothesis for every source (they must: fp32 results are unchanged);
+- today's beam under ``bf16-mixed`` autocast against the baseline's fp32 beam, with how many best hypotheses
+  agree with fp32 and the largest difference of their normalised scores;
+- beam 10 / greedy for today's code, in fp32 and in bf16.
+
+A script, not a test: it prints numbers and exits 0 unless something breaks (or the fp32 results differ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPOSITORY = HERE.parent
+BASELINE = "6486a0a"
+VOCAB = 40
+SHAPE = dict(d_model=256, n_heads=8, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3, dropout=0.0, max_len=128)
+BEAM, SOURCES, SOURCE_LENGTH, STEPS = 10, 16, 40, 30
+QUICK = dict(sources=4, steps=8)
+
+
+# ---------------------------------------------------------------------------- worker (one code base per process)
+
+
+class ForcedLength:
+    """Delegates to ``model`` but makes eos impossible, so every search runs exactly ``max_len`` steps. It passes
+    on whatever the model offers beam search (its own cache reordering, one memory row per source)."""
+
+    def __init__(self, model, eos_id: int):
+        self.model, self.eos_id = model, eos_id
+        self.shares_memory_across_beams = getattr(model, "shares_memory_across_beams", False)
+        if hasattr(model, "reorder_cache"):
+            self.reorder_cache = model.reorder_cache
+
+    def encode(self, batch):
+        return self.model.encode(batch)
+
+    def decode_step(self, memory, prefix, cache):
+        log_probs, cache = self.model.decode_step(memory, prefix, cache)
+        log_probs = log_probs.clone()
+        log_probs[:, self.eos_id] = float("-inf")
+        return log_probs, cache
+
+
+def worker(threads: int, sources: int, steps: int) -> None:
+    """Answer one JSON line per request line ``{"attention", "what", "precision"}`` on stdin."""
+    import torch
+
+    from neuromath.config import ModelConfig
+    from neuromath.decoding.beam import beam_search
+    from neuromath.decoding.greedy import greedy_decode
+    from neuromath.models import ModelInputs, build_model
+    from neuromath.nn.precision import autocast
+    from neuromath.text import Vocabulary
+    from neuromath.text.vocabulary import SPECIALS
+
+    torch.set_num_threads(threads)
+    generator = torch.Generator().manual_seed(0)
+    source = torch.randint(len(SPECIALS), VOCAB, (sources, SOURCE_LENGTH), generator=generator)
+    batch = {"source": torch.cat([source, torch.full((sources, 1), Vocabulary.eos_id)], dim=1)}  # (B, S + 1)
+    models = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        attention = request["attention"]
+        if attention not in models:
+            torch.manual_seed(0)
+            config = ModelConfig(**SHAPE, **({"attention": attention} if attention != "standard" else {}))
+            model = build_model(config, ModelInputs(VOCAB, VOCAB, Vocabulary.pad_id)).eval()
+            models[attention] = ForcedLength(model, Vocabulary.eos_id)
+        model = models[attention]
+        with autocast(request["precision"], "cpu"):
+            start = time.perf_counter()
+            if request["what"] == "beam":
+                rows = beam_search(model, batch, BEAM, steps, nbest=1)
+                best = [row[0].tokens for row in rows]
+                scores = [row[0].normalized for row in rows]
+            else:
+                best, scores = greedy_decode(model, batch, steps), None
+            seconds = time.perf_counter() - start
+        print(json.dumps({"seconds": seconds, "best": best, "scores": scores}), flush=True)
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+class Worker:
+    def __init__(self, package_root: Path, threads: int, sources: int, steps: int):
+        environment = {**os.environ, "PYTHONPATH": str(package_root), "OMP_NUM_THREADS": str(threads)}
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--worker", "--threads", str(threads),
+             "--sources", str(sources), "--steps", str(steps)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment, cwd=package_root,
+        )
+
+    def ask(self, **request) -> dict:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"a benchmark worker stopped (exit {self.process.wait()})")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def unpack(revision: str, folder: Path) -> Path:
+    """The ``neuromath`` package of ``revision`` unpacked under ``folder``."""
+    try:
+        archive = subprocess.run(["git", "-C", str(REPOSITORY), "archive", revision, "neuromath"],
+                                 check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", b"") or b""
+        raise SystemExit(f"decoding.py: cannot read revision {revision!r} with git archive in {REPOSITORY}: "
+                         f"{detail.decode().strip() or error}") from None
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", default=BASELINE, help=f"git revision to compare with (default {BASELINE})")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads of each worker (default 2)")
+    parser.add_argument("--rounds", type=int, default=5, help="measurements per setting (default 5)")
+    parser.add_argument("--attention", default="standard,tp", help="comma list of kernels (default standard,tp)")
+    parser.add_argument("--quick", action="store_true", help="4 sources, 8 steps, 2 rounds: a smoke run")
+    parser.add_argument("--json", type=Path, default=None, help="also write the measurements to this JSON file")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sources", type=int, default=SOURCES, help=argparse.SUPPRESS)
+    parser.add_argument("--steps", type=int, default=STEPS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sources, args.steps, args.rounds = QUICK["sources"], QUICK["steps"], 2
+    if args.worker:
+        worker(args.threads, args.sources, args.steps)
+        return 0
+
+    settings = [  # (code, what, precision)
+        ("baseline", "beam", "32-true"), ("today", "beam", "32-true"), ("today", "beam", "bf16-mixed"),
+        ("today", "greedy", "32-true"), ("today", "greedy", "bf16-mixed"),
+    ]
+    report = {"baseline": args.baseline, "threads": args.threads, "rounds": args.rounds, "beam": BEAM,
+              "sources": args.sources, "steps": args.steps, "shape": SHAPE}
+    failed = False
+    with tempfile.TemporaryDirectory() as folder:
+        workers = {
+            "baseline": Worker(unpack(args.baseline, Path(folder)), args.threads, args.sources, args.steps),
+            "today": Worker(REPOSITORY, args.threads, args.sources, args.steps),
+        }
+        print(f"beam {BEAM} over {args.sources} sources of {SOURCE_LENGTH} tokens, {args.steps} forced steps; "
+              f"{args.threads} threads per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
+        print("| model | today fp32 beam / baseline | today bf16 beam / baseline fp32 | beam / greedy (fp32) | "
+              "beam / greedy (bf16) | same best fp32 vs baseline | bf16 vs fp32 |")
+        print("|---|---|---|---|---|---|---|")
+        for attention in args.attention.split(","):
+            seconds = {setting: [] for setting in settings}
+            outputs = {}
+            for setting in settings:  # warm-up
+                workers[setting[0]].ask(attention=attention, what=setting[1], precision=setting[2])
+            for _ in range(args.rounds):
+                for setting in settings:
+                    answer = workers[setting[0]].ask(attention=attention, what=setting[1], precision=setting[2])
+                    seconds[setting].append(answer["seconds"])
+                    outputs[setting] = answer
+            median = {setting: statistics.median(values) for setting, values in seconds.items()}
+            old, new, new_bf16 = (median[s] for s in settings[:3])
+            greedy, greedy_bf16 = median[settings[3]], median[settings[4]]
+            base_best, best, bf16_best = (outputs[s]["best"] for s in settings[:3])
+            same = sum(a == b for a, b in zip(base_best, best))
+            bf16_same = sum(a == b for a, b in zip(best, bf16_best))
+            score_gap = max(abs(a - b) for a, b in zip(outputs[settings[1]]["scores"], outputs[settings[2]]["scores"]))
+            failed |= same != len(best)
+            print(f"| {attention} | {new:.3f} s / {old:.3f} s = **{old / new:.2f}x faster** | "
+                  f"{new_bf16:.3f} s: **{old / new_bf16:.2f}x faster** | {new / greedy:.2f} ({greedy:.3f} s) | "
+                  f"{new_bf16 / greedy_bf16:.2f} ({greedy_bf16:.3f} s) | {same} of {len(best)} | "
+                  f"same best {bf16_same} of {len(best)}, score |diff| {score_gap:.1e} |")
+            report[attention] = {
+                "seconds_median": {" ".join(s): median[s] for s in settings},
+                "seconds_all": {" ".join(s): seconds[s] for s in settings},
+                "speedup_fp32": old / new, "speedup_bf16_vs_baseline_fp32": old / new_bf16,
+                "beam_over_greedy_fp32": new / greedy, "beam_over_greedy_bf16": new_bf16 / greedy_bf16,
+                "same_best_fp32_vs_baseline": same, "same_best_bf16_vs_fp32": bf16_same,
+                "bf16_score_max_abs_difference": score_gap,
+            }
+        for process in workers.values():
+            process.close()
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1))
+    if failed:
+        print("\nFAILED: today's fp32 beam search finds other best hypotheses than the baseline's")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
