@@ -139,13 +139,13 @@ class NoEosModel:
 
     def __init__(self, model, eos_id: int = EOS_ID):
         self.model, self.eos_id = model, eos_id
+        # What the model offers beam search passes on (absent in code before these parts of the contract).
         self.shares_memory_across_beams = getattr(model, "shares_memory_across_beams", False)
+        if hasattr(model, "reorder_cache"):
+            self.reorder_cache = model.reorder_cache
 
     def encode(self, batch: dict) -> dict:
         return self.model.encode(batch)
-
-    def reorder_cache(self, cache: dict, index: torch.Tensor) -> dict:
-        return self.model.reorder_cache(cache, index)
 
     def decode_step(self, memory: dict, prefix: torch.Tensor, cache: dict | None):
         log_probs, cache = self.model.decode_step(memory, prefix, cache)

@@ -3,11 +3,12 @@
 Usage: ``python benchmarks/decoding.py [--baseline REV] [--threads N] [--rounds R] [--quick] [--json FILE]``
 
 The shapes are the speed issue's: d_model 256, 8 heads, d_ff 1024, 3 encoder and 3 decoder layers, target
-vocabulary 40, beam 10 over 16 random sources of 40 tokens, eos forbidden so every search runs exactly 30 steps;
-the standard Transformer and the TP-Transformer. ``--baseline`` (default 6486a0a, the last commit before the
-beam-search work) is unpacked with ``git archive`` into a temporary folder, and each side runs in its own worker
-process (the same Python, the same thread count, the same seeded weights): the workers take turns, round after
-round, so machine noise falls on both; reported are medians. Printed:
+vocabulary 40 (``precision.py``'s ``build``), beam 10 over 16 random sources of 40 tokens, eos forbidden so every
+search runs exactly 30 steps; the standard Transformer and the TP-Transformer. ``--baseline`` (default 6486a0a, the
+last commit before the beam-search work) is unpacked with ``git archive`` into a temporary folder, and each side
+runs in its own worker process (the same Python, the same thread count, the same seeded weights; the baseline must
+have ``neuromath.nn.precision``, so 6486a0a or later): the workers take turns, round after round, so machine noise
+falls on both; reported are medians. Printed:
 
 - today's fp32 beam against the baseline's fp32 beam (the speed-up), and whether both find the same best
   hypothesis for every source (they must: fp32 results are unchanged);
@@ -33,8 +34,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPOSITORY = HERE.parent
 BASELINE = "6486a0a"
-VOCAB = 40
-SHAPE = dict(d_model=256, n_heads=8, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3, dropout=0.0, max_len=128)
 BEAM, SOURCES, SOURCE_LENGTH, STEPS = 10, 16, 40, 30
 QUICK = dict(sources=4, steps=8)
 
@@ -42,51 +41,26 @@ QUICK = dict(sources=4, steps=8)
 # ---------------------------------------------------------------------------- worker (one code base per process)
 
 
-class ForcedLength:
-    """Delegates to ``model`` but makes eos impossible, so every search runs exactly ``max_len`` steps. It passes
-    on whatever the model offers beam search (its own cache reordering, one memory row per source)."""
-
-    def __init__(self, model, eos_id: int):
-        self.model, self.eos_id = model, eos_id
-        self.shares_memory_across_beams = getattr(model, "shares_memory_across_beams", False)
-        if hasattr(model, "reorder_cache"):
-            self.reorder_cache = model.reorder_cache
-
-    def encode(self, batch):
-        return self.model.encode(batch)
-
-    def decode_step(self, memory, prefix, cache):
-        log_probs, cache = self.model.decode_step(memory, prefix, cache)
-        log_probs = log_probs.clone()
-        log_probs[:, self.eos_id] = float("-inf")
-        return log_probs, cache
-
-
 def worker(threads: int, sources: int, steps: int) -> None:
-    """Answer one JSON line per request line ``{"attention", "what", "precision"}`` on stdin."""
+    """Answer one JSON line per request line ``{"attention", "what", "precision"}`` on stdin. Imports happen here,
+    in the worker, so that they read the ``neuromath`` of the worker's PYTHONPATH (the baseline's or today's); the
+    model, the random sources and the eos-forbidding wrapper are those of ``precision.py`` and ``attention.py``."""
     import torch
+    from attention import NoEosModel, collate
+    from precision import build, random_pairs
 
-    from neuromath.config import ModelConfig
     from neuromath.decoding.beam import beam_search
     from neuromath.decoding.greedy import greedy_decode
-    from neuromath.models import ModelInputs, build_model
     from neuromath.nn.precision import autocast
-    from neuromath.text import Vocabulary
-    from neuromath.text.vocabulary import SPECIALS
 
     torch.set_num_threads(threads)
-    generator = torch.Generator().manual_seed(0)
-    source = torch.randint(len(SPECIALS), VOCAB, (sources, SOURCE_LENGTH), generator=generator)
-    batch = {"source": torch.cat([source, torch.full((sources, 1), Vocabulary.eos_id)], dim=1)}  # (B, S + 1)
+    batch = collate(random_pairs(sources, SOURCE_LENGTH, 1, torch.Generator().manual_seed(0)))
     models = {}
     for line in sys.stdin:
         request = json.loads(line)
         attention = request["attention"]
         if attention not in models:
-            torch.manual_seed(0)
-            config = ModelConfig(**SHAPE, **({"attention": attention} if attention != "standard" else {}))
-            model = build_model(config, ModelInputs(VOCAB, VOCAB, Vocabulary.pad_id)).eval()
-            models[attention] = ForcedLength(model, Vocabulary.eos_id)
+            models[attention] = NoEosModel(build(attention, 0).eval())
         model = models[attention]
         with autocast(request["precision"], "cpu"):
             start = time.perf_counter()
@@ -161,7 +135,7 @@ def main(argv=None) -> int:
         ("today", "greedy", "32-true"), ("today", "greedy", "bf16-mixed"),
     ]
     report = {"baseline": args.baseline, "threads": args.threads, "rounds": args.rounds, "beam": BEAM,
-              "sources": args.sources, "steps": args.steps, "shape": SHAPE}
+              "sources": args.sources, "steps": args.steps}
     failed = False
     with tempfile.TemporaryDirectory() as folder:
         workers = {
