@@ -75,6 +75,12 @@ class DataConfig(Section):
     # The symbolic task's built-in data when no files are named: which generator, and operators per random expression
     symbolic_method: str = "backward"  # backward | forward | parts | ode1
     symbolic_max_ops: int = 6
+    # Streaming (mathematics_dataset, symbolic): read data.train lazily, for corpora larger than memory
+    # (neuromath.training.streaming); validation comes from data.valid or the first data.valid_max records
+    streaming: bool = False
+    shuffle_window: int = 10000  # each shard (process x loader worker) shuffles its records in windows of this many
+    loader_workers: int = 0  # data-loader worker processes per training process; 0 -> read in the training process
+    stream_vocab_records: int = 1000000  # the vocabulary comes from this many records after the held-out head; 0: all
 
 
 @dataclass(frozen=True)
@@ -224,6 +230,8 @@ TASK_KEYS: dict[str, tuple[str, ...]] = {  # data keys -> the tasks that read th
     "data.test_depths": ("identities",),
     "data.symbolic_method": ("symbolic",),
     "data.symbolic_max_ops": ("symbolic",),
+    **{f"data.{key}": ("mathematics_dataset", "symbolic")
+       for key in ("streaming", "shuffle_window", "loader_workers", "stream_vocab_records")},
 }
 
 MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the models that read them
@@ -344,6 +352,9 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "data.word_dropout": PROBABILITY,  # 0: no word dropout; 1 would leave no word to read
     "data.per_module": NONNEGATIVE,  # 0: every question of a module file
     "data.symbolic_max_ops": COUNT,
+    "data.shuffle_window": COUNT,  # 1: read in file order
+    "data.loader_workers": NONNEGATIVE,  # 0: the training process reads
+    "data.stream_vocab_records": NONNEGATIVE,  # 0: every record
     "model.d_model": COUNT,
     "model.n_heads": COUNT,
     "model.n_encoder_layers": COUNT,

@@ -32,7 +32,8 @@ PRESETS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "configs"
 DEFAULTS = config_to_dict(Config())
 # keys added after the snapshot was taken: an older config without them reads them at their defaults
 ADDED_AFTER_SNAPSHOT = {
-    "data": ("lowercase", "min_count", "word_dropout", "train_extra"),
+    "data": ("lowercase", "min_count", "word_dropout", "train_extra", "streaming", "shuffle_window", "loader_workers",
+             "stream_vocab_records"),
     "model": ("numbers", "subtree_embedding", "number_encoder"),
     "optim": ("ema_decay",),
 }

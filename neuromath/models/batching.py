@@ -39,10 +39,9 @@ class EncodedExamples(Dataset):
 
 def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> torch.Tensor:
     length = max(len(s) for s in sequences)
-    out = torch.full((len(sequences), length), pad_id, dtype=torch.long)  # (B, T)
-    for row, sequence in enumerate(sequences):
-        out[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-    return out
+    # one tensor from padded lists: a tensor per row cost a third of the time of streaming a corpus
+    return torch.tensor([[*s, *[pad_id] * (length - len(s))] for s in sequences], dtype=torch.long).view(
+        len(sequences), length)  # (B, T)
 
 
 def move_batch(batch: dict, device) -> dict:

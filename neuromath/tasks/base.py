@@ -54,6 +54,9 @@ class SequenceTask:
     # (training examples) -> (source tokens, target tokens) every vocabulary of a run on them holds, whatever their
     # counts (exempt from data.min_count; added when unseen); None: nothing reserved
     reserved_tokens: Callable[[Sequence[Any]], tuple[list[str], list[str]]] | None = None
+    # (path, DataConfig, lenient) -> the training corpus as a ``neuromath.tasks.streams.RecordFiles``, read lazily
+    # when ``data.streaming`` is on; None: the task reads its data into memory only
+    record_files: Callable[..., Any] | None = None
 
     def configured(self, data) -> "SequenceTask":
         """This task as a run whose config has the data section ``data`` reads it: ``source_tokens`` from

@@ -16,6 +16,7 @@ import logging
 import random
 import warnings
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 import lightning.pytorch as pl
@@ -33,7 +34,10 @@ from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
+from neuromath.training.streaming import open_stream, streaming_loader
 
+# Streaming runs: how many records at the stream's head a model that fits its structure to the data reads.
+STRUCTURE_SAMPLE = 20000
 # Settings that change nothing a run computes.
 COSMETIC_CHANGES = {("train", "progress")}
 # Settings that may change when a run is resumed; anything else must match the saved config.
@@ -161,22 +165,30 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     if config.train.num_threads:
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
-    data = prepare_data(config, task)
-    data.train, too_long = filter_length(task, data.train, config)
-    data.report["train"]["dropped_too_long"] = too_long
+    stream = None
+    if config.data.streaming:  # data.train is read lazily, batch by batch (neuromath.training.streaming)
+        stream = open_stream(config, task, lambda path, split, report: read_split(task, path, config, report, split))
+        test = read_split(task, config.data.test, config, stream.report, "test") if config.data.test else []
+        data = PreparedData([], stream.valid, test, stream.report)
+    else:
+        data = prepare_data(config, task)
+        data.train, too_long = filter_length(task, data.train, config)
+        data.report["train"]["dropped_too_long"] = too_long
 
     if resume:
         source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
     else:
-        source_vocab, target_vocab = build_vocabularies(task, data.train, config)
+        source_vocab, target_vocab = build_vocabularies(task, stream.vocab_sample if stream else data.train, config)
         run_dir.mkdir(parents=True, exist_ok=True)
         source_vocab.save(run_dir / "source_vocab.json")
         target_vocab.save(run_dir / "target_vocab.json")
     save_config(config, run_dir / "config.yaml")
     write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2, ensure_ascii=False))
 
-    train_set = EncodedExamples(data.train, task, source_vocab, target_vocab)
+    # streaming: the records at the stream's head stand in for the training set where a model fits its structure
+    head = list(islice(stream.vocab_sample, STRUCTURE_SAMPLE)) if stream else data.train
+    train_set = EncodedExamples(head, task, source_vocab, target_vocab)
     valid_set = EncodedExamples(data.valid, task, source_vocab, target_vocab)
 
     def scorer(indices: list[int], hypotheses: list[list[int]]) -> tuple[int, int]:
@@ -187,14 +199,19 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
             equation += task.equation_matches(tokens, example)
         return value, equation
 
-    train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)
+    extra_callbacks = []
+    if stream:
+        train_loader, position = streaming_loader(stream, task, source_vocab, target_vocab, config)
+        extra_callbacks.append(position)
+    else:
+        train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)
     model = build_task_model(config.model, task, source_vocab, target_vocab)
     if not resume and hasattr(model, "fit_structure"):  # tree-relation ids from the training data
         model.fit_structure([source for source, _ in train_set.items], [target[:-1] for _, target in train_set.items])
     module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
     fitted = fit_and_keep_best(
         config, run_dir, module, train_loader, make_loader(valid_set, config.decode.batch_size),
-        monitor="val_value_accuracy", resume=resume,
+        monitor="val_value_accuracy", resume=resume, callbacks=extra_callbacks,
     )
     trainer, best, best_path = fitted.trainer, fitted.best, fitted.best_path
     best_score = best.best_model_score
@@ -204,7 +221,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "best_val_value_accuracy": float(best_score) if best_score is not None else None,
         "epochs": trainer.current_epoch,
         "steps": trainer.global_step,
-        "train_examples": len(train_set),
+        "train_examples": stream.records - stream.held_out if stream else len(train_set),
         "valid_examples": len(valid_set),
         "source_vocab_size": len(source_vocab),
         "target_vocab_size": len(target_vocab),
@@ -255,7 +272,7 @@ class FitResult:
 
 
 def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid_loader, monitor: str,
-                      resume: bool) -> FitResult:
+                      resume: bool, callbacks: list | None = None) -> FitResult:
     """Fit a LightningModule whose ``model`` is the thing trained: checkpoints ``best`` (highest ``monitor``) and
     ``last`` in RUN_DIR/checkpoints, early stopping after ``train.patience`` validations, a CSV log per session
     merged into RUN_DIR/metrics.csv, and the best weights saved as RUN_DIR/model.pt."""
@@ -265,7 +282,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
     # Two checkpoint callbacks: Lightning's save_last only writes when the best one improves.
     best = RunCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **target)
     latest = RunCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
-    callbacks = [best, latest]
+    callbacks = [*(callbacks or []), best, latest]
     if config.train.progress:
         callbacks.append(ProgressBar())
     if config.train.patience > 0:
@@ -299,6 +316,8 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         warnings.filterwarnings("ignore", ".*does not have many workers.*")
         warnings.filterwarnings("ignore", ".*Checkpoint directory.*exists and is not empty.*")
         warnings.filterwarnings("ignore", ".*LeafSpec.*is deprecated.*")
+        # a streamed corpus is sharded by process and worker, and its loader's length is each process's batches
+        warnings.filterwarnings("ignore", ".*IterableDataset.*has.*__len__.*defined.*")
         try:
             trainer.fit(
                 module,

@@ -14,12 +14,14 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.mathematics_dataset.generator import SPLITS, TRAIN_SPLITS, select_modules
+from neuromath.tasks.streams import RecordFiles
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,17 @@ def read_examples(
     """
     if format not in (None, "mathematics_dataset"):
         raise NeuromathError(f"the mathematics_dataset task reads only its release layout, not format {format!r}")
+    chosen = module_files(path, splits, modules)
+    examples: list[MathQuestion] = []
+    for file in chosen:
+        examples.extend(read_module_file(file, lenient=lenient, skipped=skipped, limit=per_module))
+    return examples
+
+
+def module_files(path: str | Path, splits: str | Sequence[str] | None = None,
+                 modules: str | Sequence[str] | None = None) -> list[Path]:
+    """The module files ``read_examples`` reads at ``path`` (a module file, a split folder, or the release root with
+    the ``splits`` named), those whose module matches a glob of ``modules``."""
     path = Path(path)
     module_globs = split_list(modules) or ["*"]
     if path.is_file():
@@ -148,10 +161,31 @@ def read_examples(
     chosen = [file for file in files if select_modules([file.stem], module_globs, file.parent.name)]
     if not chosen:
         raise DataFormatError(path, None, f"no module file matches {','.join(module_globs)}")
-    examples: list[MathQuestion] = []
-    for file in chosen:
-        examples.extend(read_module_file(file, lenient=lenient, skipped=skipped, limit=per_module))
-    return examples
+    return chosen
+
+
+def parse_record(path: Path, line: int, lines: Sequence[str]) -> MathQuestion:
+    """One (question, answer) record of a module file, its question on ``line``: what ``read_module_file`` makes of
+    it, for readers that stream (``neuromath.tasks.streams``). ``ValueError`` with the reason for an empty line."""
+    question, answer = lines
+    if not question.strip():
+        raise ValueError("empty question line")
+    if not answer.strip():
+        raise ValueError(f"empty answer to the question on line {line}")
+    split, module = split_and_module(path)
+    return MathQuestion(f"{split}/{module}:{line}", question, answer, module, split)
+
+
+@lru_cache(maxsize=1024)
+def split_and_module(path: Path) -> tuple[str, str]:
+    """A module file's split (its folder's name) and module (its stem)."""
+    return path.parent.name, path.stem
+
+
+def record_files(path: str | Path, data, lenient: bool = False) -> RecordFiles:
+    """The training corpus at ``path`` as files to stream (``data.streaming``): the splits and modules the config's
+    data section names, two lines per question."""
+    return RecordFiles(tuple(module_files(path, data.train_splits, data.modules)), 2, parse_record, lenient)
 
 
 def write_release(examples: Sequence[MathQuestion], root: str | Path) -> None:

@@ -19,6 +19,7 @@ from neuromath.tasks.mathematics_dataset.release import (
     describe_prediction,
     is_correct,
     read_examples,
+    record_files,
     split_list,
     write_release,
 )
@@ -87,6 +88,7 @@ MATHEMATICS_DATASET = SequenceTask(
     accuracy_label="accuracy",
     equation_label=None,
     evaluation="modules",
+    record_files=record_files,
 )
 
 TASKS.add(MATHEMATICS_DATASET.name, MATHEMATICS_DATASET)

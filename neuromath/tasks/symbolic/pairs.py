@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -30,6 +31,7 @@ from neuromath.expr.symbolic_prefix import (
     prefix_size,
 )
 from neuromath.fileio import write_text_atomic
+from neuromath.tasks.streams import RecordFiles
 from neuromath.tasks.symbolic.verify import verify_example, verify_examples
 
 KINDS = ("integration", "ode1")
@@ -123,6 +125,24 @@ def read_pairs(
             SymbolicExample(tuple(source), tuple(target), count, method or kind_of(source), f"{path}:{number}")
         )
     return examples
+
+
+def parse_record(method: str | None, path: Path, line: int, lines: Sequence[str]) -> SymbolicExample | None:
+    """One line of a pair file as ``read_pairs`` reads it, for readers that stream (``neuromath.tasks.streams``): None
+    for a blank line, ``ValueError`` with the reason for a malformed one. ``method``: the file's generator, if known."""
+    (text,) = lines
+    if not text.strip():
+        return None
+    count, source, target = parse_line(text)
+    return SymbolicExample(tuple(source), tuple(target), count, method or kind_of(source), f"{path}:{line}")
+
+
+def record_files(path: str | Path, data, lenient: bool = False) -> RecordFiles:
+    """A pair file as records to stream (``data.streaming``): one pair per line."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFormatError(path, None, "no such file")
+    return RecordFiles((path,), 1, partial(parse_record, file_method(path)), lenient)
 
 
 def file_method(path: str | Path) -> str | None:

@@ -14,6 +14,7 @@ from neuromath.tasks.symbolic.pairs import (
     exact_match,
     is_correct,
     read_pairs,
+    record_files,
     verify_many,
     write_pairs,
 )
@@ -45,6 +46,7 @@ SYMBOLIC = SequenceTask(
     accuracy_label="verified accuracy",
     equation_label="exact match",
     evaluation="symbolic",
+    record_files=record_files,
 )
 
 TASKS.add(SYMBOLIC.name, SYMBOLIC)
