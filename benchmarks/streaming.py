@@ -93,7 +93,7 @@ def stream(path: Path, batch: int, window: int, samples: int) -> dict:
                                 "data.max_target_len=1000"])
     task = get_task("mathematics_dataset")
     started = time.perf_counter()
-    setup = open_stream(config, task, read_split=None)
+    setup = open_stream(config, task)
     source_vocab, target_vocab = build_vocabularies(task, setup.vocab_sample, config)
     prepared = time.perf_counter() - started
     loader, _ = streaming_loader(setup, task, source_vocab, target_vocab, config)

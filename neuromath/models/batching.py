@@ -19,13 +19,7 @@ class EncodedExamples(Dataset):
 
     def __init__(self, examples: Sequence, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary):
         self.examples = list(examples)
-        self.items = [
-            (
-                source_vocab.encode(task.source_tokens(example), add_eos=True),
-                target_vocab.encode(task.target_tokens(example), add_bos=True, add_eos=True),
-            )
-            for example in self.examples
-        ]
+        self.items = [encode_example(example, task, source_vocab, target_vocab) for example in self.examples]
         number_values = getattr(task, "number_values", None)
         self.values = [number_values(example) for example in self.examples] if number_values else None
 
@@ -35,6 +29,16 @@ class EncodedExamples(Dataset):
     def __getitem__(self, index: int) -> tuple[list[int], list[int], int, list[float] | None]:
         source, target = self.items[index]
         return source, target, index, self.values[index] if self.values is not None else None
+
+
+def encode_example(example, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary,
+                   limits: tuple[int, int] | None = None) -> tuple[list[int], list[int]] | None:
+    """An example's source ids (eos added) and target ids (bos and eos added); with ``limits`` (the most source and
+    target tokens, exclusive: data.max_source_len and max_target_len), None for an example that has more."""
+    source, target = task.source_tokens(example), task.target_tokens(example)
+    if limits is not None and (len(source) >= limits[0] or len(target) >= limits[1]):
+        return None
+    return source_vocab.encode(source, add_eos=True), target_vocab.encode(target, add_bos=True, add_eos=True)
 
 
 def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> torch.Tensor:

@@ -27,6 +27,8 @@ from neuromath.errors import DataFormatError
 # line); a malformed record raises ValueError with the reason.
 Parser = Callable[[Path, int, Sequence[str]], Any]
 
+MALFORMED = object()  # what ``RecordFiles.example`` returns for a malformed record of a lenient corpus
+
 
 @dataclass(frozen=True)
 class RecordFiles:
@@ -36,6 +38,16 @@ class RecordFiles:
     lines_per_record: int
     parse: Parser
     lenient: bool = False  # a malformed record is passed over (and counted) instead of stopping the run
+
+    def example(self, path: Path, line: int, raw: list[bytes]) -> Any:
+        """The example of a record read as bytes (its first line ``line``); None for a record to pass over;
+        a malformed one is a ``DataFormatError`` naming the file and line, or ``MALFORMED`` when lenient."""
+        try:
+            return self.parse(path, line, decode_record(path, line, raw))
+        except ValueError as error:
+            if not self.lenient:
+                raise DataFormatError(path, line, str(error)) from None
+            return MALFORMED
 
     def count(self) -> list[int]:
         """Records per file, from a fast count of line ends (no parsing). A file whose lines do not split into whole
@@ -94,8 +106,8 @@ class InterleavedReader:
 
     def __iter__(self) -> Iterator[tuple[int, Path, int, list[bytes]]]:
         per_record, paths, streams = self.files.lines_per_record, self.files.files, self.streams
-        live = [k for k in range(len(paths))]
-        position = next((i for i, k in enumerate(live) if k >= self.turn), 0)
+        live = list(range(len(paths)))  # the files not yet done; the turn is an index of a file
+        position = self.turn
         while live:
             position %= len(live)
             k = live[position]
@@ -167,15 +179,6 @@ class ShardStream:
         random.Random(f"{self.plan.seed}/{self.plan.shard}/{pass_number}/{window}").shuffle(order)
         return [records[k] for k in order]
 
-    def parse(self, path: Path, line: int, raw: list[bytes]):
-        try:
-            return self.files.parse(path, line, decode_record(path, line, raw))
-        except ValueError as error:
-            if not self.files.lenient:
-                raise DataFormatError(path, line, str(error)) from None
-            self.skipped += 1
-            return None
-
     def __iter__(self) -> Iterator[tuple[Any, dict]]:
         position = self.position
         while True:
@@ -192,8 +195,9 @@ class ShardStream:
             window = self.shuffled(records, position["pass"], position["window"])
             for taken in range(position["taken"], len(window)):
                 _, path, line, raw = window[taken]
-                example = self.parse(path, line, raw)
-                here = {**position, "reader": start, "taken": taken + 1}
-                if example is not None:
-                    yield example, here
+                example = self.files.example(path, line, raw)
+                if example is MALFORMED:
+                    self.skipped += 1
+                elif example is not None:
+                    yield example, {**position, "reader": start, "taken": taken + 1}
             position = {"pass": position["pass"], "window": position["window"] + 1, "reader": after, "taken": 0}

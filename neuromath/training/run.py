@@ -167,9 +167,11 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     stream = None
     if config.data.streaming:  # data.train is read lazily, batch by batch (neuromath.training.streaming)
-        stream = open_stream(config, task, lambda path, split, report: read_split(task, path, config, report, split))
-        test = read_split(task, config.data.test, config, stream.report, "test") if config.data.test else []
-        data = PreparedData([], stream.valid, test, stream.report)
+        stream = open_stream(config, task)
+        report = stream.report
+        valid = read_split(task, config.data.valid, config, report, "valid") if config.data.valid else stream.valid
+        test = read_split(task, config.data.test, config, report, "test") if config.data.test else []
+        data = PreparedData([], valid, test, report)
     else:
         data = prepare_data(config, task)
         data.train, too_long = filter_length(task, data.train, config)
@@ -186,9 +188,6 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     save_config(config, run_dir / "config.yaml")
     write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2, ensure_ascii=False))
 
-    # streaming: the records at the stream's head stand in for the training set where a model fits its structure
-    head = list(islice(stream.vocab_sample, STRUCTURE_SAMPLE)) if stream else data.train
-    train_set = EncodedExamples(head, task, source_vocab, target_vocab)
     valid_set = EncodedExamples(data.valid, task, source_vocab, target_vocab)
 
     def scorer(indices: list[int], hypotheses: list[list[int]]) -> tuple[int, int]:
@@ -203,11 +202,17 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     if stream:
         train_loader, position = streaming_loader(stream, task, source_vocab, target_vocab, config)
         extra_callbacks.append(position)
+        train_examples = stream.records - stream.held_out
     else:
+        train_set = EncodedExamples(data.train, task, source_vocab, target_vocab)
         train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)
+        train_examples = len(train_set)
     model = build_task_model(config.model, task, source_vocab, target_vocab)
     if not resume and hasattr(model, "fit_structure"):  # tree-relation ids from the training data
-        model.fit_structure([source for source, _ in train_set.items], [target[:-1] for _, target in train_set.items])
+        # streaming: the records at the stream's head stand in for the training set
+        items = (EncodedExamples(list(islice(stream.vocab_sample, STRUCTURE_SAMPLE)), task, source_vocab,
+                                 target_vocab) if stream else train_set).items
+        model.fit_structure([source for source, _ in items], [target[:-1] for _, target in items])
     module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
     fitted = fit_and_keep_best(
         config, run_dir, module, train_loader, make_loader(valid_set, config.decode.batch_size),
@@ -221,7 +226,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "best_val_value_accuracy": float(best_score) if best_score is not None else None,
         "epochs": trainer.current_epoch,
         "steps": trainer.global_step,
-        "train_examples": stream.records - stream.held_out if stream else len(train_set),
+        "train_examples": train_examples,
         "valid_examples": len(valid_set),
         "source_vocab_size": len(source_vocab),
         "target_vocab_size": len(target_vocab),

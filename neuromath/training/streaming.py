@@ -20,10 +20,10 @@ from lightning.pytorch.callbacks import Callback
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from neuromath.config import Config
-from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.models.batching import collate
+from neuromath.errors import ConfigError, NeuromathError
+from neuromath.models.batching import collate, encode_example
 from neuromath.tasks import SequenceTask
-from neuromath.tasks.streams import InterleavedReader, RecordFiles, ShardPlan, ShardStream, decode_record
+from neuromath.tasks.streams import MALFORMED, InterleavedReader, RecordFiles, ShardPlan, ShardStream
 from neuromath.text import Vocabulary
 
 
@@ -39,15 +39,9 @@ def head_records(files: RecordFiles, start: int, count: int) -> Iterator[Any]:
     stream order; blank records are passed over, malformed ones stop with a ``DataFormatError`` or, with
     ``files.lenient``, are passed over too."""
     with InterleavedReader(files) as reader:
-        records = islice(reader, start, start + count if count else None)
-        for _, path, line, raw in records:
-            try:
-                example = files.parse(path, line, decode_record(path, line, raw))
-            except ValueError as error:
-                if files.lenient:
-                    continue
-                raise DataFormatError(path, line, str(error)) from None
-            if example is not None:
+        for _, path, line, raw in islice(reader, start, start + count if count else None):
+            example = files.example(path, line, raw)
+            if example is not None and example is not MALFORMED:
                 yield example
 
 
@@ -81,17 +75,6 @@ class StreamedBatches(IterableDataset):
         self.skip_head = skip_head
         self.plan: list[tuple[int, int, dict | None, int]] = []
 
-    def encode(self, example) -> tuple[list[int], list[int], int, list[float] | None] | None:
-        """The item ``collate`` reads, or None for an example longer than data.max_source_len / max_target_len (the
-        in-memory reader leaves those out too)."""
-        task = self.task
-        source, target = task.source_tokens(example), task.target_tokens(example)
-        if len(source) >= self.max_source_len or len(target) >= self.max_target_len:
-            return None
-        values = task.number_values(example) if task.number_values is not None else None
-        return (self.source_vocab.encode(source, add_eos=True),
-                self.target_vocab.encode(target, add_bos=True, add_eos=True), 0, values)
-
     def __iter__(self) -> Iterator[dict]:
         worker = get_worker_info()
         shard, shards, position, count = self.plan[worker.id if worker is not None else 0]
@@ -100,11 +83,13 @@ class StreamedBatches(IterableDataset):
         stream = ShardStream(self.files, ShardPlan(shard, shards, self.window, self.seed, self.skip_head), position)
         items: list = []
         made = 0
+        task, limits = self.task, (self.max_source_len, self.max_target_len)
         for example, here in stream:
-            item = self.encode(example)
-            if item is None:
+            ids = encode_example(example, task, self.source_vocab, self.target_vocab, limits)
+            if ids is None:  # too long: in-memory runs leave these out too
                 continue
-            items.append((item[0], item[1], len(items), item[3]))
+            values = task.number_values(example) if task.number_values is not None else None
+            items.append((*ids, len(items), values))
             if len(items) == self.batch_size:
                 batch = collate(items)
                 batch["stream"] = {"shard": shard, "position": here}
@@ -202,16 +187,16 @@ class StreamPosition(Callback):
 class StreamSetup:
     files: RecordFiles
     records: int  # in the whole stream
-    valid: list  # the validation examples (data.valid, or the stream's head)
-    held_out: int  # stream records held out as the validation set (0 when data.valid is a file)
+    valid: list  # the validation examples carved from the stream's head (empty when data.valid names a file)
+    held_out: int  # stream records held out as the validation set (0 when data.valid names a file)
     vocab_sample: HeadSample  # what the vocabulary is built from
     report: dict
 
 
-def open_stream(config: Config, task: SequenceTask, read_split) -> StreamSetup:
-    """The streamed training corpus of ``config`` and its validation set (``read_split`` reads a held-out file the
-    way in-memory runs do). Refuses what cannot stream: a task without ``record_files``, no data.train, a
-    ``data.per_module`` cap, no validation set named."""
+def open_stream(config: Config, task: SequenceTask) -> StreamSetup:
+    """The streamed training corpus of ``config``, and its validation set when that is the stream's head (a
+    ``data.valid`` file is the caller's to read, as in-memory runs do). Refuses what cannot stream: a task without
+    ``record_files``, no data.train, a ``data.per_module`` cap, no validation set named."""
     data = config.data
     if task.record_files is None:
         raise ConfigError(f"data.streaming: the {task.name} task reads its data into memory only")
@@ -225,19 +210,18 @@ def open_stream(config: Config, task: SequenceTask, read_split) -> StreamSetup:
     counts = files.count()
     records = sum(counts)
     report: dict = {"train": {"source": data.train, "streaming": True, "files": len(files.files), "records": records}}
-    if data.valid:
-        valid, held_out = read_split(data.valid, "valid", report), 0
-    elif data.valid_max > 0:
+    valid, held_out = [], 0
+    if not data.valid:
+        if data.valid_max <= 0:
+            raise ConfigError("data.streaming needs a validation set: name data.valid, or set data.valid_max to hold "
+                              "out that many records at the head of the stream")
         held_out = min(data.valid_max, records // 10)
         valid = list(head_records(files, 0, held_out))
         report["valid"] = {"source": f"the first {held_out} records of the stream (data.valid_max)",
                            "read": len(valid)}
-    else:
-        raise ConfigError("data.streaming needs a validation set: name data.valid, or set data.valid_max to hold out "
-                          "that many records at the head of the stream")
+        if not valid:
+            raise NeuromathError(f"{data.train}: the validation set (the stream's head) is empty")
     report["train"]["held_out_as_valid"] = held_out
-    if not valid:
-        raise NeuromathError(f"{data.valid or data.train}: the validation set is empty")
     if records - held_out < 1:
         raise NeuromathError(f"{data.train}: no training records after the validation set")
     sample = HeadSample(files, held_out, data.stream_vocab_records)

@@ -52,6 +52,14 @@ def test_a_tiny_model_learns_from_a_stream(tmp_path, one_thread):
     assert '"streaming": true' in report and '"held_out_as_valid": 60' in report
 
 
+def test_a_validation_file_leaves_the_whole_stream_to_training(tmp_path, one_thread):
+    data = write_tree(tmp_path / "md", sizes=(100, 60))
+    valid = write_tree(tmp_path / "valid", sizes=(30,), seed=1)
+    summary = train(config(data, f"data.valid={valid}", "train.max_steps=2", "train.val_every_steps=2"),
+                    tmp_path / "run").summary
+    assert summary["train_examples"] == 160 and summary["valid_examples"] == 30
+
+
 @pytest.mark.slow
 def test_resume_mid_epoch_with_two_workers_continues_exactly(tmp_path, one_thread):
     data = write_tree(tmp_path / "md")
@@ -82,7 +90,7 @@ def test_every_process_and_worker_reads_its_own_shard(tmp_path, monkeypatch):
     data = write_tree(tmp_path / "md", sizes=(100, 60))
     run_config = config(data, "data.loader_workers=2", "data.valid_max=8")
     task = get_task("mathematics_dataset")
-    setup = streaming.open_stream(run_config, task, read_split=None)
+    setup = streaming.open_stream(run_config, task)
     vocab = Vocabulary.build([char_tokens("What is the first digit of 0123456789?")], level="char")
     seen = []
     for rank in range(2):
