@@ -155,7 +155,11 @@ class TrainConfig(Section):
     patience: int = 5
     min_epochs: int = 1
     accelerator: str = "cpu"
+    # processes per machine (CPU: processes; GPU: one per device) and machines; more than one in all trains with DDP
+    # (neuromath.nn.distributed): batch_size is per process, so a step reads devices * num_nodes * batch_size examples
     devices: int = 1  # -1 -> every device of the accelerator
+    num_nodes: int = 1
+    strategy: str = "auto"  # auto (DDP when several processes), ddp, or ddp_find_unused_parameters_true
     # 32-true, bf16-mixed, 16-mixed (GPU) or auto (bf16 where the CPU or GPU has it): neuromath.nn.precision;
     # evaluate, solve and completion run in the same precision
     precision: str = "32-true"
@@ -388,6 +392,7 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "train.patience": NONNEGATIVE,  # 0: no early stopping
     "train.min_epochs": NONNEGATIVE,
     "train.devices": Range(low=1, sentinel=(-1, "every device")),
+    "train.num_nodes": COUNT,
     "train.num_threads": NONNEGATIVE,  # 0: torch's default
     "train.max_time_minutes": NONNEGATIVE,  # 0: no limit
     "decode.max_len": COUNT,
@@ -442,6 +447,18 @@ def precision_is_known(train: "TrainConfig") -> tuple[str, str] | None:
     return None
 
 
+# Lightning's strategies that train as neuromath.nn.distributed expects: one process per device, each with the whole
+# model (ddp_spawn would pickle the run's loaders and send the fitted model back; sharded strategies split the model)
+STRATEGY_NAMES = ("auto", "ddp", "ddp_find_unused_parameters_true")
+
+
+def strategy_is_known(train: "TrainConfig") -> tuple[str, str] | None:
+    if train.strategy not in STRATEGY_NAMES:
+        return "train.strategy", (f"train.strategy must be one of {', '.join(STRATEGY_NAMES)}, got "
+                                  f"{train.strategy!r}")
+    return None
+
+
 def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
     if decode.nbest > decode.beam:
         return "decode.nbest", f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})"
@@ -451,7 +468,7 @@ def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
 # section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
     "model": (heads_divide_the_width, tree_positions_fit),
-    "train": (last_step_is_validated, min_epochs_within_max, precision_is_known),
+    "train": (last_step_is_validated, min_epochs_within_max, precision_is_known, strategy_is_known),
     "decode": (nbest_within_beam,),
 }
 

@@ -129,6 +129,9 @@ def test_every_preset_loads_and_builds_its_model(path):
     ("decode.nbest=3", "decode: nbest (3) cannot exceed the beam width (1)"),
     ("train.seed=-1", "train.seed must be in [0, 4294967295], got -1"),
     ("train.devices=0", "train.devices must be -1 (every device) or >= 1, got 0"),
+    ("train.num_nodes=0", "train.num_nodes must be >= 1, got 0"),
+    ("train.strategy=ddp_spawn", "train.strategy must be one of auto, ddp, ddp_find_unused_parameters_true, got "
+                                 "'ddp_spawn'"),
     ("data.valid_fraction=1", "data.valid_fraction must be in (0, 1), got 1"),
     ("data.per_module=-1", "data.per_module must be >= 0, got -1"),
     ("model.tree_relations=1", "model.tree_relations must be >= 2, got 1"),

@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "neuromath"
 # Top to bottom; a module may import from its own room or from a lower layer. Rooms of one layer do not import each
 # other, except the pairs in SIBLING_IMPORTS.
 LAYERS = (
+    ("__main__",),  # python -m neuromath: the command line
     ("cli",),
     ("experiments",),
     ("serve",),

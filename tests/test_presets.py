@@ -36,6 +36,7 @@ ADDED_AFTER_SNAPSHOT = {
              "stream_vocab_records"),
     "model": ("numbers", "subtree_embedding", "number_encoder"),
     "optim": ("ema_decay",),
+    "train": ("num_nodes", "strategy"),
 }
 
 

@@ -21,6 +21,7 @@ from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary
 from neuromath.evaluation.identities import mean_and_std, mean_std_table, verification_metrics
 from neuromath.fileio import locked, write_text_atomic
+from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
 from neuromath.tasks import get_task
 from neuromath.training.identities import fit_classifier
@@ -100,6 +101,8 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
     summary.json)."""
     run_dir = Path(run_dir)
     chosen = procedure(config)
+    if not is_rank_zero():  # another process of a multi-process run: it trains beside rank zero, which writes
+        return chosen.fit(config, run_dir, resume)
     with locked(run_dir):  # a second train into the same folder is refused while this one writes it
         result = chosen.fit(config, run_dir, resume)
         if result.data.test:
@@ -116,8 +119,9 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
 def train_and_report(config: Config, out: str | Path, resume: bool = False) -> dict:
     """Train one run and print its outcome; returns its summary."""
     summary = train(config, out, resume).summary
-    for line in procedure(config).outcome(summary, get_task(config.data.task)):
-        print(line)
+    if is_rank_zero():  # the other processes of a multi-process run have no summary
+        for line in procedure(config).outcome(summary, get_task(config.data.task)):
+            print(line)
     return summary
 
 
@@ -131,7 +135,8 @@ def train_seeds(config: Config, out: str | Path, seeds: int, resume: bool = Fals
     summaries = []
     for offset in range(seeds):
         seed = config.train.seed + offset
-        print(f"== seed {seed}")
+        if is_rank_zero():
+            print(f"== seed {seed}")
         seeded = dataclasses.replace(config, train=dataclasses.replace(config.train, seed=seed))
         summaries.append(train_and_report(seeded, Path(out) / f"seed{seed}", resume))
     summarise_seeds(config, summaries, Path(out))
@@ -139,6 +144,8 @@ def train_seeds(config: Config, out: str | Path, seeds: int, resume: bool = Fals
 
 
 def summarise_seeds(config: Config, summaries: Sequence[dict], out: Path) -> None:
+    if not is_rank_zero():
+        return
     tested = [s["test"] for s in summaries if "test" in s]
     if not tested:
         print("no test set: nothing to average over seeds")

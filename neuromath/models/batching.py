@@ -9,6 +9,7 @@ from typing import Sequence
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from neuromath.nn.distributed import process_rank, shard_positions
 from neuromath.tasks import SequenceTask
 from neuromath.text import Vocabulary
 
@@ -76,7 +77,10 @@ def collate(items: list[tuple]) -> dict:
 
 
 class EpochShuffleSampler(Sampler[int]):
-    """A shuffle that depends only on (seed, epoch), so a resumed run sees the same batches."""
+    """A shuffle that depends only on (seed, epoch), so a resumed run sees the same batches. With several training
+    processes (``neuromath.nn.distributed``) process ``rank`` of ``world`` takes positions ``rank, rank + world, ...``
+    of the shuffle, the last ``size % world`` left out of the epoch so every process has as many batches: the W
+    batches of a step are then, together, the one-process batch of W times the size."""
 
     def __init__(self, size: int, seed: int):
         self.size, self.seed, self.epoch = size, seed, 0
@@ -85,13 +89,34 @@ class EpochShuffleSampler(Sampler[int]):
         self.epoch = epoch
 
     def __iter__(self):
+        rank, world = process_rank()  # read when iterated: the process group is up by then
         generator = torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)
-        return iter(torch.randperm(self.size, generator=generator).tolist())
+        order = torch.randperm(self.size, generator=generator).tolist()
+        return iter(order[rank:self.size - self.size % world:world])
 
     def __len__(self) -> int:
-        return self.size
+        return self.size // process_rank()[1]
 
 
-def make_loader(dataset: EncodedExamples, batch_size: int, shuffle_seed: int | None = None) -> DataLoader:
-    sampler = EpochShuffleSampler(len(dataset), shuffle_seed) if shuffle_seed is not None else None
+class ShardSampler(Sampler[int]):
+    """Evaluation order for several training processes: process ``rank`` reads ``shard_positions`` (every W-th
+    example from its rank on, padded by wrapping round so every process reads as many); ``gather_shards`` puts the
+    results back in order without the padding. In a single process, every example in order."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def __iter__(self):
+        return iter(shard_positions(self.size, *process_rank()))
+
+    def __len__(self) -> int:
+        return len(shard_positions(self.size, *process_rank()))
+
+
+def make_loader(dataset: EncodedExamples, batch_size: int, shuffle_seed: int | None = None,
+                shard: bool = False) -> DataLoader:
+    """Batches of ``dataset``: shuffled each epoch with ``shuffle_seed`` (training), in order otherwise; ``shard``
+    (validation during training) splits the in-order reading among the training processes."""
+    sampler = (EpochShuffleSampler(len(dataset), shuffle_seed) if shuffle_seed is not None
+               else ShardSampler(len(dataset)) if shard else None)
     return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=collate, num_workers=0)

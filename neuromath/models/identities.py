@@ -26,7 +26,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from neuromath.config import ModelConfig
-from neuromath.models.batching import EpochShuffleSampler, move_batch, pad
+from neuromath.models.batching import EpochShuffleSampler, ShardSampler, move_batch, pad
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
 from neuromath.nn.precision import autocast
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing the engine registers every tree cell
@@ -248,8 +248,11 @@ def make_collate(input_kind: str):
     return collate
 
 
-def make_loader(dataset: EncodedEquations, batch_size: int, seed: int | None = None) -> DataLoader:
-    sampler = EpochShuffleSampler(len(dataset), seed) if seed is not None else None
+def make_loader(dataset: EncodedEquations, batch_size: int, seed: int | None = None, shard: bool = False) -> DataLoader:
+    """Batches of equations: shuffled each epoch with ``seed`` (training), in order otherwise; ``shard`` (validation
+    during training) splits the in-order reading among the training processes (``models.batching.ShardSampler``)."""
+    sampler = (EpochShuffleSampler(len(dataset), seed) if seed is not None
+               else ShardSampler(len(dataset)) if shard else None)
     return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=make_collate(dataset.input_kind))
 
 

@@ -26,6 +26,7 @@ from neuromath.models.identities import (
     predict_logits,
     reads_numbers,
 )
+from neuromath.nn.distributed import is_rank_zero
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample, is_correct, read_equations
 from neuromath.text import Vocabulary
@@ -34,6 +35,7 @@ from neuromath.training.run import (
     TrainResult,
     check_run_dir,
     fit_and_keep_best,
+    processes_summary,
     quiet_lightning,
     run_precision,
     save_weights,
@@ -140,10 +142,11 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
     data = prepare_identity_data(config)
     vocab = (Vocabulary.load(run_dir / "node_vocab.json") if resume
              else node_vocabulary(data.train, config_reads_numbers(config.model)))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    vocab.save(run_dir / "node_vocab.json")
-    save_config(config, run_dir / "config.yaml")
-    write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2))
+    if is_rank_zero():  # every process of a multi-process run builds the same vocabulary; rank zero writes
+        run_dir.mkdir(parents=True, exist_ok=True)
+        vocab.save(run_dir / "node_vocab.json")
+        save_config(config, run_dir / "config.yaml")
+        write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2))
 
     model = build_classifier(config.model, vocab)
     train_set = EncodedEquations(data.train, vocab, model.input_kind, reads_numbers(model))
@@ -165,8 +168,10 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         fitted = fit_and_keep_best(
             config, run_dir, ClassifierModule(config, model),
             make_loader(train_set, config.train.batch_size, seed=config.train.seed),
-            make_loader(valid_set, config.decode.batch_size), monitor="val_accuracy", resume=resume,
+            make_loader(valid_set, config.decode.batch_size, shard=True), monitor="val_accuracy", resume=resume,
         )
+        if not fitted.writer:  # another process of a multi-process run: rank zero writes the summary and tests
+            return TrainResult({}, IdentityData([], [], [], data.report))
         model.load_state_dict(fitted.weights)
         score = fitted.best.best_model_score
         summary.update(
@@ -175,6 +180,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
                 "best_val_accuracy": float(score) if score is not None else None,
                 "epochs": fitted.trainer.current_epoch,
                 "steps": fitted.trainer.global_step,
+                **processes_summary(config, fitted.trainer),
             }
         )
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))

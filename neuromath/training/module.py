@@ -16,6 +16,7 @@ from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.models.batching import move_batch
+from neuromath.nn.distributed import gather_shards, process_rank, sum_over_processes
 from neuromath.text import Vocabulary
 
 
@@ -28,8 +29,12 @@ def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:
 class SequenceModule(pl.LightningModule):
     """Trains any model of the sequence contract; validation decodes greedily and asks ``scorer``.
 
-    ``scorer(indices, hypotheses) -> (value_correct, equation_correct)`` counts, for the validation
-    examples at ``indices``, how many decoded token-id lists are right by the task's own measure.
+    ``scorer(indices, hypotheses) -> [(value_correct, equation_correct), ...]`` says, for each validation example at
+    ``indices``, whether its decoded token ids are right by the task's own measure.
+
+    In several processes (DDP) the loss of a step is the mean over the target tokens of all the processes' batches,
+    and validation scores every example once (``neuromath.nn.distributed``), so that W processes train and select as
+    one process with W times the batch would.
     """
 
     def __init__(self, config: Config, model: torch.nn.Module, scorer: Callable | None = None,
@@ -38,15 +43,21 @@ class SequenceModule(pl.LightningModule):
         self.config = config
         self.model = model
         self.scorer = scorer
-        self._counts = [0, 0, 0]  # value correct, equation correct, total
+        self._results: list[tuple[bool, bool]] = []  # per validation example read by this process: value, equation
         # word dropout: a bool per source id, True for the ordinary words it may replace (None: no word dropout);
         # a buffer so it follows the module to its device, not persistent so checkpoints and weights do not hold it
         self.register_buffer("droppable_source", droppable_source, persistent=False)
 
     def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
         batch = {**batch, "source": self.drop_words(batch["source"])}  # a copy: the loader's batch is left alone
-        loss = self.loss(batch)
-        self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["source"].size(0))
+        if process_rank()[1] == 1:
+            loss = logged = self.loss(batch)
+        else:  # DDP averages the processes' gradients: scale this process's sum to its share of the global mean
+            total = self.loss(batch, reduction="sum")
+            tokens = (batch["target_out"] != 0).sum()
+            loss = total * process_rank()[1] / sum_over_processes(tokens).clamp(min=1)
+            logged = total.detach() / tokens.clamp(min=1)  # this process's own mean, to show
+        self.log("train_loss", logged, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["source"].size(0))
         return loss
 
     def drop_words(self, source: torch.Tensor) -> torch.Tensor:
@@ -61,33 +72,36 @@ class SequenceModule(pl.LightningModule):
         dropped = (draws < rate) & self.droppable_source[source]  # (B, S)
         return source.masked_fill(dropped, Vocabulary.unk_id)
 
-    def loss(self, batch: dict) -> torch.Tensor:
+    def loss(self, batch: dict, reduction: str = "mean") -> torch.Tensor:
+        """Cross-entropy over the target tokens (pad ignored): their mean, or their ``reduction="sum"``."""
         logits = self.model(batch)  # (B, T, V)
         return F.cross_entropy(
             logits.flatten(0, 1).float(),
             batch["target_out"].flatten(),
             ignore_index=0,
             label_smoothing=self.config.optim.label_smoothing,
+            reduction=reduction,
         )
 
     def on_validation_epoch_start(self) -> None:
-        self._counts = [0, 0, 0]
+        self._results = []
 
     def validation_step(self, batch: dict, batch_index: int) -> None:
         size = batch["source"].size(0)
-        self.log("val_loss", self.loss(batch), prog_bar=True, batch_size=size)
+        self.log("val_loss", self.loss(batch), prog_bar=True, batch_size=size, sync_dist=True)
         if self.scorer is not None:
             hypotheses = greedy_decode(self.model, batch, self.config.decode.max_len)
-            value_correct, equation_correct = self.scorer(batch["index"].tolist(), hypotheses)
-            self._counts[0] += value_correct
-            self._counts[1] += equation_correct
-            self._counts[2] += size
+            self._results.extend(self.scorer(batch["index"].tolist(), hypotheses))
 
     def on_validation_epoch_end(self) -> None:
-        if self.scorer is not None and self._counts[2]:
-            total = self._counts[2]
-            self.log("val_value_accuracy", self._counts[0] / total, prog_bar=True)
-            self.log("val_equation_accuracy", self._counts[1] / total)
+        if self.scorer is None:
+            return
+        mine = torch.tensor(self._results, dtype=torch.long, device=self.device).reshape(-1, 2)
+        results = gather_shards(mine, len(self.trainer.val_dataloaders.dataset))  # (examples, 2), each once
+        if len(results):
+            value, equation = results.sum(dim=0).tolist()
+            self.log("val_value_accuracy", value / len(results), prog_bar=True)
+            self.log("val_equation_accuracy", equation / len(results))
 
     def configure_optimizers(self):
         optim = self.config.optim
@@ -141,7 +155,7 @@ class ClassifierModule(pl.LightningModule):
         super().__init__()
         self.config = config
         self.model = model
-        self._counts = [0, 0]  # right, total
+        self._right: list[torch.Tensor] = []  # per validation batch read by this process: 1 where the sign is right
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         return move_batch(batch, device)
@@ -152,17 +166,19 @@ class ClassifierModule(pl.LightningModule):
         return loss
 
     def on_validation_epoch_start(self) -> None:
-        self._counts = [0, 0]
+        self._right = []
 
     def validation_step(self, batch: dict, batch_index: int) -> None:
         logits = self.model(batch)
         size = batch["labels"].shape[0]
-        self.log("val_loss", F.binary_cross_entropy_with_logits(logits, batch["labels"]), batch_size=size)
-        self._counts[0] += int(((logits > 0).float() == batch["labels"]).sum())
-        self._counts[1] += size
+        self.log("val_loss", F.binary_cross_entropy_with_logits(logits, batch["labels"]), batch_size=size,
+                 sync_dist=True)
+        self._right.append(((logits > 0).float() == batch["labels"]).long())
 
     def on_validation_epoch_end(self) -> None:
-        self.log("val_accuracy", self._counts[0] / max(1, self._counts[1]), prog_bar=True)
+        mine = torch.cat(self._right) if self._right else torch.zeros(0, dtype=torch.long, device=self.device)
+        right = gather_shards(mine, len(self.trainer.val_dataloaders.dataset))  # every example once
+        self.log("val_accuracy", int(right.sum()) / max(1, len(right)), prog_bar=True)
 
     def configure_optimizers(self):
         optim = self.config.optim

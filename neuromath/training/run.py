@@ -30,6 +30,7 @@ from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.models.weights import read_plain
+from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import SPECIALS, Vocabulary
@@ -151,7 +152,7 @@ def check_run_dir(run_dir: Path, config: Config, resume: bool) -> None:
             raise NeuromathError(f"{run_dir}: nothing to resume (no checkpoints/last.ckpt)")
         check_resume_config(load_config(run_dir / "config.yaml"), config)
         read_checkpoint(checkpoints / "last.ckpt")
-    elif checkpoints.exists() and any(checkpoints.iterdir()):
+    elif is_rank_zero() and checkpoints.exists() and any(checkpoints.iterdir()):  # rank zero decides for a new run
         raise NeuromathError(f"{run_dir} already holds a run; pass --resume to continue it or choose another --out")
 
 
@@ -181,22 +182,24 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         source_vocab = Vocabulary.load(run_dir / "source_vocab.json")
         target_vocab = Vocabulary.load(run_dir / "target_vocab.json")
     else:
+        # every process builds the same tables from the same data; only rank zero writes the run folder
         source_vocab, target_vocab = build_vocabularies(task, stream.vocab_sample if stream else data.train, config)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        source_vocab.save(run_dir / "source_vocab.json")
-        target_vocab.save(run_dir / "target_vocab.json")
-    save_config(config, run_dir / "config.yaml")
-    write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2, ensure_ascii=False))
+        if is_rank_zero():
+            run_dir.mkdir(parents=True, exist_ok=True)
+            source_vocab.save(run_dir / "source_vocab.json")
+            target_vocab.save(run_dir / "target_vocab.json")
+    if is_rank_zero():
+        save_config(config, run_dir / "config.yaml")
+        write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2, ensure_ascii=False))
 
     valid_set = EncodedExamples(data.valid, task, source_vocab, target_vocab)
 
-    def scorer(indices: list[int], hypotheses: list[list[int]]) -> tuple[int, int]:
-        value = equation = 0
+    def scorer(indices: list[int], hypotheses: list[list[int]]) -> list[tuple[bool, bool]]:
+        results = []
         for index, ids in zip(indices, hypotheses):
             example, tokens = valid_set.examples[index], target_vocab.decode(ids)
-            value += task.is_correct(tokens, example)
-            equation += task.equation_matches(tokens, example)
-        return value, equation
+            results.append((bool(task.is_correct(tokens, example)), bool(task.equation_matches(tokens, example))))
+        return results
 
     extra_callbacks = []
     if stream:
@@ -205,7 +208,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         train_examples = stream.records - stream.held_out
     else:
         train_set = EncodedExamples(data.train, task, source_vocab, target_vocab)
-        train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)
+        train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)  # sharded
         train_examples = len(train_set)
     model = build_task_model(config.model, task, source_vocab, target_vocab)
     if not resume and hasattr(model, "fit_structure"):  # tree-relation ids from the training data
@@ -215,10 +218,12 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         model.fit_structure([source for source, _ in items], [target[:-1] for _, target in items])
     module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
     fitted = fit_and_keep_best(
-        config, run_dir, module, train_loader, make_loader(valid_set, config.decode.batch_size),
+        config, run_dir, module, train_loader, make_loader(valid_set, config.decode.batch_size, shard=True),
         monitor="val_value_accuracy", resume=resume, callbacks=extra_callbacks,
     )
     trainer, best, best_path = fitted.trainer, fitted.best, fitted.best_path
+    if not fitted.writer:  # another process of a multi-process run: rank zero writes the summary and tests
+        return TrainResult({}, PreparedData([], [], [], data.report))
     best_score = best.best_model_score
     summary = {
         "run_dir": str(run_dir),
@@ -232,9 +237,17 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "target_vocab_size": len(target_vocab),
         "parameters": sum(p.numel() for p in module.model.parameters()),
         "precision": run_precision(config),
+        **processes_summary(config, trainer),
     }
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
+
+
+def processes_summary(config: Config, trainer) -> dict:
+    """What summary.json says of a multi-process run (nothing for one process): the processes and the batch of a
+    step over all of them (``train.batch_size`` is per process)."""
+    world = trainer.world_size
+    return {"processes": world, "global_batch_size": world * config.train.batch_size} if world > 1 else {}
 
 
 def build_vocabularies(task: SequenceTask, train: list, config: Config) -> tuple[Vocabulary, Vocabulary]:
@@ -273,14 +286,19 @@ class FitResult:
     trainer: object  # the lightning Trainer
     best: object  # the ModelCheckpoint callback that kept the best validation score
     best_path: str  # the best checkpoint (the last one when no validation ran)
-    weights: dict  # the model's weights from the best checkpoint, without the module's "model." prefix
+    weights: dict | None  # the model's weights from the best checkpoint, without the module's "model." prefix
+    writer: bool = True  # False in the processes other than rank zero of a multi-process run: they wrote nothing
 
 
 def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid_loader, monitor: str,
                       resume: bool, callbacks: list | None = None) -> FitResult:
     """Fit a LightningModule whose ``model`` is the thing trained: checkpoints ``best`` (highest ``monitor``) and
     ``last`` in RUN_DIR/checkpoints, early stopping after ``train.patience`` validations, a CSV log per session
-    merged into RUN_DIR/metrics.csv, and the best weights saved as RUN_DIR/model.pt."""
+    merged into RUN_DIR/metrics.csv, and the best weights saved as RUN_DIR/model.pt.
+
+    ``train.devices`` x ``train.num_nodes`` processes train together under ``train.strategy`` (DDP): the loaders
+    shard their examples themselves (``models.batching``), so Lightning's distributed sampler is off; only rank
+    zero writes (Lightning saves checkpoints and logs from rank zero; the merged metrics and model.pt here)."""
     checkpoints = run_dir / "checkpoints"
     session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
     target = {"monitor": monitor, "mode": "max"}
@@ -303,6 +321,9 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         default_root_dir=run_dir,
         accelerator=config.train.accelerator,
         devices=config.train.devices,
+        num_nodes=config.train.num_nodes,
+        strategy=config.train.strategy,
+        use_distributed_sampler=False,  # the samplers shard by rank (neuromath.nn.distributed)
         precision=run_precision(config),
         max_epochs=config.train.max_epochs,
         max_steps=config.train.max_steps,
@@ -314,7 +335,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         logger=CSVLogger(run_dir / "logs", name="", version=f"session{session}"),
         enable_progress_bar=config.train.progress,
         enable_model_summary=False,
-        log_every_n_steps=max(1, min(10, len(train_loader))),
+        log_every_n_steps=max(1, min(10, len(train_loader) // planned_processes(config))),
         num_sanity_val_steps=0,
     )
     with warnings.catch_warnings():
@@ -323,6 +344,10 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         warnings.filterwarnings("ignore", ".*LeafSpec.*is deprecated.*")
         # a streamed corpus is sharded by process and worker, and its loader's length is each process's batches
         warnings.filterwarnings("ignore", ".*IterableDataset.*has.*__len__.*defined.*")
+        # the validation scores are gathered from every process already (SequenceModule, ClassifierModule), and the
+        # training loss shown is rank zero's own: syncing them at each step would cost a collective step for nothing
+        warnings.filterwarnings("ignore", r".*self\.log\('(val_value_accuracy|val_equation_accuracy|val_accuracy|"
+                                          r"train_loss)'.*sync_dist=True.*")
         try:
             trainer.fit(
                 module,
@@ -332,12 +357,20 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
                 weights_only=True,  # plain data only: a checkpoint cannot run code
             )
         finally:
-            plot_learning_curves(merge_metrics(run_dir), run_dir / "learning_curves.png")
+            if trainer.is_global_zero:
+                plot_learning_curves(merge_metrics(run_dir), run_dir / "learning_curves.png")
+    if not trainer.is_global_zero:
+        return FitResult(trainer, best, "", None, writer=False)
     best_path = checkpoints / ("best.ckpt" if (checkpoints / "best.ckpt").exists() else "last.ckpt")  # by name
     state = read_checkpoint(best_path)["state_dict"]
     weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
     save_weights(weights, run_dir / "model.pt")
     return FitResult(trainer, best, str(best_path), weights)
+
+
+def planned_processes(config: Config) -> int:
+    """The processes a run's config asks for (1 when ``train.devices`` is -1: not known before the trainer starts)."""
+    return max(1, config.train.devices) * config.train.num_nodes
 
 
 class RunCheckpoint(ModelCheckpoint):

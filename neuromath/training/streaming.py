@@ -22,16 +22,10 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from neuromath.config import Config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.models.batching import collate, encode_example
+from neuromath.nn.distributed import process_rank
 from neuromath.tasks import SequenceTask
 from neuromath.tasks.streams import MALFORMED, InterleavedReader, RecordFiles, ShardPlan, ShardStream
 from neuromath.text import Vocabulary
-
-
-def process_rank() -> tuple[int, int]:
-    """(rank, world size) of this training process: from torch.distributed when a process group is up, else (0, 1)."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
 
 
 def head_records(files: RecordFiles, start: int, count: int) -> Iterator[Any]:
