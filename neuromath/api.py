@@ -16,9 +16,16 @@ from neuromath.decoding.beam import beam_search
 from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.expr.tree import preorder
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
-from neuromath.models.identities import CompletionScorer, build_classifier, predict_logits
+from neuromath.models.identities import (
+    CompletionScorer,
+    build_classifier,
+    model_token,
+    predict_logits,
+    reads_numbers,
+)
 from neuromath.models.weights import read_plain
 from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.tasks import EquationTask, SequenceTask, get_task
@@ -49,12 +56,15 @@ class Solution:
     masked_equation: tuple[str, ...]  # the model's prefix tokens over n0, n1, ...
     nbest: tuple[Candidate, ...] = ()  # the beam's n-best list, best first, when nbest > 1
     reason: str = ""  # why there is no answer ("division by zero", "no well-formed equation: ..."); empty otherwise
+    verified: bool | None = None  # the task's verifier on the answer (symbolic: it differentiates back); None: none
+    unknown_tokens: tuple[str, ...] = ()  # input tokens the run's vocabulary does not hold (read as <unk>)
 
     def __str__(self) -> str:
         if self.reason:
             shown = self.equation or f"model output {' '.join(self.masked_equation) or '(empty)'}"
             return f"no answer: {self.reason} ({shown})"
-        return f"{self.equation} = {self.answer_text}"
+        verdict = "" if self.verified is None else "  [verified]" if self.verified else "  [not verified]"
+        return (f"{self.equation} = {self.answer_text}" if self.equation else self.answer_text) + verdict
 
 
 DECODE_OPTIONS = ("beam", "nbest", "length_penalty", "constrained", "verify")  # what a command line may set
@@ -216,21 +226,57 @@ class Solver:
         )
 
     def solve(self, text: str) -> Solution:
+        """The answer to one problem typed by a user: an equation and its value (word problems), an antiderivative or
+        ODE solution in ordinary notation with the verifier's verdict (symbolic), the answer string (Mathematics
+        Dataset); ``nbest`` holds the beam's list when the run decodes more than one hypothesis."""
         if self.task.prepare is None:
-            raise NeuromathError(f"solve works on word-problem runs; this run's task is {self.task.name!r}")
+            raise NeuromathError(f"solve does not apply to runs of the {self.task.name!r} task")
         example = self.task.prepare(text)
+        unknown = tuple(dict.fromkeys(token for token in self.task.source_tokens(example)
+                                      if token not in self.source_vocab.index))
         candidates = self.predict_nbest([example])[0]
-        tokens = self.choose(candidates).tokens
-        record = self.task.describe(list(tokens), example)
+        chosen = self.choose(candidates)
+        listed = self.decode.nbest > 1
+        if self.task.answer_text is not None:  # the answer is an expression or a string, not an equation's value
+            answer_text, reason = self.task.answer_text(chosen.tokens, example)
+            return Solution(
+                text=text, equation="", answer=None, answer_text=answer_text, masked_equation=tuple(chosen.tokens),
+                nbest=tuple(dataclasses.replace(c, answer_text=self.task.answer_text(c.tokens, example)[0])
+                            for c in candidates) if listed else (),
+                reason=reason, verified=chosen.verified, unknown_tokens=unknown,
+            )
+        record = self.task.describe(list(chosen.tokens), example)
         return Solution(
             text=text,
             equation=record["predicted_equation"] or "",
             answer=record["predicted_value"],
             answer_text=record["predicted_answer_text"] or "",
-            masked_equation=tuple(tokens),
-            nbest=tuple(self.describe_candidate(c, example) for c in candidates) if self.decode.nbest > 1 else (),
+            masked_equation=tuple(chosen.tokens),
+            nbest=tuple(self.describe_candidate(c, example) for c in candidates) if listed else (),
             reason=record["reason"] or "",  # set exactly when there is no answer text
+            unknown_tokens=unknown,
         )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ``solve`` of an equation classifier returns: the model's verdict on a typed equation and a check beside
+    it."""
+
+    text: str
+    equation: str  # the equation as read (x, y, z, w for the symbols)
+    probability: float  # the model's probability that the equation is an identity
+    reference: bool | None  # the task's own check (identities: numeric evaluation); None when it cannot tell
+    unknown_tokens: tuple[str, ...] = ()  # node symbols the run's vocabulary does not hold (read as <unk>)
+
+    @property
+    def identity(self) -> bool:
+        return self.probability > 0.5
+
+    def __str__(self) -> str:
+        check = {True: "true", False: "false", None: "cannot tell"}[self.reference]
+        return (f"{self.equation}: {'true' if self.identity else 'false'} (probability {self.probability:.3f}); "
+                f"numeric check: {check}")
 
 
 @dataclass
@@ -245,6 +291,19 @@ class LoadedClassifier:
 
     def logits(self, examples: Sequence[EquationExample], batch_size: int = 512) -> torch.Tensor:
         return predict_logits(self.model, examples, self.vocab, batch_size, self.precision)
+
+    def solve(self, text: str) -> Verdict:
+        """Is the typed equation (``sin(x)^2 + cos(x)^2 = 1``) an identity, by the model and by the task's check."""
+        task = get_task(self.config.data.task)
+        if task.prepare is None:
+            raise NeuromathError(f"solve does not apply to runs of the {task.name!r} task")
+        tree = task.prepare(text)
+        numbers = reads_numbers(self.model)
+        unknown = tuple(dict.fromkeys(token for node in preorder(tree) if node.func != "Equality"
+                                      if (token := model_token(node, numbers)) not in self.vocab))
+        probability = float(torch.sigmoid(self.logits([EquationExample(tree, None)])[0]))
+        reference = task.reference_check(tree) if task.reference_check is not None else None
+        return Verdict(text, str(tree), probability, reference, unknown)
 
     def completion_scorer(self, candidates: Sequence[EquationNode]) -> CompletionScorer:
         """``scorer(equation, path)``: the logit of the equation with each candidate at ``path`` (see

@@ -1,4 +1,6 @@
-"""neuromath solve: solve one problem with a trained run, printing the equation and its answer (and the n-best list).
+"""neuromath solve: solve one problem with a trained run: a word problem (the equation and its value), an integrand or
+ODE in ordinary notation (the answer with its verification), a Mathematics Dataset question (the answer), or an
+equation to verify (the model's verdict and probability beside a numeric check); and the n-best list.
 
 Exit status: 0 with an answer; 1 when the model's equation has none, with the reason (no well-formed equation,
 division by zero, a value too large); 2 for bad input (a text without numbers, a number too large to read).
@@ -13,10 +15,19 @@ from neuromath.cli.common import add_decode_options
 
 
 def command_solve(args: argparse.Namespace) -> int:
-    from neuromath.api import DECODE_OPTIONS, Solver, decode_options  # torch: loaded only by the commands that use it
+    from neuromath.api import DECODE_OPTIONS, LoadedClassifier, decode_options, load  # torch: loaded only here
 
-    solver = Solver(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
+    solver = load(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
     solution = solver.solve(args.text)
+    if isinstance(solver, LoadedClassifier):  # an equation classifier: a verdict, not an answer
+        if args.json:
+            print(json.dumps({"text": solution.text, "equation": solution.equation, "identity": solution.identity,
+                              "probability": solution.probability, "numeric_check": solution.reference,
+                              "unknown_tokens": list(solution.unknown_tokens)}, ensure_ascii=False))
+            return 0
+        print(solution)
+        print_unknown(solution.unknown_tokens)
+        return 0
     if args.json:
         print(json.dumps({
             "text": solution.text,
@@ -25,6 +36,8 @@ def command_solve(args: argparse.Namespace) -> int:
             "answer_text": solution.answer_text,
             "masked_equation": list(solution.masked_equation),
             "reason": solution.reason,
+            "verified": solution.verified,
+            "unknown_tokens": list(solution.unknown_tokens),
             "nbest": [
                 {"tokens": list(c.tokens), "equation": c.equation, "answer_text": c.answer_text, "score": c.score,
                  "verified": c.verified}
@@ -36,21 +49,36 @@ def command_solve(args: argparse.Namespace) -> int:
         if candidate.equation:
             shown = f"{candidate.equation} = {candidate.answer_text}"
         else:
-            shown = " ".join(candidate.tokens) or "(empty)"
-        mark = "" if candidate.verified is None else "" if candidate.verified else "  (not well-formed)"
+            shown = candidate.answer_text or " ".join(candidate.tokens) or "(empty)"
+        if candidate.verified is None:
+            mark = ""
+        elif solver.task.answer_text is None:  # word problems: the verifier checks the equation's form
+            mark = "" if candidate.verified else "  (not well-formed)"
+        else:
+            mark = "  [verified]" if candidate.verified else "  [not verified]"
         print(f"{rank:>3}. {shown:<40} score {candidate.score:8.4f}{mark}")
     if solution.nbest:
         print()
+    print_unknown(solution.unknown_tokens)
     if solution.reason:
         print(solution)  # no answer: the reason, and the equation or the model's output
         return 1
-    print(f"equation: {solution.equation}")
-    print(f"answer: {solution.answer_text}")
+    if solution.equation:
+        print(f"equation: {solution.equation}")
+        print(f"answer: {solution.answer_text}")
+    else:
+        print(f"answer: {solution}")
     return 0
 
 
+def print_unknown(tokens) -> None:
+    if tokens:
+        print(f"note: unknown to the run's vocabulary (read as <unk>): {' '.join(tokens)}")
+
+
 def register(commands) -> None:
-    solve = commands.add_parser("solve", help="solve one word problem with a trained run")
+    solve = commands.add_parser("solve", help="solve one problem with a trained run: a word problem, an integral or "
+                                              "ODE, a question, or an equation to verify")
     solve.add_argument("run_dir")
     solve.add_argument("text")
     solve.add_argument("--json", action="store_true")

@@ -42,6 +42,10 @@ class SequenceTask:
     # how evaluate scores and reports runs: a name in the EVALUATION registry (sequence, modules, symbolic)
     evaluation: str = "sequence"
     prepare: Callable[[str], Any] | None = None  # a user's text -> an example for solve; None: solve does not apply
+    # (hypothesis tokens, example) -> (the answer as a user reads it, why there is none or ""), for a task whose answer
+    # is not an equation over the problem's numbers (symbolic: ordinary notation; Mathematics Dataset: the string);
+    # None: solve reads the equation and its value from ``describe`` (word problems)
+    answer_text: Callable[[Sequence[str], Any], tuple[str, str]] | None = None
     folds: bool = False  # cross-validation over fold files applies (neuromath cv)
     # the values of an example's masked numbers (n0, n1, ...), for models that compare quantities (graph2tree)
     number_values: Callable[[Any], list[float]] | None = None
@@ -80,3 +84,6 @@ class EquationTask:
     accuracy_label: str = "accuracy"
     training: str = "classifier"  # how runs of the task train: a name in neuromath.experiments' TRAINING registry
     evaluation: str = "verification"  # how evaluate scores and reports runs: a name in the EVALUATION registry
+    prepare: Callable[[str], Any] | None = None  # a user's text -> an equation tree for solve; None: no solve
+    # (equation tree) -> True / False / None (cannot tell): a check beside the model's verdict (numeric evaluation)
+    reference_check: Callable[[Any], bool | None] | None = None

@@ -3,10 +3,19 @@ description, registered in ``neuromath.registry.TASKS``."""
 
 from __future__ import annotations
 
+import random
+
 from neuromath.registry import TASKS
 from neuromath.tasks.base import EquationTask
-from neuromath.tasks.identities.equations import is_correct, read_equations, write_equations
+from neuromath.tasks.identities.equations import is_correct, numeric_check, read_equations, write_equations
 from neuromath.tasks.identities.generator import generate
+from neuromath.tasks.identities.ordinary import parse_equation
+
+
+def numeric_verdict(tree) -> bool | None:
+    """Both sides evaluated at random points (seeded: the same verdict every time)."""
+    return numeric_check(tree, random.Random(0)).verdict
+
 
 IDENTITIES = EquationTask(
     name="identities",
@@ -14,6 +23,8 @@ IDENTITIES = EquationTask(
     generate=generate,
     write=write_equations,
     is_correct=is_correct,
+    prepare=parse_equation,
+    reference_check=numeric_verdict,
 )
 
 TASKS.add(IDENTITIES.name, IDENTITIES)

@@ -71,6 +71,20 @@ def generate_options(data, role: str) -> dict:
     return {"modules": data.modules, "split": "train-easy" if role in ("train", "valid") else "interpolate"}
 
 
+def prepare_question(text: str) -> MathQuestion:
+    """A user's question as an example for ``solve`` (its answer unknown)."""
+    question = text.strip()
+    if not question:
+        raise NeuromathError("the question is empty")
+    return MathQuestion("solve", question, "", "", "")
+
+
+def answer_string(tokens, example: MathQuestion) -> tuple[str, str]:
+    """The answer is the decoded characters themselves."""
+    answer = "".join(tokens)
+    return answer, "" if answer else "the model answered with nothing"
+
+
 MATHEMATICS_DATASET = SequenceTask(
     name="mathematics_dataset",
     vocab_level="char",
@@ -89,6 +103,8 @@ MATHEMATICS_DATASET = SequenceTask(
     equation_label=None,
     evaluation="modules",
     record_files=record_files,
+    prepare=prepare_question,
+    answer_text=answer_string,
 )
 
 TASKS.add(MATHEMATICS_DATASET.name, MATHEMATICS_DATASET)

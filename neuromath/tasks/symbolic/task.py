@@ -9,6 +9,7 @@ from neuromath.expr.grammar import SYMBOLIC_GRAMMAR
 from neuromath.registry import TASKS
 from neuromath.tasks.base import SequenceTask
 from neuromath.tasks.symbolic.generator import generate
+from neuromath.tasks.symbolic.ordinary import prepare_problem, readable
 from neuromath.tasks.symbolic.pairs import (
     describe_prediction,
     exact_match,
@@ -47,6 +48,8 @@ SYMBOLIC = SequenceTask(
     equation_label="exact match",
     evaluation="symbolic",
     record_files=record_files,
+    prepare=prepare_problem,
+    answer_text=readable,
 )
 
 TASKS.add(SYMBOLIC.name, SYMBOLIC)

@@ -1,0 +1,71 @@
+"""An equation a user types (``sin(x)^2 + cos(x)^2 = 1``) as an equation tree of the identities task, read without
+``eval`` (``neuromath.expr.ordinary``) and without SymPy: the tree is exactly what was typed, in the data's
+convention (``a - b`` is ``Add(a, Mul(-1, b))``, ``a / b`` is ``Mul(a, Pow(b, -1))``, ``sqrt(a)`` is ``Pow(a, 1/2)``,
+``ln`` is ``log``, ``e`` is ``exp(1)``, the symbols ``x y z w`` are ``var_0 .. var_3``)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from neuromath.errors import ExpressionError, NeuromathError
+from neuromath.expr.equation_tree import PI, SYMBOL_OF_NAME, UNARY_FUNCTIONS, EquationNode, apply, number, symbol
+from neuromath.expr.ordinary import parse_ordinary_equation
+from neuromath.expr.symbolic_prefix import PrefixNode
+
+# the functions of the identities data, in the parser's spelling (log is ln there)
+FUNCTIONS = tuple("ln" if name == "log" else name for name in UNARY_FUNCTIONS) + ("sqrt",)
+
+
+def equation_tree(node: PrefixNode) -> EquationNode:
+    """The equation tree of one side parsed in ordinary notation (iterative: any nesting)."""
+    values: list[EquationNode] = []
+    stack: list[tuple[PrefixNode, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if current.token == "INT":
+            values.append(number(current.value))
+        elif not current.children:
+            values.append(leaf(current.token))
+        elif not expanded:
+            stack.append((current, True))
+            stack.extend((child, False) for child in reversed(current.children))
+        else:
+            args = values[-len(current.children):]
+            del values[-len(current.children):]
+            values.append(operation(current.token, args))
+    return values[0]
+
+
+def leaf(name: str) -> EquationNode:
+    if name in SYMBOL_OF_NAME:
+        return symbol(SYMBOL_OF_NAME[name])
+    if name == "pi":
+        return PI
+    if name == "E":
+        return apply("exp", number(1))
+    raise ExpressionError(f"unknown name {name!r}")
+
+
+def operation(token: str, args: list[EquationNode]) -> EquationNode:
+    if token == "add":
+        return apply("Add", *args)
+    if token == "mul":
+        return apply("Mul", *args)
+    if token == "pow":
+        return apply("Pow", *args)
+    if token == "sub":
+        return apply("Add", args[0], apply("Mul", number(-1), args[1]))
+    if token == "div":
+        return apply("Mul", args[0], apply("Pow", args[1], number(-1)))
+    if token == "sqrt":
+        return apply("Pow", args[0], number(Fraction(1, 2)))
+    return apply("log" if token == "ln" else token, *args)
+
+
+def parse_equation(text: str) -> EquationNode:
+    """``left = right`` as an ``Equality`` tree; a ``NeuromathError`` says what cannot be read and where."""
+    try:
+        left, right = parse_ordinary_equation(text, [*SYMBOL_OF_NAME, "pi", "E"], FUNCTIONS)
+        return apply("Equality", equation_tree(left), equation_tree(right))
+    except ExpressionError as error:
+        raise NeuromathError(str(error)) from None

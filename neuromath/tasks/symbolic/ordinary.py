@@ -1,0 +1,76 @@
+"""``solve`` for the symbolic task: a user's integrand or ODE in ordinary notation (``x*cos(x)``, ``Y' - Y = x``) read
+without ``eval`` (``neuromath.expr.ordinary``) and written in the canonical prefix form the generators write (SymPy's
+form of the expression, as ``sympy_to_prefix`` gives it), and a hypothesis written back in ordinary notation.
+
+Both steps go through SymPy, whose automatic simplification of what a user typed can take unbounded time (``2^10^10``
+is computed), so they run in a worker process with a time limit (``neuromath.timelimit``).
+"""
+
+from __future__ import annotations
+
+import atexit
+from typing import Sequence
+
+from neuromath.errors import ExpressionError, NeuromathError
+from neuromath.expr.ordinary import parse_ordinary, parse_ordinary_equation
+from neuromath.expr.symbolic_prefix import FUNCTION_LEAVES, LEAVES, PrefixNode, check_prefix, node_tokens
+from neuromath.tasks.symbolic.pairs import SymbolicExample, kind_of
+from neuromath.timelimit import TimeLimitedPool
+
+TIME_LIMIT = 10.0  # seconds for SymPy to write one expression
+_pools: dict[str, TimeLimitedPool] = {}
+
+
+def convert(job: str, tokens: Sequence[str]) -> list[str] | str:
+    """In the worker: ``canonical`` prefix tokens of an expression, or its ``readable`` ordinary notation."""
+    from neuromath.expr.sympy_bridge import prefix_to_sympy, sympy_to_prefix
+
+    expression = prefix_to_sympy(tokens)
+    return sympy_to_prefix(expression) if job == "canonical" else str(expression)
+
+
+def in_worker(job: str, tokens: Sequence[str]):
+    pool = _pools.get("pool")
+    if pool is None:
+        pool = _pools["pool"] = TimeLimitedPool(convert, workers=1, time_limit=TIME_LIMIT)
+    outcome = pool.map([(job, list(tokens))])[0]
+    if outcome.status == "timeout":
+        raise ExpressionError(f"SymPy took more than {TIME_LIMIT:g} s to write the expression")
+    if not outcome.ok:
+        raise ExpressionError(str(outcome.value))
+    return outcome.value
+
+
+@atexit.register
+def close_pool() -> None:
+    for pool in _pools.values():
+        pool.close()
+    _pools.clear()
+
+
+def prepare_problem(text: str) -> SymbolicExample:
+    """An integrand (``x*cos(x)``) or a first-order ODE in ``x``, ``Y`` and ``Y'`` (``Y' - Y = x``, read as
+    ``Y' - Y - x = 0``; the solution is in ``x`` and the constant ``c``) as an example for ``solve``."""
+    try:
+        if "=" in text:
+            left, right = parse_ordinary_equation(text, LEAVES)
+            tree = PrefixNode("sub", (left, right))
+        else:
+            tree = parse_ordinary(text, LEAVES)
+        source = in_worker("canonical", node_tokens(tree))
+    except ExpressionError as error:
+        raise NeuromathError(str(error)) from None
+    kind = kind_of(source)
+    if "=" in text and kind != "ode1":
+        raise NeuromathError(f"{text!r}: an equation is an ODE in Y and Y' ({', '.join(FUNCTION_LEAVES[:2])}); "
+                             "to integrate, type the integrand alone")
+    return SymbolicExample(tuple(source), (), method=kind, id="solve")
+
+
+def readable(tokens: Sequence[str], example: SymbolicExample) -> tuple[str, str]:
+    """A hypothesis in ordinary notation, or why it has none (not a well-formed expression, undefined, too slow)."""
+    try:
+        check_prefix(tokens)
+        return in_worker("readable", tokens), ""
+    except ExpressionError as error:
+        return "", f"not a well-formed expression ({error})"

@@ -1,0 +1,144 @@
+"""`solve` for every task: an integrand or ODE typed in ordinary notation is read without eval into the generators'
+canonical prefix and answered in ordinary notation with the verifier's verdict; a Mathematics Dataset question gets
+its answer string; an equation gets the classifier's probability beside the numeric check; unknown input symbols are
+named. The decoders are stood in for by fixed hypotheses where a test is about what solve does with them."""
+
+import math
+import random
+
+import pytest
+import sympy
+import torch
+
+from neuromath.api import Candidate, LoadedClassifier, Solver, load
+from neuromath.cli import main
+from neuromath.config import load_config, save_config
+from neuromath.errors import NeuromathError
+from neuromath.expr.equation_tree import SYMBOL_NAMES
+from neuromath.expr.sympy_bridge import sympy_to_prefix
+from neuromath.models import build_task_model
+from neuromath.models.identities import build_classifier
+from neuromath.tasks import get_task
+from neuromath.tasks.identities import EquationExample
+from neuromath.tasks.identities.equations import OutsideDomain, evaluate
+from neuromath.tasks.identities.ordinary import parse_equation
+from neuromath.tasks.symbolic.ordinary import prepare_problem
+from neuromath.text import Vocabulary
+
+TINY = ["model.d_model=16", "model.n_heads=2", "model.d_ff=32", "model.n_encoder_layers=1", "model.n_decoder_layers=1"]
+
+
+def write_run(run_dir, task: str, tokens: list[str]):
+    """A run folder of ``task`` with one shared vocabulary and untrained weights, as training would leave it."""
+    run_dir.mkdir(parents=True)
+    config = load_config(None, [f"data.task={task}", *TINY])
+    vocab = Vocabulary(tokens)
+    save_config(config, run_dir / "config.yaml")
+    vocab.save(run_dir / "source_vocab.json")
+    vocab.save(run_dir / "target_vocab.json")
+    torch.save(build_task_model(config.model, get_task(task), vocab, vocab).state_dict(), run_dir / "model.pt")
+    return run_dir
+
+
+def answering(solver: Solver, monkeypatch, *hypotheses: str) -> None:
+    """Make the solver's decoder return ``hypotheses`` (space-separated tokens, best first), verified for real."""
+    def predict_nbest(examples, batch_size=None):
+        candidates = [[Candidate(tuple(h.split()), -0.1 * rank, None) for rank, h in enumerate(hypotheses)]]
+        return solver.verify_candidates(candidates, examples)
+    monkeypatch.setattr(solver, "predict_nbest", predict_nbest)
+
+
+@pytest.mark.parametrize("text", ["x*cos(x)", "exp(x)*sin(x)", "1/(1 + x^2)", "-3*x^2 + 0.25", "sqrt(x)*ln(x)"])
+def test_an_integrand_is_read_into_the_canonical_prefix_of_the_data(text):
+    example = prepare_problem(text)
+    # the generators write SymPy's form of an expression; the test may sympify its own, trusted, text
+    trusted = sympy.sympify(text.replace("^", "**").replace("ln", "log"), rational=True)
+    assert list(example.source) == sympy_to_prefix(trusted)
+    assert example.kind == "integration" and example.target == ()
+
+
+def test_an_ode_is_its_left_side_minus_its_right_and_an_equation_without_y_is_refused():
+    example = prepare_problem("Y' - Y = x")
+    assert example.kind == "ode1"
+    with pytest.raises(NeuromathError, match="an equation is an ODE in Y and Y'"):
+        prepare_problem("x^2 = 1")
+    with pytest.raises(NeuromathError, match="unknown name 'z'"):
+        prepare_problem("z*x")
+
+
+def test_symbolic_solve_answers_in_ordinary_notation_with_the_verifiers_verdict(tmp_path, monkeypatch, capsys):
+    tokens = ["add", "mul", "sin", "cos", "x", "INT+", "INT-", *"0123456789"]
+    run = write_run(tmp_path / "run", "symbolic", tokens)
+    solver = load(run, beam=2, nbest=2)
+    answering(solver, monkeypatch, "mul x sin x", "add mul x sin x cos x")  # wrong first, then right
+    solution = solver.solve("x*cos(x)")
+    assert solution.answer_text == "x*sin(x) + cos(x)" and solution.verified is True and not solution.reason
+    assert [(c.answer_text, c.verified) for c in solution.nbest] == [("x*sin(x)", False), ("x*sin(x) + cos(x)", True)]
+    assert str(solution) == "x*sin(x) + cos(x)  [verified]"
+    assert solution.unknown_tokens == ()
+    # a symbol the run never saw is named
+    assert solver.solve("x*exp(x)").unknown_tokens == ("exp",)
+
+    answering(solver, monkeypatch, "add x")  # not an expression
+    solution = solver.solve("x*cos(x)")
+    assert solution.answer_text == "" and solution.reason.startswith("not a well-formed expression")
+
+
+def test_a_mathematics_dataset_question_gets_the_answer_string(tmp_path, monkeypatch):
+    run = write_run(tmp_path / "run", "mathematics_dataset", list(dict.fromkeys("What is 2+3?05")))
+    solver = load(run)
+    answering(solver, monkeypatch, "5")
+    solution = solver.solve("What is 2+3?")
+    assert (solution.answer_text, solution.verified, solution.unknown_tokens) == ("5", None, ())
+    assert str(solution) == "5"
+    assert solver.solve("What is 2*3?").unknown_tokens == ("*",)
+    with pytest.raises(NeuromathError, match="the question is empty"):
+        solver.solve("  ")
+
+
+@pytest.mark.parametrize("text", ["sin(x)^2 + cos(x)^2 = 1", "x - y/2 = sqrt(x)^2 - y*0.5", "tan(x) = sin(x)/cos(x)",
+                                  "exp(x)*e^y = exp(x + y)", "ln(x*y) = log(x) + ln(y)", "-x^2 = (-x)^2 - 2*x^2"])
+def test_a_typed_equation_is_the_tree_of_what_was_typed(text):
+    tree = parse_equation(text)
+    left_text, right_text = text.replace("^", "**").replace("ln(", "log(").split("=")
+    reference = [sympy.sympify(side, locals={"e": sympy.E}) for side in (left_text, right_text)]
+    rng = random.Random(0)
+    checked = 0
+    for _ in range(30):
+        point = {"var_0": rng.uniform(0.1, 2.0), "var_1": rng.uniform(0.1, 2.0)}
+        symbols = {sympy.Symbol(SYMBOL_NAMES[name]): value for name, value in point.items()}
+        try:
+            ours = [evaluate(side, point) for side in tree.children]
+        except OutsideDomain:
+            continue
+        theirs = [float(side.subs(symbols)) for side in reference]
+        assert ours == pytest.approx(theirs, rel=1e-9)
+        checked += 1
+    assert checked >= 20
+
+
+def test_an_equation_classifier_gives_its_probability_and_the_numeric_check(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "model.d_model=8"])
+    vocab = Vocabulary(["Add", "Mul", "Pow", "sin", "cos", "var_0", "1", "2", "-1"])
+    save_config(config, run / "config.yaml")
+    vocab.save(run / "node_vocab.json")
+    torch.save(build_classifier(config.model, vocab).state_dict(), run / "model.pt")
+
+    classifier = load(run)
+    assert isinstance(classifier, LoadedClassifier)
+    verdict = classifier.solve("sin(x)^2 + cos(x)^2 = 1")
+    logit = classifier.logits([EquationExample(parse_equation("sin(x)^2 + cos(x)^2 = 1"), None)])[0]
+    assert verdict.probability == pytest.approx(float(torch.sigmoid(logit)))
+    assert verdict.reference is True and verdict.unknown_tokens == ()
+    assert classifier.solve("sin(x) = cos(x)").reference is False
+    assert classifier.solve("tan(x) = 3").unknown_tokens == ("tan", "3")
+
+    assert main(["solve", str(run), "sin(x)^2 + cos(x)^2 = 1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("(sin(x)^2 + cos(x)^2) = 1: ") and "numeric check: true" in out
+    assert f"(probability {verdict.probability:.3f})" in out
+    assert main(["solve", str(run), "sin(x) + = 1"]) == 2
+    assert "at position 9" in capsys.readouterr().err
+    assert not math.isnan(verdict.probability)
