@@ -233,7 +233,7 @@ class Solver:
             raise NeuromathError(f"solve does not apply to runs of the {self.task.name!r} task")
         example = self.task.prepare(text)
         unknown = tuple(dict.fromkeys(token for token in self.task.source_tokens(example)
-                                      if token not in self.source_vocab.index))
+                                      if token not in self.source_vocab))
         candidates = self.predict_nbest([example])[0]
         chosen = self.choose(candidates)
         listed = self.decode.nbest > 1

@@ -185,6 +185,13 @@ def test_the_sum_of_two_numbers_beyond_the_float_range_is_exact():
 # --- 5. a solution without an answer says why ----------------------------------------------------------------------
 
 
+class EveryWord:
+    """A source vocabulary that holds every word (no unknown-word note)."""
+
+    def __contains__(self, token: str) -> bool:
+        return True
+
+
 class ScriptedSolver(Solver):
     """A Solver of the word_problems task whose model answers with fixed tokens (no trained run needed)."""
 
@@ -193,6 +200,7 @@ class ScriptedSolver(Solver):
     def __init__(self, run_dir=None, device="cpu", **decode):
         self.task = get_task("word_problems")
         self.decode = DecodeConfig()
+        self.source_vocab = EveryWord()
 
     def predict_nbest(self, examples, batch_size=None):
         return [[Candidate(self.tokens, 0.0, None)] for _ in examples]
@@ -222,7 +230,7 @@ def test_solve_has_no_reason_when_there_is_an_answer():
 
 
 def test_the_solve_command_prints_the_reason_and_exits_non_zero(monkeypatch, capsys):
-    monkeypatch.setattr("neuromath.api.Solver", ScriptedSolver)
+    monkeypatch.setattr("neuromath.api.load", lambda run_dir, **decode: ScriptedSolver())
     ScriptedSolver.tokens = ("/", "n0", "-", "n1", "n1")
     assert main(["solve", "run", "Tom has 135 apples and 19 pears."]) == 1
     assert capsys.readouterr().out == "no answer: division by zero (135 / (19 - 19))\n"
@@ -235,7 +243,7 @@ def test_the_solve_command_prints_the_reason_and_exits_non_zero(monkeypatch, cap
 
 
 def test_the_solve_command_refuses_a_number_too_large_with_exit_2(monkeypatch, capsys):
-    monkeypatch.setattr("neuromath.api.Solver", ScriptedSolver)
+    monkeypatch.setattr("neuromath.api.load", lambda run_dir, **decode: ScriptedSolver())
     assert main(["solve", "run", "What is 2^99999 plus 1?"]) == 2
     assert capsys.readouterr().err.startswith("error: <input>: the number '2^99999': power too large to compute")
 
