@@ -84,6 +84,20 @@ def test_symbolic_solve_answers_in_ordinary_notation_with_the_verifiers_verdict(
     assert solution.answer_text == "" and solution.reason.startswith("not a well-formed expression")
 
 
+def test_the_solve_command_lists_symbolic_candidates_with_their_verdicts(tmp_path, monkeypatch, capsys):
+    run = write_run(tmp_path / "run", "symbolic", ["add", "mul", "sin", "cos", "x"])
+
+    def predict_nbest(solver, examples, batch_size=None):
+        hypotheses = ["mul x sin x", "add mul x sin x cos x"]
+        return solver.verify_candidates([[Candidate(tuple(h.split()), -0.1, None) for h in hypotheses]], examples)
+    monkeypatch.setattr(Solver, "predict_nbest", predict_nbest)
+    assert main(["solve", str(run), "x*cos(x)", "--beam", "2", "--nbest", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("  1. x*sin(x) ") and lines[0].endswith("[not verified]")
+    assert lines[1].startswith("  2. x*sin(x) + cos(x) ") and lines[1].endswith("[verified]")
+    assert lines[-1] == "answer: x*sin(x) + cos(x)  [verified]"
+
+
 def test_a_mathematics_dataset_question_gets_the_answer_string(tmp_path, monkeypatch):
     run = write_run(tmp_path / "run", "mathematics_dataset", list(dict.fromkeys("What is 2+3?05")))
     solver = load(run)

@@ -85,19 +85,19 @@ class _Parser:
             raise self.error(f"unmatched {text!r}" if text == ")" else f"missing operator before {text!r}", position)
         return tree
 
-    def sum(self) -> PrefixNode:
-        tree = self.product()
-        while operator := self.peek("+", "-"):
+    def chain(self, operators: dict[str, str], operand) -> PrefixNode:
+        """``operand (op operand)*`` for the spellings in ``operators``, grouped from the left."""
+        tree = operand()
+        while operator := self.peek(*operators):
             self.index += 1
-            tree = PrefixNode("add" if operator == "+" else "sub", (tree, self.product()))
+            tree = PrefixNode(operators[operator], (tree, operand()))
         return tree
 
+    def sum(self) -> PrefixNode:
+        return self.chain({"+": "add", "-": "sub"}, self.product)
+
     def product(self) -> PrefixNode:
-        tree = self.unary()
-        while operator := self.peek("*", "/"):
-            self.index += 1
-            tree = PrefixNode("mul" if operator == "*" else "div", (tree, self.unary()))
-        return tree
+        return self.chain({"*": "mul", "/": "div"}, self.unary)
 
     def unary(self) -> PrefixNode:
         if self.nesting >= MAX_DEPTH:

@@ -20,7 +20,7 @@ no input makes them raise ``RecursionError``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 from neuromath.errors import ExpressionError
 from neuromath.expr.numbers import MAX_NUMBER_DIGITS
@@ -48,6 +48,7 @@ FLATTENED = ("add", "mul")  # chains of these are one n-ary node in SymPy, one l
 # 100 levels leave room for the caller's frames and are far beyond real data (Lample & Charton's expressions have at
 # most 15 operators before differentiation and 512 tokens).
 MAX_DEPTH = 100
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,26 @@ def node_tokens(node: PrefixNode) -> list[str]:
             out.append(current.token)
             stack.extend(reversed(current.children))
     return out
+
+
+def fold(node: PrefixNode, leaf: Callable[[PrefixNode], T], combine: Callable[[PrefixNode, list[T]], T]) -> T:
+    """A tree's value built bottom-up: ``leaf(node)`` for each leaf (an ``INT`` included), ``combine(node, values of
+    its children)`` for each operator. Iterative (a value stack in post-order), so any nesting or chain is folded
+    without a ``RecursionError``."""
+    values: list[T] = []
+    stack: list[tuple[PrefixNode, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if not current.children:
+            values.append(leaf(current))
+        elif not expanded:
+            stack.append((current, True))
+            stack.extend((child, False) for child in reversed(current.children))
+        else:
+            args = values[-len(current.children):]
+            del values[-len(current.children):]
+            values.append(combine(current, args))
+    return values[0]
 
 
 def prefix_size(tokens: Sequence[str]) -> int:

@@ -42,6 +42,7 @@ from neuromath.expr.symbolic_prefix import (
     VARIABLE,
     PrefixNode,
     check_prefix,
+    fold,
     integer_tokens,
 )
 from neuromath.expr.tree import Node, check_arity
@@ -157,26 +158,19 @@ PREFIX_FUNCTION_NAMES = {
 PREFIX_CONSTANT_NAMES = {sympy.pi: "pi", sympy.E: "E", sympy.I: "I"}
 
 
+def _prefix_leaf(node: PrefixNode) -> sympy.Expr:
+    return sympy.Integer(node.value) if node.token == "INT" else PREFIX_LEAVES[node.token]
+
+
+def _prefix_operation(node: PrefixNode, args: list) -> sympy.Expr:
+    return (PREFIX_BINARY.get(node.token) or PREFIX_UNARY[node.token])(*args)
+
+
 def prefix_to_sympy(tokens: Sequence[str]) -> sympy.Expr:
     """The SymPy expression of a prefix token sequence (``ExpressionError`` when malformed, nested deeper than
     ``symbolic_prefix.MAX_DEPTH`` levels, or undefined, e.g. ``div x INT+ 0``)."""
-    values: list = []  # a value stack: children are built before their parent (post-order)
-    stack: list[tuple[PrefixNode, bool]] = [(check_prefix(tokens), False)]
-    while stack:  # iterative: a long chain of add or mul is one level for SymPy but many for a recursion
-        node, expanded = stack.pop()
-        if node.token == "INT":
-            values.append(sympy.Integer(node.value))
-        elif node.token in PREFIX_LEAVES:
-            values.append(PREFIX_LEAVES[node.token])
-        elif not expanded:
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(node.children))
-        else:
-            args = values[-len(node.children):]
-            del values[-len(node.children):]
-            operator = PREFIX_BINARY.get(node.token) or PREFIX_UNARY[node.token]
-            values.append(operator(*args))
-    expression = values[0]
+    # folded iteratively: a long chain of add or mul is one level for SymPy but many for a recursion
+    expression = fold(check_prefix(tokens), _prefix_leaf, _prefix_operation)
     if expression.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         raise ExpressionError("the expression is undefined (division by zero or an infinite value)")
     return expression

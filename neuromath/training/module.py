@@ -50,12 +50,13 @@ class SequenceModule(pl.LightningModule):
 
     def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
         batch = {**batch, "source": self.drop_words(batch["source"])}  # a copy: the loader's batch is left alone
-        if process_rank()[1] == 1:
+        world = process_rank()[1]
+        if world == 1:
             loss = logged = self.loss(batch)
         else:  # DDP averages the processes' gradients: scale this process's sum to its share of the global mean
             total = self.loss(batch, reduction="sum")
             tokens = (batch["target_out"] != 0).sum()
-            loss = total * process_rank()[1] / sum_over_processes(tokens).clamp(min=1)
+            loss = total * world / sum_over_processes(tokens).clamp(min=1)
             logged = total.detach() / tokens.clamp(min=1)  # this process's own mean, to show
         self.log("train_loss", logged, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["source"].size(0))
         return loss

@@ -10,33 +10,21 @@ from fractions import Fraction
 from neuromath.errors import ExpressionError, NeuromathError
 from neuromath.expr.equation_tree import PI, SYMBOL_OF_NAME, UNARY_FUNCTIONS, EquationNode, apply, number, symbol
 from neuromath.expr.ordinary import parse_ordinary_equation
-from neuromath.expr.symbolic_prefix import PrefixNode
+from neuromath.expr.symbolic_prefix import PrefixNode, fold
 
 # the functions of the identities data, in the parser's spelling (log is ln there)
 FUNCTIONS = tuple("ln" if name == "log" else name for name in UNARY_FUNCTIONS) + ("sqrt",)
 
 
 def equation_tree(node: PrefixNode) -> EquationNode:
-    """The equation tree of one side parsed in ordinary notation (iterative: any nesting)."""
-    values: list[EquationNode] = []
-    stack: list[tuple[PrefixNode, bool]] = [(node, False)]
-    while stack:
-        current, expanded = stack.pop()
-        if current.token == "INT":
-            values.append(number(current.value))
-        elif not current.children:
-            values.append(leaf(current.token))
-        elif not expanded:
-            stack.append((current, True))
-            stack.extend((child, False) for child in reversed(current.children))
-        else:
-            args = values[-len(current.children):]
-            del values[-len(current.children):]
-            values.append(operation(current.token, args))
-    return values[0]
+    """The equation tree of one side parsed in ordinary notation (folded iteratively: any nesting)."""
+    return fold(node, leaf, operation)
 
 
-def leaf(name: str) -> EquationNode:
+def leaf(node: PrefixNode) -> EquationNode:
+    name = node.token
+    if name == "INT":
+        return number(node.value)
     if name in SYMBOL_OF_NAME:
         return symbol(SYMBOL_OF_NAME[name])
     if name == "pi":
@@ -46,7 +34,8 @@ def leaf(name: str) -> EquationNode:
     raise ExpressionError(f"unknown name {name!r}")
 
 
-def operation(token: str, args: list[EquationNode]) -> EquationNode:
+def operation(node: PrefixNode, args: list[EquationNode]) -> EquationNode:
+    token = node.token
     if token == "add":
         return apply("Add", *args)
     if token == "mul":

@@ -9,43 +9,40 @@ is computed), so they run in a worker process with a time limit (``neuromath.tim
 from __future__ import annotations
 
 import atexit
+import functools
 from typing import Sequence
 
 from neuromath.errors import ExpressionError, NeuromathError
 from neuromath.expr.ordinary import parse_ordinary, parse_ordinary_equation
 from neuromath.expr.symbolic_prefix import FUNCTION_LEAVES, LEAVES, PrefixNode, check_prefix, node_tokens
+from neuromath.expr.sympy_bridge import prefix_to_sympy, sympy_to_prefix
 from neuromath.tasks.symbolic.pairs import SymbolicExample, kind_of
 from neuromath.timelimit import TimeLimitedPool
 
 TIME_LIMIT = 10.0  # seconds for SymPy to write one expression
-_pools: dict[str, TimeLimitedPool] = {}
 
 
 def convert(job: str, tokens: Sequence[str]) -> list[str] | str:
     """In the worker: ``canonical`` prefix tokens of an expression, or its ``readable`` ordinary notation."""
-    from neuromath.expr.sympy_bridge import prefix_to_sympy, sympy_to_prefix
-
     expression = prefix_to_sympy(tokens)
     return sympy_to_prefix(expression) if job == "canonical" else str(expression)
 
 
+@functools.cache
+def conversion_pool() -> TimeLimitedPool:
+    """One worker for ``convert``, started on first use and kept; stopped at exit."""
+    pool = TimeLimitedPool(convert, workers=1, time_limit=TIME_LIMIT)
+    atexit.register(pool.close)
+    return pool
+
+
 def in_worker(job: str, tokens: Sequence[str]):
-    pool = _pools.get("pool")
-    if pool is None:
-        pool = _pools["pool"] = TimeLimitedPool(convert, workers=1, time_limit=TIME_LIMIT)
-    outcome = pool.map([(job, list(tokens))])[0]
+    outcome = conversion_pool().map([(job, list(tokens))])[0]
     if outcome.status == "timeout":
         raise ExpressionError(f"SymPy took more than {TIME_LIMIT:g} s to write the expression")
     if not outcome.ok:
         raise ExpressionError(str(outcome.value))
     return outcome.value
-
-
-@atexit.register
-def close_pool() -> None:
-    for pool in _pools.values():
-        pool.close()
-    _pools.clear()
 
 
 def prepare_problem(text: str) -> SymbolicExample:
