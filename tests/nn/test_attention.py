@@ -388,13 +388,13 @@ def test_cache_buffers_grow_past_their_first_capacity_and_reorder_into_their_spa
 
     index = torch.tensor([2, 0, 0])
     first = reorder_cache(cache, index)
-    for name in ("decoder0.self.k", "decoder0.self.v"):
-        torch.testing.assert_close(first[name], cache[name].index_select(0, index))
+    for name in ("decoder0.self.k", "decoder0.self.v"):  # the filled positions (the rest is uninitialised memory)
+        torch.testing.assert_close(first[name][:, :, :40], cache[name].index_select(0, index)[:, :, :40])
     assert first["decoder0.self.filled"] == 40
     # The second reorder writes into the buffers the first one replaced: no new allocation per step.
     second = reorder_cache(first, torch.tensor([1, 2, 0]))
     assert second["decoder0.self.k"].data_ptr() == cache["decoder0.self.k"].data_ptr()
-    torch.testing.assert_close(second["decoder0.self.v"], first["decoder0.self.v"][[1, 2, 0]])
+    torch.testing.assert_close(second["decoder0.self.v"][:, :, :40], first["decoder0.self.v"][[1, 2, 0]][:, :, :40])
     # Fewer rows (a finished source left the search): a fresh buffer of the right size.
     third = reorder_cache(second, torch.tensor([0]))
     assert third["decoder0.self.k"].shape == (1, N_HEADS, 64, HEAD_DIM)
