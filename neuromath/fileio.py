@@ -7,7 +7,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from filelock import SoftFileLock, Timeout
 
@@ -16,12 +16,23 @@ from neuromath.errors import LockedError
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    write_atomic(path, lambda stream: stream.write(text.encode("utf-8")))
+
+
+def save_figure(figure, path: str | Path, dpi: int = 100) -> None:
+    """A matplotlib figure as a PNG at ``path``, written like ``write_atomic``."""
+    write_atomic(path, lambda stream: figure.savefig(stream, format="png", dpi=dpi))
+
+
+def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
+    """Call ``write(stream)`` on a temporary file in the folder of ``path`` (created if needed), then rename it to
+    ``path``: a reader sees the old file or the whole new one, never a part."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
         os.chmod(temporary, 0o666 & ~current_umask())  # mkstemp makes files private; give them the usual mode
         os.replace(temporary, path)
     except BaseException:

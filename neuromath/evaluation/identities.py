@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import save_figure, write_text_atomic
 from neuromath.tasks.identities import (
     Candidate,
     EquationExample,
@@ -154,10 +154,7 @@ def plot_accuracy_by_depth(rows: dict[str, dict], path: str | Path, title: str =
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.tmp")
-    figure.savefig(temporary, format="png", dpi=120)
-    temporary.replace(path)
+    save_figure(figure, path, dpi=120)
 
 
 # ------------------------------------------------------------------------------------------ completion

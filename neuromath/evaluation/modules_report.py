@@ -15,11 +15,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import save_figure, write_text_atomic
 
 SPLIT_ORDER = ("interpolate", "extrapolate")
 ABOVE_THRESHOLD = 0.95
@@ -321,16 +319,7 @@ def plot(report: dict, path) -> None:
         if handles:
             figure.legend(handles=handles, loc="outside upper center", ncols=min(len(handles), 4))
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            figure.savefig(stream, format="png")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    save_figure(figure, path)
 
 
 def write_report(report: dict, out_dir) -> dict[str, Path]:

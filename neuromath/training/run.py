@@ -26,7 +26,7 @@ from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, applies, config_to_dict, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import save_figure, write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.models.weights import read_plain
@@ -468,9 +468,7 @@ def plot_learning_curves(rows: list[dict], path: Path) -> None:
         axes.set_title(name)
         axes.grid(alpha=0.3)
     figure.tight_layout()
-    temporary = path.with_name(f".{path.name}.tmp")
-    figure.savefig(temporary, format="png", dpi=100)
-    temporary.replace(path)
+    save_figure(figure, path, dpi=100)
 
 
 def save_weights(weights: dict, path: Path) -> None:
