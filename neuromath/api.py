@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from neuromath.config import Config, DecodeConfig, load_config
@@ -18,7 +19,7 @@ from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.expr.tree import preorder
 from neuromath.models import build_task_model
-from neuromath.models.batching import EncodedExamples, collate
+from neuromath.models.batching import EncodedExamples, collate, move_batch
 from neuromath.models.identities import (
     CompletionScorer,
     build_classifier,
@@ -28,6 +29,7 @@ from neuromath.models.identities import (
 )
 from neuromath.models.weights import read_plain
 from neuromath.nn.precision import autocast, resolve_precision
+from neuromath.nn.recording import recording
 from neuromath.tasks import EquationTask, SequenceTask, get_task
 from neuromath.tasks.identities import EquationExample, EquationNode
 from neuromath.text import Vocabulary
@@ -44,6 +46,25 @@ class Candidate:
     answer_text: str = ""  # filled in by solve: its value
 
 
+@dataclass(frozen=True, eq=False)
+class AttentionMap:
+    """The attention weights of one layer for one solved problem, labelled: rows are ``query_tokens``, columns
+    ``key_tokens``, one matrix per head (``head_labels``)."""
+
+    title: str  # ``encoder self-attention, layer 1``, ``cross-attention, layer 2``, ``group attention``, ...
+    place: str  # encoder, decoder or cross
+    head_labels: tuple[str, ...]
+    query_tokens: tuple[str, ...]
+    key_tokens: tuple[str, ...]
+    weights: np.ndarray  # (heads, queries, keys) float32; a row sums to 1 over the keys its query may see
+    roles: np.ndarray | None = None  # TP-Attention: (heads, queries, head_dim) role vector of each query
+
+    def to_json(self, digits: int = 4) -> dict:
+        return {"title": self.title, "place": self.place, "heads": list(self.head_labels),
+                "queries": list(self.query_tokens), "keys": list(self.key_tokens),
+                "weights": np.round(self.weights.astype(float), digits).tolist()}
+
+
 @dataclass(frozen=True)
 class Solution:
     """What ``solve`` returns: the equation with the problem's own numbers and its value, or the reason there is
@@ -58,6 +79,7 @@ class Solution:
     reason: str = ""  # why there is no answer ("division by zero", "no well-formed equation: ..."); empty otherwise
     verified: bool | None = None  # the task's verifier on the answer (symbolic: it differentiates back); None: none
     unknown_tokens: tuple[str, ...] = ()  # input tokens the run's vocabulary does not hold (read as <unk>)
+    attention: tuple[AttentionMap, ...] | None = None  # with solve(..., attention=True): every layer's weights
 
     def __str__(self) -> str:
         if self.reason:
@@ -225,10 +247,36 @@ class Solver:
             answer_text=record.get("predicted_answer_text") or "",
         )
 
-    def solve(self, text: str) -> Solution:
+    def attention_maps(self, example, tokens: Sequence[str]) -> tuple[AttentionMap, ...]:
+        """The attention weights of every recorded layer (``neuromath.nn.recording``) when the model reads ``example``
+        and produces ``tokens``: one teacher-forced forward pass over the answer, which computes for each position
+        what step-by-step decoding computed for it. A model without attention layers (DNS) is a NeuromathError."""
+        source = list(self.task.source_tokens(example))
+        number_values = getattr(self.task, "number_values", None)
+        item = (self.source_vocab.encode(source, add_eos=True),
+                self.target_vocab.encode(list(tokens), add_bos=True, add_eos=True), 0,
+                number_values(example) if number_values else None)
+        batch = move_batch(collate([item]), self.device)
+        with torch.no_grad(), autocast(self.precision, self.device), recording(self.model) as recorder:
+            self.model(batch)
+        if not recorder.records:
+            raise NeuromathError(f"the {self.config.model.name} model of {self.run_dir} has no attention to show")
+        sides = {"source": (*source, "<eos>"), "target_in": ("<bos>", *tokens), "target_out": (*tokens, "<eos>")}
+        return tuple(
+            AttentionMap(
+                title=record.title, place=record.place, head_labels=record.head_labels,
+                query_tokens=sides[record.query_side], key_tokens=sides[record.key_side],
+                weights=record.weights[0].numpy(),  # (H, Tq, Tk)
+                roles=record.roles[0].numpy() if record.roles is not None else None,
+            )
+            for record in recorder.records.values()
+        )
+
+    def solve(self, text: str, attention: bool = False) -> Solution:
         """The answer to one problem typed by a user: an equation and its value (word problems), an antiderivative or
         ODE solution in ordinary notation with the verifier's verdict (symbolic), the answer string (Mathematics
-        Dataset); ``nbest`` holds the beam's list when the run decodes more than one hypothesis."""
+        Dataset); ``nbest`` holds the beam's list when the run decodes more than one hypothesis, and ``attention``
+        every attention layer's weights for the chosen answer when asked (``attention_maps``)."""
         if self.task.prepare is None:
             raise NeuromathError(f"solve does not apply to runs of the {self.task.name!r} task")
         example = self.task.prepare(text)
@@ -237,13 +285,14 @@ class Solver:
         candidates = self.predict_nbest([example])[0]
         chosen = self.choose(candidates)
         listed = self.decode.nbest > 1
+        maps = self.attention_maps(example, chosen.tokens) if attention else None
         if self.task.answer_text is not None:  # the answer is an expression or a string, not an equation's value
             answer_text, reason = self.task.answer_text(chosen.tokens, example)
             return Solution(
                 text=text, equation="", answer=None, answer_text=answer_text, masked_equation=tuple(chosen.tokens),
                 nbest=tuple(dataclasses.replace(c, answer_text=self.task.answer_text(c.tokens, example)[0])
                             for c in candidates) if listed else (),
-                reason=reason, verified=chosen.verified, unknown_tokens=unknown,
+                reason=reason, verified=chosen.verified, unknown_tokens=unknown, attention=maps,
             )
         record = self.task.describe(list(chosen.tokens), example)
         return Solution(
@@ -255,6 +304,7 @@ class Solver:
             nbest=tuple(self.describe_candidate(c, example) for c in candidates) if listed else (),
             reason=record["reason"] or "",  # set exactly when there is no answer text
             unknown_tokens=unknown,
+            attention=maps,
         )
 
 
@@ -292,8 +342,11 @@ class LoadedClassifier:
     def logits(self, examples: Sequence[EquationExample], batch_size: int = 512) -> torch.Tensor:
         return predict_logits(self.model, examples, self.vocab, batch_size, self.precision)
 
-    def solve(self, text: str) -> Verdict:
+    def solve(self, text: str, attention: bool = False) -> Verdict:
         """Is the typed equation (``sin(x)^2 + cos(x)^2 = 1``) an identity, by the model and by the task's check."""
+        if attention:
+            raise NeuromathError(f"the {self.config.model.name} equation classifier of {self.run_dir} has no "
+                                 "attention to show (it reads the equation's tree bottom-up)")
         task = get_task(self.config.data.task)
         if task.prepare is None:
             raise NeuromathError(f"solve does not apply to runs of the {task.name!r} task")

@@ -1,6 +1,8 @@
 """neuromath solve: solve one problem with a trained run: a word problem (the equation and its value), an integrand or
 ODE in ordinary notation (the answer with its verification), a Mathematics Dataset question (the answer), or an
-equation to verify (the model's verdict and probability beside a numeric check); and the n-best list.
+equation to verify (the model's verdict and probability beside a numeric check); and the n-best list. With
+``--attention FILE.png`` it draws the weights of every attention layer and head for this input
+(``neuromath.evaluation.attention``); with ``--json`` too, the JSON holds them.
 
 Exit status: 0 with an answer; 1 when the model's equation has none, with the reason (no well-formed equation,
 division by zero, a value too large); 2 for bad input (a text without numbers, a number too large to read).
@@ -18,7 +20,13 @@ def command_solve(args: argparse.Namespace) -> int:
     from neuromath.api import DECODE_OPTIONS, LoadedClassifier, decode_options, load  # torch: loaded only here
 
     solver = load(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
-    solution = solver.solve(args.text)
+    solution = solver.solve(args.text, attention=args.attention is not None)
+    if args.attention is not None:
+        from neuromath.evaluation.attention import plot_attention
+
+        plot_attention(solution.attention, args.attention, title=args.text)
+        if not args.json:
+            print(f"attention of {len(solution.attention)} layers drawn in {args.attention}")
     if isinstance(solver, LoadedClassifier):  # an equation classifier: a verdict, not an answer
         if args.json:
             print(json.dumps({"text": solution.text, "equation": solution.equation, "identity": solution.identity,
@@ -43,6 +51,7 @@ def command_solve(args: argparse.Namespace) -> int:
                  "verified": c.verified}
                 for c in solution.nbest
             ],
+            **({"attention": [m.to_json() for m in solution.attention]} if solution.attention else {}),
         }, ensure_ascii=False))
         return 1 if solution.reason else 0
     for rank, candidate in enumerate(solution.nbest, start=1):
@@ -82,5 +91,7 @@ def register(commands) -> None:
     solve.add_argument("run_dir")
     solve.add_argument("text")
     solve.add_argument("--json", action="store_true")
+    solve.add_argument("--attention", metavar="FILE.png", default=None,
+                       help="draw every attention layer's weights for this input (one panel per head)")
     add_decode_options(solve)
     solve.set_defaults(handler=command_solve)

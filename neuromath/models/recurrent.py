@@ -38,6 +38,7 @@ from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.group_attention import GROUPS, GroupAttentionBlock, group_masks, span_roles_from_ids
+from neuromath.nn.recording import Recorded
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS
@@ -69,7 +70,7 @@ class StateBridge(nn.Module):
         return torch.tanh(self.project(stacked)) if self.project is not None else stacked
 
 
-class RecurrentSeq2Seq(nn.Module):
+class RecurrentSeq2Seq(Recorded, nn.Module):
     """An RNN encoder and an LSTM decoder, with or without attention and a group-attention block (see the module
     docstring); subclasses only choose those parts."""
 
@@ -173,7 +174,10 @@ class RecurrentSeq2Seq(nn.Module):
             keys = self.score(memory["states"])  # (B, S, D)
             scores = outputs @ keys.transpose(1, 2)  # (B, T, S)
             scores = scores.masked_fill(~memory["valid"][:, None, :], float("-inf"))
-            context = torch.softmax(scores, dim=-1) @ memory["states"]  # (B, T, M)
+            weights = torch.softmax(scores, dim=-1)  # (B, T, S)
+            if self.recorder is not None:
+                self.record("cross", weights.unsqueeze(1), head_labels=["decoder"], title="decoder attention (Luong)")
+            context = weights @ memory["states"]  # (B, T, M)
             outputs = torch.tanh(self.combine(torch.cat([context, outputs], dim=-1)))  # (B, T, D)
         logits = self.output(self.dropout(outputs))  # (B, T, V)
         return logits, hidden.transpose(0, 1), cell.transpose(0, 1)

@@ -139,6 +139,7 @@ class EncoderLayer(nn.Module):
     def __init__(self, config: ModelConfig, kernel):
         super().__init__()
         self.self_attention = kernel.build(config, "encoder")
+        self.self_attention.place = "encoder"
         self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
         self.attention_block = Sublayer(config.d_model, config.dropout, config.norm_first)
         self.feed_forward_block = Sublayer(config.d_model, config.dropout, config.norm_first)
@@ -153,6 +154,7 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.self_attention = self_kernel.build(config, "decoder")
         self.cross_attention = cross_kernel.build(config, "cross")
+        self.self_attention.place, self.cross_attention.place = "decoder", "cross"
         self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
         self.self_block = Sublayer(config.d_model, config.dropout, config.norm_first)
         self.cross_block = Sublayer(config.d_model, config.dropout, config.norm_first)

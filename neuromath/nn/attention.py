@@ -23,6 +23,9 @@ The kernel contract:
   With a cache in decoder self-attention the Tq new queries are the last Tq of the Tk keys.
   ``init_parameters()`` (where a kernel has it) gives its special parameters their starting values;
   the model calls it again after its generic initialisation.
+  ``attention_weights(queries, keys, mask, query, structure)`` gives the (B, H, Tq, Tk) softmax ``attend`` uses;
+  inside ``neuromath.nn.recording.recording(model)`` every layer records it (and TP-Attention its roles) under the
+  ``place`` its model gave it.
 """
 
 from __future__ import annotations
@@ -32,11 +35,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from neuromath.errors import ConfigError
+from neuromath.nn.recording import Recorded
 from neuromath.registry import ATTENTION
 
 
 @ATTENTION.register("standard")
-class StandardAttention(nn.Module):
+class StandardAttention(Recorded, nn.Module):
     """Scaled dot-product multi-head attention through ``F.scaled_dot_product_attention``.
 
     ``forward(query, key_value, mask, cache, cache_prefix)``:
@@ -51,6 +55,7 @@ class StandardAttention(nn.Module):
     default_places = ("encoder", "decoder", "cross")
     needs_tree = False
     reads_query_positions = False
+    place = "encoder"  # where the model uses this layer (encoder, decoder or cross); names its recorded attention
 
     @classmethod
     def build(cls, config, place: str = "encoder") -> "StandardAttention":
@@ -103,7 +108,18 @@ class StandardAttention(nn.Module):
         queries = self.split_heads(self.query(query))  # (B, H, Tq, Dh)
         keys, values = self.project_keys_values(key_value, cache, cache_prefix, static_kv)
         attended = self.attend(queries, keys, values, mask, query, structure)  # (B, H, Tq, Dh)
+        if self.recorder is not None:
+            self.record(self.place, self.attention_weights(queries, keys, mask, query, structure),
+                        roles=self.roles(query))
         return self.output(self.merge_heads(attended))
+
+    def attention_weights(self, queries, keys, mask, query, structure) -> torch.Tensor:
+        """The weights (B, H, Tq, Tk) of ``attend``: softmax(q k^T / sqrt(d_head)) over the allowed keys."""
+        return masked_softmax(queries @ keys.transpose(-2, -1) / self.head_dim**0.5, mask)
+
+    def roles(self, query: torch.Tensor) -> torch.Tensor | None:
+        """The role vector of each query per head (B, H, Tq, Dh), for kernels that bind one (TP-Attention)."""
+        return None
 
     def attend(
         self,
@@ -205,8 +221,10 @@ class TPAttention(StandardAttention):
 
     def attend(self, queries, keys, values, mask, query, structure):
         fillers = super().attend(queries, keys, values, mask, query, structure)  # v_bar, (B, H, Tq, Dh)
-        relations = self.split_heads(self.relation(query))  # r, (B, H, Tq, Dh)
-        return fillers * relations
+        return fillers * self.roles(query)
+
+    def roles(self, query: torch.Tensor) -> torch.Tensor:
+        return self.split_heads(self.relation(query))  # r, (B, H, Tq, Dh)
 
 
 @ATTENTION.register("relative")
@@ -255,18 +273,26 @@ class RelativeAttention(StandardAttention):
         distance = key_positions[None, :] - query_positions[:, None]  # (Tq, Tk)
         return distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
 
-    def attend(self, queries, keys, values, mask, query, structure):
+    def distances(self, queries: torch.Tensor, keys: torch.Tensor, structure: dict | None) -> torch.Tensor:
+        """The distance index of every query and key, (B, H, Tq, Tk)."""
         batch, heads, query_length, _ = queries.shape
         key_length = keys.size(2)
         query_start = int(structure.get("query_start", 0)) if structure else 0
         distance = self.distance_index(query_length, key_length, query_start, queries.device)
-        distance = distance.expand(batch, heads, query_length, key_length)  # (B, H, Tq, Tk)
+        return distance.expand(batch, heads, query_length, key_length)  # (B, H, Tq, Tk)
 
+    def attention_weights(self, queries, keys, mask, query, structure, distance=None):
+        """Eq. 5 and the softmax: e_ij = q_i . (k_j + a^K_ij) / sqrt(d_head) over the allowed keys."""
+        distance = self.distances(queries, keys, structure) if distance is None else distance
         content_scores = queries @ keys.transpose(-2, -1)  # (B, H, Tq, Tk)
         scores_by_distance = queries @ self.relative_keys.t()  # (B, H, Tq, 2k+1)
         position_scores = scores_by_distance.gather(-1, distance)  # (B, H, Tq, Tk)
-        scores = (content_scores + position_scores) / self.head_dim**0.5
-        weights = masked_softmax(scores, mask)
+        return masked_softmax((content_scores + position_scores) / self.head_dim**0.5, mask)
+
+    def attend(self, queries, keys, values, mask, query, structure):
+        batch, heads, query_length, _ = queries.shape
+        distance = self.distances(queries, keys, structure)  # (B, H, Tq, Tk)
+        weights = self.attention_weights(queries, keys, mask, query, structure, distance)
         weights = F.dropout(weights, p=self.dropout, training=self.training)  # (B, H, Tq, Tk)
 
         weights_by_distance = weights.new_zeros(batch, heads, query_length, 2 * self.max_distance + 1)
@@ -324,7 +350,8 @@ class TreeRelativeAttention(StandardAttention):
     def init_parameters(self) -> None:
         nn.init.constant_(self.relation_weights, 1.0 if self.form == "multiplicative" else 0.0)
 
-    def attend(self, queries, keys, values, mask, query, structure):
+    def relation_scales(self, queries: torch.Tensor, keys: torch.Tensor, structure: dict | None) -> torch.Tensor:
+        """The learned scalar of every query-key relation and head, (B, H, Tq, Tk)."""
         if not structure or structure.get("relations") is None:
             raise ValueError(
                 'tree_relative attention needs structure["relations"] (B, Tq, Tk); the model must supply relations'
@@ -333,14 +360,22 @@ class TreeRelativeAttention(StandardAttention):
         expected = (queries.size(0), queries.size(2), keys.size(2))
         if tuple(relations.shape) != expected:
             raise ValueError(f"relations have shape {tuple(relations.shape)}, expected (B, Tq, Tk) = {expected}")
-        relation_weights = self.relation_weights[relations].permute(0, 3, 1, 2)  # (B, H, Tq, Tk)
+        return self.relation_weights[relations].permute(0, 3, 1, 2)  # (B, H, Tq, Tk)
+
+    def attention_weights(self, queries, keys, mask, query, structure):
+        relation_weights = self.relation_scales(queries, keys, structure)
+        scores = queries @ keys.transpose(-2, -1) / self.head_dim**0.5  # (B, H, Tq, Tk)
+        if self.form == "additive":
+            return masked_softmax(scores + relation_weights.to(scores.dtype), mask)
+        return masked_softmax(scores * relation_weights, mask)
+
+    def attend(self, queries, keys, values, mask, query, structure):
         dropout = self.dropout if self.training else 0.0
         if self.form == "additive":
-            bias = relation_weights.to(queries.dtype)
+            bias = self.relation_scales(queries, keys, structure).to(queries.dtype)
             if mask is not None:
                 bias = bias.masked_fill(~mask, float("-inf"))
             return F.scaled_dot_product_attention(queries, keys, values, attn_mask=bias, dropout_p=dropout)
-        scores = queries @ keys.transpose(-2, -1) / self.head_dim**0.5  # (B, H, Tq, Tk)
-        weights = masked_softmax(scores * relation_weights, mask)
+        weights = self.attention_weights(queries, keys, mask, query, structure)
         weights = F.dropout(weights, p=dropout, training=self.training)
         return weights @ values  # (B, H, Tq, Dh)

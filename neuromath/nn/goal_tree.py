@@ -37,6 +37,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from neuromath.nn.recording import Recorded
+
 NEG_INF = float("-inf")
 MASKED_LOGIT = -1.0e4  # teacher forcing: a token the state does not allow (finite, so a loss stays finite)
 
@@ -71,7 +73,7 @@ def read(stack: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
     return stack[rows, index]
 
 
-class GoalDrivenTreeDecoder(nn.Module):
+class GoalDrivenTreeDecoder(Recorded, nn.Module):
     """GTS's decoder over ``n_ops`` operators (arities in ``op_arity``) and ``n_constants`` learned constants; numbers
     come from the encoder per problem. ``hidden`` is H (goals, contexts, subtrees, encoder states), ``embed`` the
     operator embedding size."""
@@ -141,7 +143,11 @@ class GoalDrivenTreeDecoder(nn.Module):
         padding excluded -> (N, H)."""
         energy = torch.tanh(self.attention_goal(goal)[:, None, :] + keys)  # (N, S, H)
         scores = self.attention_score(energy).squeeze(-1).masked_fill(~valid, NEG_INF)  # (N, S)
-        return (torch.softmax(scores, dim=-1).unsqueeze(1) @ states).squeeze(1)  # (N, H)
+        weights = torch.softmax(scores, dim=-1)  # (N, S)
+        if self.recorder is not None:  # one row per node: the goal that predicts target token t attends
+            self.record("cross", weights[:, None, None, :], head_labels=["goal"], title="goal attention",
+                        query_side="target_out", key_side="source")
+        return (weights.unsqueeze(1) @ states).squeeze(1)  # (N, H)
 
     def scores(self, goal: torch.Tensor, context: torch.Tensor, leaves: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Eq. 4-5: operator scores (N, n_ops) and leaf scores (N, L) for leaf embeddings ``leaves`` (N, L, H)."""

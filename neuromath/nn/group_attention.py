@@ -22,6 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from neuromath.errors import ConfigError
+from neuromath.nn.attention import masked_softmax
+from neuromath.nn.recording import Recorded
 
 GROUPS = ("global", "quantity", "quantity_pair", "question")
 
@@ -70,7 +72,7 @@ def span_roles_from_ids(source: torch.Tensor, is_break: torch.Tensor, is_number:
     return spans, quantity, question, valid
 
 
-class GroupAttention(nn.Module):
+class GroupAttention(Recorded, nn.Module):
     """Multi-head self-attention with ``heads_per_group`` heads for each group in ``groups`` (the paper: the four
     groups with two heads each; the Table 3 ablation keeps one group with eight heads)."""
 
@@ -101,6 +103,10 @@ class GroupAttention(nn.Module):
         attended = F.scaled_dot_product_attention(
             queries, keys, values, attn_mask=head_masks, dropout_p=self.dropout if self.training else 0.0
         )  # (B, H, T, Dh)
+        if self.recorder is not None:
+            weights = masked_softmax(queries @ keys.transpose(-2, -1) / self.head_dim**0.5, head_masks)
+            labels = [f"{group} {k + 1}" for group in self.groups for k in range(self.heads_per_group)]
+            self.record("encoder", weights, head_labels=labels, title="group attention")
         return self.out(attended.transpose(1, 2).reshape(batch, length, d_model))  # (B, T, D)
 
 
