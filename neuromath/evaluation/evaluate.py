@@ -1,4 +1,5 @@
-"""Evaluate a trained run on examples: value and equation accuracy, and one prediction record each."""
+"""Evaluate a trained run on examples: value and equation accuracy, corpus BLEU of predicted equations (tasks whose
+records have equations), and one prediction record each."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import json
 from pathlib import Path
 from typing import Sequence
 
+from neuromath.evaluation.bleu import equation_bleu
 from neuromath.fileio import write_text_atomic
+
+PREDICTIONS_FILE = "predictions.jsonl"  # a run's (evaluate) or a cv fold's prediction records, one JSON object a line
 
 
 def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
@@ -46,6 +50,9 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
     }
     if decode.nbest > 1:
         metrics["nbest_value_accuracy"] = any_correct / n if n else 0.0
+    bleu = equation_bleu(records)
+    if bleu is not None:
+        metrics["bleu"] = bleu
     return metrics, records
 
 

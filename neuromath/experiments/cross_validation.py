@@ -9,10 +9,12 @@ baselines (``RETRIEVAL_MODELS``) take the same route without training: fit on th
 problem with its nearest training problem's template.
 
 A fold whose ``OUT/fold<k>/summary.json`` already holds test scores is reused, so an interrupted cross-validation
-continues where it stopped (a fold interrupted during training resumes from its last checkpoint). The report gives
-every fold and the mean ± sample standard deviation over folds of value and equation accuracy and of the share of
-test input tokens unknown to the fold's source vocabulary ("unk %"); it is written to ``OUT/report.md`` and
-``OUT/report.json``.
+continues where it stopped (a fold interrupted during training resumes from its last checkpoint). Every fold writes
+its test problems' prediction records to ``OUT/fold<k>/predictions.jsonl`` when it scores them (what ``neuromath
+compare`` pairs two cross-validations on). The report gives every fold and the mean ± sample standard deviation over
+folds of value and equation accuracy, of the corpus BLEU of the predicted equations (``neuromath.evaluation.bleu``)
+and of the share of test input tokens unknown to the fold's source vocabulary ("unk %"); it is written to
+``OUT/report.md`` and ``OUT/report.json``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from typing import Sequence
 
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.evaluation.evaluate import percent, unknown_input, write_predictions
+from neuromath.evaluation.bleu import equation_bleu
+from neuromath.evaluation.evaluate import PREDICTIONS_FILE, percent, unknown_input, write_predictions
 from neuromath.experiments.train_test import train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
@@ -180,7 +183,7 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
     equation_correct = sum(bool(record["equation_correct"]) for record in records)
     fold_dir.mkdir(parents=True, exist_ok=True)
     save_config(config, fold_dir / "config.yaml")
-    write_predictions(records, fold_dir / "predictions.jsonl")
+    write_predictions(records, fold_dir / PREDICTIONS_FILE)
     summary = {
         "run_dir": str(fold_dir),
         "model": config.model.name,
@@ -195,16 +198,20 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
         summary["test"] = {"value_accuracy": value_correct / n, "equation_accuracy": equation_correct / n, "n": n,
                            "value_correct": value_correct, "equation_correct": equation_correct,
                            **unknown_input(source_vocab, task, splits["test"])}
+        bleu = equation_bleu(records)
+        if bleu is not None:
+            summary["test"]["bleu"] = bleu
     return summary
 
 
 def run_trained_fold(config: Config, fold_dir: Path, progress_prefix: str, progress: bool) -> dict:
-    """Train (or resume an interrupted) run of the fold in ``fold_dir``; returns its summary."""
+    """Train (or resume an interrupted) run of the fold in ``fold_dir``; returns its summary. The test problems'
+    prediction records go to ``fold_dir/predictions.jsonl``."""
     resume = (fold_dir / "checkpoints" / "last.ckpt").exists()
     if progress:
         print(f"{progress_prefix}: {'resuming the interrupted training' if resume else 'training'} "
               f"{config.model.name} ...", file=sys.stderr, flush=True)
-    return train(config, fold_dir, resume=resume).summary
+    return train(config, fold_dir, resume=resume, predictions=fold_dir / PREDICTIONS_FILE).summary
 
 
 def previous_summary(fold_dir: Path) -> dict | None:
@@ -231,6 +238,8 @@ def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused
         "test_examples": test["n"],
         "value_accuracy": test["value_accuracy"],
         "equation_accuracy": test["equation_accuracy"],
+        # corpus BLEU (0-100) of the predicted equations; None in the summary of a fold run before it was measured
+        "bleu": test.get("bleu"),
         # the test fold's source tokens (and examples with any) unknown to the run's vocabulary; None in the summary
         # of a fold run before they were measured
         "unknown_token_rate": test.get("unknown_token_rate"),
@@ -245,10 +254,10 @@ def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused
 def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True) -> dict:
     """Run every fold (reusing finished ones) in ``out_dir/<fold name>`` and write ``out_dir/report.md`` and
     ``report.json``; returns the report: ``{"model", "task", "k", "out", "folds": [row, ...], "value_accuracy":
-    {"mean", "std"}, "equation_accuracy": {"mean", "std"}, "unknown_token_rate": {"mean", "std"} (None when a
-    reused fold lacks it), "test_examples", "wall_seconds", "elapsed_seconds"}`` where a row holds the fold's sizes,
-    test accuracies, unknown input rates (of tokens and of examples), best validation value accuracy, epochs and
-    seconds."""
+    {"mean", "std"}, "equation_accuracy": {"mean", "std"}, "bleu": {"mean", "std"}, "unknown_token_rate": {"mean",
+    "std"} ("bleu" and "unknown_token_rate" None when a reused fold lacks them), "test_examples", "wall_seconds",
+    "elapsed_seconds"}`` where a row holds the fold's sizes, test accuracies, BLEU (0-100), unknown input rates (of
+    tokens and of examples), best validation value accuracy, epochs and seconds."""
     word_problem_task(config)
     if not folds:
         raise NeuromathError("no folds to cross-validate")
@@ -284,8 +293,9 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
         row = fold_row(name, train_path, test_path, summary, reused=False)
         rows.append(row)
         if progress:
+            bleu = "" if row["bleu"] is None else f", BLEU {row['bleu']:.1f}"
             print(f"{prefix}: value accuracy {percent(row['value_accuracy'])}, equation accuracy "
-                  f"{percent(row['equation_accuracy'])} on {row['test_examples']} test problems "
+                  f"{percent(row['equation_accuracy'])}{bleu} on {row['test_examples']} test problems "
                   f"({row['wall_seconds']:.1f} s)", file=sys.stderr, flush=True)
 
     report = {"model": config.model.name, "task": config.data.task, "k": len(rows), "out": str(out_dir),
@@ -293,12 +303,13 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
     for measure in ("value_accuracy", "equation_accuracy"):
         mean, std = mean_std([row[measure] for row in rows])
         report[measure] = {"mean": mean, "std": std}
-    rates = [row["unknown_token_rate"] for row in rows]
-    if None in rates:  # a fold reused from before the rate was measured
-        report["unknown_token_rate"] = None
-    else:
-        mean, std = mean_std(rates)
-        report["unknown_token_rate"] = {"mean": mean, "std": std}
+    for measure in ("bleu", "unknown_token_rate"):
+        values = [row[measure] for row in rows]
+        if None in values:  # a fold reused from before the measure was taken
+            report[measure] = None
+        else:
+            mean, std = mean_std(values)
+            report[measure] = {"mean": mean, "std": std}
     report["test_examples"] = sum(row["test_examples"] for row in rows)
     report["wall_seconds"] = sum(row["wall_seconds"] or 0.0 for row in rows)  # every fold's run, reused ones too
     report["elapsed_seconds"] = time.perf_counter() - started  # this invocation
@@ -322,31 +333,33 @@ def format_report(report: dict) -> str:
         return f"{value:.1f}" if isinstance(value, float) else str(value)
 
     value, equation = report["value_accuracy"], report["equation_accuracy"]
-    unknown = report.get("unknown_token_rate")
+    unknown, bleu = report.get("unknown_token_rate"), report.get("bleu")
     unknown_mean = "n/a" if unknown is None else f"{cell(unknown['mean'])} ± {cell(unknown['std'])}"
+    bleu_mean = "n/a" if bleu is None else f"{bleu['mean']:.1f} ± {bleu['std']:.1f}"  # BLEU is 0-100 already
     lines = [
         f"# {report['model']}: {report['k']}-fold cross-validation ({report['task']})",
         "",
         f"value accuracy {cell(value['mean'])} ± {cell(value['std'])} %, equation accuracy "
-        f"{cell(equation['mean'])} ± {cell(equation['std'])} % (mean ± sample standard deviation over "
-        f"{report['k']} folds; {report['test_examples']} test problems in all)",
+        f"{cell(equation['mean'])} ± {cell(equation['std'])} %, BLEU {bleu_mean} (mean ± sample standard deviation "
+        f"over {report['k']} folds; {report['test_examples']} test problems in all)",
         "",
-        "| fold | train | valid | test | value acc. % | equation acc. % | unk % | best valid value acc. % | epochs | "
-        "seconds |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| fold | train | valid | test | value acc. % | equation acc. % | BLEU | unk % | best valid value acc. % | "
+        "epochs | seconds |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in report["folds"]:
         lines.append(
             f"| {row['fold']} | {plain(row['train_examples'])} | {plain(row['valid_examples'])} | "
             f"{row['test_examples']} | {cell(row['value_accuracy'])} | {cell(row['equation_accuracy'])} | "
-            f"{cell(row.get('unknown_token_rate'))} | {cell(row['best_val_value_accuracy'])} | "
-            f"{plain(row['epochs'])} | {plain(row['wall_seconds'])} |"
+            f"{plain(row.get('bleu'))} | {cell(row.get('unknown_token_rate'))} | "
+            f"{cell(row['best_val_value_accuracy'])} | {plain(row['epochs'])} | {plain(row['wall_seconds'])} |"
         )
     lines.append(
         f"| mean ± std | | | | {cell(value['mean'])} ± {cell(value['std'])} | "
-        f"{cell(equation['mean'])} ± {cell(equation['std'])} | {unknown_mean} | | | "
+        f"{cell(equation['mean'])} ± {cell(equation['std'])} | {bleu_mean} | {unknown_mean} | | | "
         f"{report['wall_seconds']:.1f} (sum) |"
     )
-    lines += ["", "unk %: the share of the test fold's input tokens that are not in the fold's source vocabulary "
+    lines += ["", "BLEU: corpus BLEU-4 (0-100, no smoothing) of the fold's predicted equations against the gold ones; "
+                  "unk %: the share of the test fold's input tokens that are not in the fold's source vocabulary "
                   "(read as <unk>)"]
     return "\n".join(lines) + "\n"

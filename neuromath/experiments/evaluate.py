@@ -1,7 +1,8 @@
 """Evaluate trained runs on a data file or folder, side by side: each run's task names how (``task.evaluation``, a
 procedure registered in ``neuromath.registry.EVALUATION``):
 
-- ``sequence``: value (or the task's) accuracy and equation accuracy, predictions per run;
+- ``sequence``: value (or the task's) accuracy and equation accuracy, corpus BLEU of the predicted equations (word
+  problems), predictions per run;
 - ``modules``: the same, plus the per-module report of the Mathematics Dataset (Table 1 summary, CSV, PNG);
 - ``symbolic``: exact match and verified accuracy at several beam widths, full and deduplicated test sets;
 - ``verification``: accuracy, precision and recall by depth of equation classifiers beside the numeric checker.
@@ -19,6 +20,7 @@ from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import (
+    PREDICTIONS_FILE,
     evaluate_examples,
     percent,
     run_names,
@@ -101,7 +103,7 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
         if not examples:
             raise NeuromathError(f"{request.data}: no examples to evaluate")
         metrics, records = evaluate_examples(solver, examples)
-        predictions = Path(request.predictions) if request.predictions else Path(run_dir) / "predictions.jsonl"
+        predictions = Path(request.predictions) if request.predictions else Path(run_dir) / PREDICTIONS_FILE
         write_predictions(records, predictions)
         metrics.update({"run": str(run_dir), "data": str(request.data), "skipped": len(skipped),
                         "predictions": str(predictions)})
@@ -154,6 +156,9 @@ def print_metrics(name, metrics: dict, task, solver, skipped: list) -> None:
     if task.equation_label:
         print(f"{task.equation_label:<{label_width}}{percent(metrics['equation_accuracy'])} "
               f"({metrics['equation_correct']}/{metrics['n']})")
+    if "bleu" in metrics:
+        print(f"{'BLEU':<{label_width}}{metrics['bleu']:.1f} (corpus BLEU-4, 0-100, of the predicted against the gold "
+              "equations)")
     if "nbest_value_accuracy" in metrics:
         print(f"{task.accuracy_label} of the {solver.decode.nbest}-best lists (any right) "
               f"{percent(metrics['nbest_value_accuracy'])}")

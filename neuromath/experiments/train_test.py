@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary
+from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary, write_predictions
 from neuromath.evaluation.identities import mean_and_std, mean_std_table, verification_metrics
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
@@ -31,14 +31,14 @@ from neuromath.training.run import TrainResult, fit_sequence_model
 @dataclass(frozen=True)
 class TrainingProcedure:
     fit: Callable[[Config, Path, bool], TrainResult]  # train (or resume) a run folder; summary.json without test
-    test: Callable[[Path, list], dict]  # score held-out examples with the run's best weights
+    # score held-out examples with the run's best weights: (metrics, one JSON-ready record per example)
+    test: Callable[[Path, list], tuple[dict, list[dict]]]
     outcome: Callable[[dict, object], list[str]]  # the lines printed after training (summary, task)
     combine_seeds: Callable[[Config, list[dict], Path], tuple[dict, str]]  # test scores of seeds -> (json, text)
 
 
-def score_sequence_run(run_dir: Path, examples: list) -> dict:
-    metrics, _ = evaluate_examples(load(run_dir), examples)
-    return metrics
+def score_sequence_run(run_dir: Path, examples: list) -> tuple[dict, list[dict]]:
+    return evaluate_examples(load(run_dir), examples)
 
 
 def sequence_outcome(summary: dict, task) -> list[str]:
@@ -62,8 +62,11 @@ def combine_sequence_seeds(config: Config, tested: list[dict], out: Path) -> tup
     return combined, text
 
 
-def score_classifier_run(run_dir: Path, examples: list) -> dict:
-    return verification_metrics(examples, (load_classifier(run_dir).logits(examples) > 0).tolist())
+def score_classifier_run(run_dir: Path, examples: list) -> tuple[dict, list[dict]]:
+    predictions = (load_classifier(run_dir).logits(examples) > 0).tolist()
+    records = [{"source": example.source, "depth": example.depth, "label": example.label, "predicted": prediction,
+                "correct": prediction == example.label} for example, prediction in zip(examples, predictions)]
+    return verification_metrics(examples, predictions), records
 
 
 def classifier_outcome(summary: dict, task) -> list[str]:
@@ -95,10 +98,14 @@ def procedure(config: Config) -> TrainingProcedure:
     return TRAINING.get(get_task(config.data.task).training)
 
 
-def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
+def train(
+    config: Config, run_dir: str | Path, resume: bool = False, predictions: str | Path | None = None
+) -> TrainResult:
     """Train (or resume) a run of the config's task in ``run_dir``, holding its lock; when the data has a held-out
     test split, score it once with the best weights and add it to the summary (``summary["test"]``, also in
-    summary.json)."""
+    summary.json), and with ``predictions`` write the test split's records there (JSON Lines, one per example in
+    the order of the test split; sequence tasks: the records of ``neuromath.evaluation.evaluate.evaluate_examples``,
+    as ``neuromath evaluate`` writes them)."""
     run_dir = Path(run_dir)
     chosen = procedure(config)
     if not is_rank_zero():  # another process of a multi-process run: it trains beside rank zero, which writes
@@ -106,7 +113,9 @@ def train(config: Config, run_dir: str | Path, resume: bool = False) -> TrainRes
     with locked(run_dir):  # a second train into the same folder is refused while this one writes it
         result = chosen.fit(config, run_dir, resume)
         if result.data.test:
-            result.summary["test"] = chosen.test(run_dir, result.data.test)
+            result.summary["test"], records = chosen.test(run_dir, result.data.test)
+            if predictions is not None:
+                write_predictions(records, predictions)
             write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
     return result
 

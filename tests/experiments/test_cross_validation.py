@@ -12,6 +12,7 @@ import yaml
 from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.evaluation.bleu import equation_bleu
 from neuromath.experiments.cross_validation import (
     find_folds,
     format_report,
@@ -184,10 +185,11 @@ def test_cv_report_gives_each_folds_unknown_token_rate_by_hand(tmp_path):
     summary = json.loads((tmp_path / "out" / "fold0" / "summary.json").read_text())
     assert summary["test"]["unknown_tokens"] == 3 and summary["test"]["source_tokens"] == 44
     markdown = (tmp_path / "out" / "report.md").read_text()
-    assert "| value acc. % | equation acc. % | unk % |" in markdown
-    assert "| fold0 | 2 | 0 | 3 | 66.7 | 33.3 | 6.8 |" in markdown and "| fold1 | 2 | 0 | 2 | 50.0 | 50.0 | 12.9 |" \
-        in markdown
-    assert "| 58.3 ± 11.8 | 41.7 ± 11.8 | 9.9 ± 4.3 |" in markdown
+    assert "| value acc. % | equation acc. % | BLEU | unk % |" in markdown
+    # BLEU-4 is 0: every predicted equation has 3 tokens, so no fold has a 4-gram (neuromath.evaluation.bleu)
+    assert "| fold0 | 2 | 0 | 3 | 66.7 | 33.3 | 0.0 | 6.8 |" in markdown
+    assert "| fold1 | 2 | 0 | 2 | 50.0 | 50.0 | 0.0 | 12.9 |" in markdown
+    assert "| 58.3 ± 11.8 | 41.7 ± 11.8 | 0.0 ± 0.0 | 9.9 ± 4.3 |" in markdown
     assert json.loads((tmp_path / "out" / "report.json").read_text()) == report
 
     # with the case kept, TOM is unknown to fold0 (which has Tom) and How, He are known as written: 4 of 44
@@ -196,15 +198,48 @@ def test_cv_report_gives_each_folds_unknown_token_rate_by_hand(tmp_path):
     assert [row["unknown_token_rate"] for row in cased["folds"]] == pytest.approx([4 / 44, 4 / 31])
 
 
-def test_a_fold_reused_from_before_the_rate_was_measured_shows_n_a():
+ADD3 = "{} has number0 apples . {} buys number1 more and then number2 more . How many apples now ?"
+BUY_EAT = "{} has number0 apples . {} buys number1 more and then eats number2 . How many apples now ?"
+
+
+def test_cv_report_gives_each_folds_bleu_by_hand(tmp_path):
+    """Corpus BLEU-4 (0-100) of each fold's predicted equations, counted by hand from the retrieval baseline's
+    answers (the nearest training problem's template)."""
+    train = svamp_csv([(ADD3.format("Tom", "He"), "5 3 2", "+ + number0 number1 number2", 10),
+                       (BOX, "6 7", "* number0 number1", 42)])
+    folds_dir = tmp_path / "folds"
+    make_fold(folds_dir / "fold0", train=train,
+              dev=svamp_csv([(BUY_EAT.format("Ann", "She"), "5 3 2", "- + number0 number1 number2", 6),  # nearest ADD3
+                             (BOX, "3 5", "* number0 number1", 15)]))
+    make_fold(folds_dir / "fold1", train=train,
+              dev=svamp_csv([(ADD3.format("Ann", "She"), "4 1 2", "+ + number0 number1 number2", 7),
+                             (BOX, "2 9", "* number0 number1", 18)]))
+    report = run_cross_validation(load_config(None, ["model.name=jaccard"]), find_folds(folds_dir),
+                                  tmp_path / "out", progress=False)
+    # fold0 predicts "+ + n0 n1 n2" for "- + n0 n1 n2" and "* n0 n1" for "* n0 n1": matched / predicted n-grams
+    # unigrams 4/5 + 3/3 (the second + is clipped), bigrams 3/4 + 2/2, trigrams 2/3 + 1/1, 4-grams 1/2 + 0/0;
+    # 8 tokens predicted, 8 in the references: BP = 1. fold1 predicts both equations exactly: 100.
+    fold0 = 100 * (7 / 8 * 5 / 6 * 3 / 4 * 1 / 2) ** 0.25
+    assert [row["bleu"] for row in report["folds"]] == pytest.approx([fold0, 100.0])
+    assert report["bleu"] == pytest.approx({"mean": (fold0 + 100) / 2, "std": (100 - fold0) / math.sqrt(2)})
+    assert [row["value_accuracy"] for row in report["folds"]] == [0.5, 1.0]
+    summary = json.loads((tmp_path / "out" / "fold0" / "summary.json").read_text())
+    assert summary["test"]["bleu"] == pytest.approx(fold0)
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "| fold0 | 2 | 0 | 2 | 50.0 | 50.0 | 72.3 |" in markdown
+    assert "| fold1 | 2 | 0 | 2 | 100.0 | 100.0 | 100.0 |" in markdown
+    assert "| 75.0 ± 35.4 | 75.0 ± 35.4 | 86.2 ± 19.6 |" in markdown and "BLEU 86.2 ± 19.6 (mean" in markdown
+
+
+def test_a_fold_reused_from_before_bleu_and_the_rate_were_measured_shows_n_a():
     row = {"fold": "fold0", "train_examples": 4, "valid_examples": 1, "test_examples": 2, "value_accuracy": 0.5,
            "equation_accuracy": 0.5, "best_val_value_accuracy": None, "epochs": 3, "wall_seconds": 1.0}
     report = {"model": "transformer", "task": "word_problems", "k": 1, "folds": [row], "test_examples": 2,
               "value_accuracy": {"mean": 0.5, "std": 0.0}, "equation_accuracy": {"mean": 0.5, "std": 0.0},
               "unknown_token_rate": None, "wall_seconds": 1.0}
     markdown = format_report(report)
-    assert "| fold0 | 4 | 1 | 2 | 50.0 | 50.0 | n/a | n/a | 3 | 1.0 |" in markdown
-    assert "| 50.0 ± 0.0 | 50.0 ± 0.0 | n/a |" in markdown
+    assert "| fold0 | 4 | 1 | 2 | 50.0 | 50.0 | n/a | n/a | n/a | 3 | 1.0 |" in markdown  # BLEU, unk %, best valid
+    assert "| 50.0 ± 0.0 | 50.0 ± 0.0 | n/a | n/a |" in markdown and "BLEU n/a" in markdown
 
 
 TINY_CONFIG = {
@@ -247,6 +282,12 @@ def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, 
         unknown = sum(vocab.count_unknown(words) for words in tokens)
         assert unknown > 0 and row["unknown_token_rate"] == pytest.approx(unknown / sum(map(len, tokens)))
         assert summary["test"]["unknown_tokens"] == unknown
+        # the test fold's predictions, one record per test problem in the file's order, as the fold scored them
+        records = [json.loads(line) for line in (fold / "predictions.jsonl").read_text().splitlines()]
+        assert [record["id"] for record in records] == [example.id for example in test]
+        assert sum(record["correct"] for record in records) == summary["test"]["value_correct"]
+        assert sum(record["equation_correct"] for record in records) == summary["test"]["equation_correct"]
+        assert row["bleu"] == summary["test"]["bleu"] == pytest.approx(equation_bleu(records))
         saved = load_config(fold / "config.yaml")
         assert saved.data.valid is None and saved.data.train.endswith(f"folds/{row['fold']}/train.jsonl")
         assert saved.data.test.endswith(f"folds/{row['fold']}/test.jsonl") and saved.data.format == "jsonl"
