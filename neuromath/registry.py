@@ -58,3 +58,5 @@ CLASSIFIERS: Registry = Registry("equation classifier")  # whole models of the i
 TRAINING: Registry = Registry("training procedure")  # how a task's runs train and are tested (task.training)
 # how `evaluate` scores and reports a task's runs (task.evaluation)
 EVALUATION: Registry = Registry("evaluation procedure")
+# how `compare` scores each example of a task's runs right or wrong, by the same name as its evaluation procedure
+PAIRED_SCORING: Registry = Registry("per-example scoring")

@@ -182,9 +182,9 @@ def test_the_cli_starts_without_torch():
 
 
 def test_using_trained_runs_does_not_load_lightning():
-    """Only training needs Lightning (seconds to import): solve, evaluate and complete load runs without it."""
-    script = ("import sys, neuromath.api, neuromath.experiments.evaluate, neuromath.cli.complete; "
-              "print('lightning' in sys.modules)")
+    """Only training needs Lightning (seconds to import): solve, evaluate, complete and compare load runs without it."""
+    script = ("import sys, neuromath.api, neuromath.experiments.evaluate, neuromath.experiments.compare, "
+              "neuromath.cli.complete; print('lightning' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""The ``neuromath`` command: demo, generate, train, evaluate, complete, cv, data, solve, config.
+"""The ``neuromath`` command: demo, generate, train, evaluate, complete, cv, compare, analyze, data, solve, config.
 
 One module per command, each with a ``register(commands)`` that adds its sub-parser and handler; this module holds
 ``main`` and the error handling they share. Command modules import the heavy layers (torch, lightning) inside their
@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from neuromath.cli import complete, config, cv, data, demo, evaluate, generate, solve, train
+from neuromath.cli import analyze, compare, complete, config, cv, data, demo, evaluate, generate, solve, train
 from neuromath.errors import NeuromathError
 
-COMMANDS = (demo, generate, train, evaluate, complete, cv, data, solve, config)  # in the order --help lists them
+# in the order --help lists them
+COMMANDS = (demo, generate, train, evaluate, complete, cv, compare, analyze, data, solve, config)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,40 @@
+"""neuromath analyze: look inside a trained run. ``analyze roles RUN --data FILE``: cluster the TP-Transformer's role
+vectors of every head and layer and compare the clusters with token classes against a shuffled baseline
+(``neuromath.experiments.analyze``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from neuromath.cli.common import nonnegative_int, positive_int
+
+
+def command_analyze_roles(args: argparse.Namespace) -> int:
+    from neuromath.experiments.analyze import RolesRequest, analyze_roles  # torch, scikit-learn: loaded only here
+
+    request = RolesRequest(data=args.data, out=args.out, k=args.k, max_examples=args.max_examples,
+                           max_vectors=args.max_vectors, seed=args.seed, shuffles=args.shuffles,
+                           batch_size=args.batch_size, format=args.format, json=args.json)
+    return analyze_roles(args.run_dir, request)
+
+
+def register(commands) -> None:
+    analyze = commands.add_parser("analyze", help="look inside a trained run (roles: TP-Attention role vectors)")
+    kinds = analyze.add_subparsers(dest="analysis", required=True)
+    roles = kinds.add_parser("roles", help="k-means of the TP-Attention role vectors of every head and layer "
+                                           "against token classes, with a shuffled baseline and a PCA plot")
+    roles.add_argument("run_dir", metavar="RUN_DIR")
+    roles.add_argument("--data", required=True, help="examples to run the model on (teacher-forced)")
+    roles.add_argument("--out", required=True, help="folder for report.md, report.json and roles_pca.png")
+    roles.add_argument("--k", type=positive_int, default=20, help="clusters per head (default 20)")
+    roles.add_argument("--max-examples", dest="max_examples", type=nonnegative_int, default=2000,
+                       help="the first this many examples of the data (0: all; default 2000)")
+    roles.add_argument("--max-vectors", dest="max_vectors", type=nonnegative_int, default=20000,
+                       help="per head, a seeded sample of at most this many token occurrences (0: all; default 20000)")
+    roles.add_argument("--shuffles", type=positive_int, default=20,
+                       help="shuffles of the token classes for the chance baseline (default 20)")
+    roles.add_argument("--seed", type=int, default=0)
+    roles.add_argument("--batch-size", dest="batch_size", type=positive_int, default=64)
+    roles.add_argument("--format", default=None, help="data format (default: detected from the file)")
+    roles.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    roles.set_defaults(handler=command_analyze_roles)

@@ -1,0 +1,50 @@
+"""neuromath compare: two runs on the same data file, or two cross-validations over the same folds: both accuracies,
+the paired difference with a bootstrap confidence interval, McNemar's exact test and the 2×2 table
+(``neuromath.experiments.compare``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from neuromath.cli.common import finite_float, nonnegative_int, positive_int
+
+
+def confidence_level(text: str) -> float:
+    """An argparse type: a confidence level strictly between 0 and 1."""
+    value = finite_float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (exclusive), got {value}")
+    return value
+
+
+def command_compare(args: argparse.Namespace) -> int:
+    # torch: loaded only by the commands that use it
+    from neuromath.experiments.compare import CompareRequest, compare_command
+
+    request = CompareRequest(data=args.data, format=args.format, lenient=args.lenient, beam=args.beam,
+                             samples=args.samples, seed=args.seed, confidence=args.confidence, json=args.json)
+    return compare_command(args.a, args.b, request)
+
+
+def register(commands) -> None:
+    compare = commands.add_parser(
+        "compare", help="is B better than A? paired bootstrap interval and McNemar's test on the same examples",
+        description="Compare two runs of one task on --data FILE (examples paired by position), or two cv output "
+                    "folders over the test problems of all their folds: both accuracies, the difference B - A with "
+                    "a paired bootstrap confidence interval, McNemar's exact test and the 2x2 table.")
+    compare.add_argument("a", metavar="A", help="a run folder, or a neuromath cv output folder")
+    compare.add_argument("b", metavar="B", help="a run folder of the same task, or a cv folder over the same folds")
+    compare.add_argument("--data", default=None, metavar="FILE",
+                         help="the examples two runs are scored on (not for cv folders: their test folds are used)")
+    compare.add_argument("--format", default=None, help="data format (default: detected from the file)")
+    compare.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
+    compare.add_argument("--beam", type=positive_int, default=None, metavar="K",
+                         help="beam width (default: each run's own decoding; symbolic: 1, right when any "
+                              "hypothesis of the beam verifies)")
+    compare.add_argument("--samples", type=positive_int, default=10_000,
+                         help="bootstrap resamples (default 10000)")
+    compare.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
+    compare.add_argument("--confidence", type=confidence_level, default=0.95,
+                         help="confidence level of the interval (default 0.95)")
+    compare.add_argument("--json", action="store_true", help="print one JSON object")
+    compare.set_defaults(handler=command_compare)
