@@ -156,3 +156,17 @@ def test_an_equation_classifier_gives_its_probability_and_the_numeric_check(tmp_
     assert main(["solve", str(run), "sin(x) + = 1"]) == 2
     assert "at position 9" in capsys.readouterr().err
     assert not math.isnan(verdict.probability)
+
+
+def test_a_run_of_the_normalised_word_problem_task_solves_a_typed_problem(tmp_path, monkeypatch):
+    """A typed problem has no equation; the normalised task's target must then be empty, not an error (solve failed
+    with "empty token list" on every GroupATT run trained on normalised postfix targets)."""
+    words = ["jerry", "had", "pens", ".", "john", "took", "from", "him", "how", "many", "does", "have", "left", "?"]
+    run = write_run(tmp_path / "run", "word_problems_normalized", [*words, "n0", "n1", "+", "-", "*", "/"])
+    text = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
+    solver = load(run)
+    decoded = solver.solve(text, attention=True)  # the real decoder and the attention pass read the example
+    assert decoded.masked_equation is not None and decoded.attention
+    answering(solver, monkeypatch, "n0 n1 -")  # postfix, as the normalised task's models write
+    solution = solver.solve(text)
+    assert (solution.equation, solution.answer_text) == ("135 - 19", "116")

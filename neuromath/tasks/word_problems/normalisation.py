@@ -134,8 +134,9 @@ def template_counts(examples: Sequence[Example]) -> dict[str, int]:
 
 
 def normalized_target_tokens(example: Example) -> list[str]:
-    """The target of the normalised task: the example's normalised equation in postfix."""
-    return list(normalize_equation(example.equation))
+    """The target of the normalised task: the example's normalised equation in postfix (none for an example without
+    an equation, such as ``prepare_problem`` makes for solve)."""
+    return list(normalize_equation(example.equation)) if example.equation else []
 
 
 def prefix_of_postfix_hypothesis(postfix_tokens: Sequence[str]) -> tuple[str, ...] | None:
