@@ -14,7 +14,7 @@ def command_analyze_roles(args: argparse.Namespace) -> int:
 
     request = RolesRequest(data=args.data, out=args.out, k=args.k, max_examples=args.max_examples,
                            max_vectors=args.max_vectors, seed=args.seed, shuffles=args.shuffles,
-                           batch_size=args.batch_size, format=args.format, json=args.json)
+                           batch_size=args.batch_size, head_row=args.head, format=args.format, json=args.json)
     return analyze_roles(args.run_dir, request)
 
 
@@ -33,6 +33,9 @@ def register(commands) -> None:
                        help="per head, a seeded sample of at most this many token occurrences (0: all; default 20000)")
     roles.add_argument("--shuffles", type=positive_int, default=20,
                        help="shuffles of the token classes for the chance baseline (default 20)")
+    roles.add_argument("--head", type=positive_int, default=None, metavar="ROW",
+                       help="the row of the printed table whose clusters and PCA plot the report shows "
+                            "(default: the head with the largest NMI)")
     roles.add_argument("--seed", type=int, default=0)
     roles.add_argument("--batch-size", dest="batch_size", type=positive_int, default=64)
     roles.add_argument("--format", default=None, help="data format (default: detected from the file)")

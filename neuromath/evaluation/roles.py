@@ -148,20 +148,22 @@ def shown(token: str) -> str:
     return repr(token) if token.isspace() or not token else token
 
 
-def to_markdown(analyses: Sequence[HeadAnalysis], best: HeadAnalysis, meta: dict) -> str:
+def to_markdown(analyses: Sequence[HeadAnalysis], best: HeadAnalysis, meta: dict, why: str) -> str:
     lines = [f"# Role analysis of {meta['run']}", "",
              f"Data: {meta['data']} ({meta['examples']} examples, teacher-forced on the gold answers). "
              f"k-means with k = {meta['k']} on the role vectors of each head of each TP-Attention layer; the token "
              f"classes shuffled {meta['shuffles']} times among the vectors give the chance level (mean ± std). "
              "Purity counts the vectors whose cluster's most frequent class is their own; NMI is the normalised "
              "mutual information of clusters and classes.", "",
-             "| layer | head | vectors | purity | shuffled purity | NMI | shuffled NMI |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for a in analyses:
-        lines.append(f"| {a.layer} | {a.head + 1} | {a.n} | {100 * a.purity:.1f} | "
+             "In the first layer a role is a function of the token and its position alone, so classes there say mostly "
+             "that the embedding separates them; deeper layers show what the roles add.", "",
+             "| row | layer | head | vectors | purity | shuffled purity | NMI | shuffled NMI |",
+             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for row, a in enumerate(analyses, start=1):
+        lines.append(f"| {row} | {a.layer} | {a.head + 1} | {a.n} | {100 * a.purity:.1f} | "
                      f"{100 * a.shuffled_purity[0]:.1f} ± {100 * a.shuffled_purity[1]:.1f} | {a.nmi:.3f} | "
                      f"{a.shuffled_nmi[0]:.3f} ± {a.shuffled_nmi[1]:.3f} |")
-    lines += ["", f"## Clusters of {best.layer}, head {best.head + 1} (the largest NMI)", "",
+    lines += ["", f"## Clusters of {best.layer}, head {best.head + 1} ({why})", "",
               f"Purity {100 * best.purity:.1f}% against {100 * best.shuffled_purity[0]:.1f}% with shuffled "
               f"classes; NMI {best.nmi:.3f} against {best.shuffled_nmi[0]:.3f}. The PCA plot is {meta['plot']}.", "",
               "| cluster | size | majority class (share) | classes | most frequent tokens |",
@@ -201,16 +203,20 @@ def plot_pca(analysis: HeadAnalysis, vectors: np.ndarray, path: str | Path, seed
 
 
 def write_report(analyses: Sequence[HeadAnalysis], samples: Sequence[RoleSample], meta: dict,
-                 out_dir: str | Path) -> dict[str, Path]:
-    """``report.md``, ``report.json`` and ``roles_pca.png`` (of the head with the largest NMI) in ``out_dir``."""
+                 out_dir: str | Path, row: int | None = None) -> dict[str, Path]:
+    """``report.md``, ``report.json`` and ``roles_pca.png`` in ``out_dir``; the clusters and the plot are of the head
+    in table row ``row`` (1-based), by default the head with the largest NMI."""
     out_dir = Path(out_dir)
-    best_index = max(range(len(analyses)), key=lambda i: analyses[i].nmi)
+    if row is not None and not 1 <= row <= len(analyses):
+        raise ValueError(f"there are {len(analyses)} heads (rows 1 to {len(analyses)}), not row {row}")
+    best_index = row - 1 if row is not None else max(range(len(analyses)), key=lambda i: analyses[i].nmi)
+    why = f"row {row}" if row is not None else "the largest NMI"
     best = analyses[best_index]
     paths = {"markdown": out_dir / "report.md", "json": out_dir / "report.json", "plot": out_dir / "roles_pca.png"}
     meta = {**meta, "plot": paths["plot"].name}
     plot_pca(best, samples[best_index].vectors, paths["plot"], seed=meta.get("seed", 0))
     report = {**meta, "heads": [a.summary() for a in analyses],
-              "best": {**best.summary(), "clusters": best.clusters}}
+              "detailed": {"row": best_index + 1, **best.summary(), "clusters": best.clusters}}
     write_text_atomic(paths["json"], json.dumps(report, indent=2, ensure_ascii=False))
-    write_text_atomic(paths["markdown"], to_markdown(analyses, best, meta))
+    write_text_atomic(paths["markdown"], to_markdown(analyses, best, meta, why))
     return paths

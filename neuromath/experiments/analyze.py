@@ -31,6 +31,7 @@ class RolesRequest:
     seed: int = 0
     shuffles: int = 20
     batch_size: int = 64
+    head_row: int | None = None  # the row of the table whose clusters and plot are shown (None: the largest NMI)
     format: str | None = None
     json: bool = False
 
@@ -105,13 +106,16 @@ def analyze_roles(run_dir: str, request: RolesRequest) -> int:
     analyses = analyse_roles(samples, request.k, request.seed, request.shuffles)
     meta = {"run": str(run_dir), "data": str(request.data), "examples": len(examples), "k": request.k,
             "seed": request.seed, "shuffles": request.shuffles}
-    paths = write_report(analyses, samples, meta, request.out)
+    try:
+        paths = write_report(analyses, samples, meta, request.out, request.head_row)
+    except ValueError as error:
+        raise NeuromathError(f"--head: {error}") from None
     if request.json:
         print(json.dumps(json.loads(paths["json"].read_text(encoding="utf-8"))))
         return 0
-    print(f"{'layer':<34} head  vectors  purity  shuffled      NMI   shuffled")
-    for a in analyses:
-        print(f"{a.layer:<34} {a.head + 1:>4} {a.n:>8} {100 * a.purity:6.1f}%  "
+    print(f"row  {'layer':<34} head  vectors  purity  shuffled      NMI   shuffled")
+    for row, a in enumerate(analyses, start=1):
+        print(f"{row:>3}  {a.layer:<34} {a.head + 1:>4} {a.n:>8} {100 * a.purity:6.1f}%  "
               f"{100 * a.shuffled_purity[0]:5.1f}±{100 * a.shuffled_purity[1]:.1f}%  {a.nmi:6.3f}  "
               f"{a.shuffled_nmi[0]:.3f}±{a.shuffled_nmi[1]:.3f}")
     print(f"report written to {paths['markdown']}, {paths['json']}, {paths['plot']}")
