@@ -151,7 +151,7 @@ def test_an_equation_classifier_gives_its_probability_and_the_numeric_check(tmp_
 
     assert main(["solve", str(run), "sin(x)^2 + cos(x)^2 = 1"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("(sin(x)^2 + cos(x)^2) = 1: ") and "numeric check: true" in out
+    assert out.startswith("sin(x)^2 + cos(x)^2 = 1: ") and "numeric check: true" in out
     assert f"(probability {verdict.probability:.3f})" in out
     assert main(["solve", str(run), "sin(x) + = 1"]) == 2
     assert "at position 9" in capsys.readouterr().err

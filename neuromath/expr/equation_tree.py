@@ -187,6 +187,9 @@ def symbols_of(node: EquationNode) -> list[str]:
     return sorted({n.value for n in preorder(node) if n.func == "Symbol"})
 
 
+FUNCTIONS_SHOWN_WITH_ARGUMENT = UNARY_FUNCTIONS  # shown as sin(...), exp(...)
+
+
 def format_infix(node: EquationNode) -> str:
     """A readable infix string (x, y, z, w for var_0 .. var_3); not meant to be parsed back."""
 
@@ -197,6 +200,8 @@ def format_infix(node: EquationNode) -> str:
             text = current.token
             return f"({text})" if text.startswith("-") or "/" in text else text
         parts = [show(child) for child in current.children]
+        if current.func in ("Equality", *FUNCTIONS_SHOWN_WITH_ARGUMENT):  # a sum needs no brackets of its own here
+            parts = [part[1:-1] if child.func == "Add" else part for child, part in zip(current.children, parts)]
         if current.func == "Equality":
             return f"{parts[0]} = {parts[1]}"
         if current.func == "Add":

@@ -64,7 +64,7 @@ def test_reader_on_the_released_blank_file():
     first = examples[0]
     assert first.source.endswith("40k_test_blank_0.json:11")
     assert subtree_at(first.tree, first.blank) == number(-1)
-    assert format_infix(first.tree).startswith("(y + sin((-1)*x)) = ")
+    assert format_infix(first.tree).startswith("y + sin((-1)*x) = ")
 
 
 @needs_shared
@@ -276,3 +276,14 @@ def test_to_sympy():
     expression = to_sympy(tree)
     x, y = sympy.symbols("x y", real=True)
     assert expression.lhs == x / y and expression.rhs == sympy.sqrt(x)
+
+
+@pytest.mark.parametrize("text,shown", [
+    ("cos(x + y) = cos(x)*cos(y) - sin(x)*sin(y)", "cos(x + y) = cos(x)*cos(y) + (-1)*sin(x)*sin(y)"),
+    ("sin(x)^2 + cos(x)^2 = 1", "sin(x)^2 + cos(x)^2 = 1"),
+    ("(x + y)^2 = exp(x + 1)", "(x + y)^2 = exp(x + 1)"),  # a sum under a power keeps its brackets
+])
+def test_format_infix_brackets_a_sum_only_where_it_is_needed(text, shown):
+    from neuromath.tasks.identities.ordinary import parse_equation
+
+    assert format_infix(parse_equation(text)) == shown
