@@ -1,10 +1,13 @@
 """Using a trained run from Python: ``neuromath.load(run_dir)`` gives a ``Solver`` for a sequence task
-(``.solve(text)``, ``.predict_nbest(examples)``) or a ``LoadedClassifier`` for an equation task
-(``.logits(examples)``)."""
+(``.solve(text)``, ``.solve_many(texts)``, ``.predict_nbest(examples)``, ``.with_decode(beam=...)``) or a
+``LoadedClassifier`` for an equation task (``.solve(text)``, ``.logits(examples)``). ``Solution.to_json()`` and
+``Verdict.to_json()`` are the objects ``neuromath solve --json`` prints and ``neuromath serve`` answers."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -44,6 +47,18 @@ class Candidate:
     verified: bool | None  # None when the task has no verifier
     equation: str = ""  # filled in by solve: the equation over the problem's own numbers, if well-formed
     answer_text: str = ""  # filled in by solve: its value
+    # the verifier's verdict by name where the task names its verdicts (symbolic: correct, wrong, unparsable, invalid,
+    # undecided, timeout, error; ``verified`` is then ``verdict == "correct"``); None: a yes / no verifier or none
+    verdict: str | None = None
+
+    def to_json(self) -> dict:
+        return {"tokens": list(self.tokens), "equation": self.equation, "answer_text": self.answer_text,
+                "score": finite_or_none(self.score), "verified": self.verified, "verdict": self.verdict}
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """A number for JSON: None in place of inf and nan, which JSON has no words for."""
+    return value if value is None or math.isfinite(value) else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,12 +95,30 @@ class Solution:
     verified: bool | None = None  # the task's verifier on the answer (symbolic: it differentiates back); None: none
     unknown_tokens: tuple[str, ...] = ()  # input tokens the run's vocabulary does not hold (read as <unk>)
     attention: tuple[AttentionMap, ...] | None = None  # with solve(..., attention=True): every layer's weights
+    verdict: str | None = None  # the verifier's verdict on the answer by name (``Candidate.verdict``): "timeout", ...
+
+    def to_json(self) -> dict:
+        """The object ``neuromath solve --json`` prints and ``POST /api/solve`` of ``neuromath serve`` answers."""
+        return {
+            "text": self.text,
+            "equation": self.equation,
+            "answer": finite_or_none(self.answer),
+            "answer_text": self.answer_text,
+            "masked_equation": list(self.masked_equation),
+            "reason": self.reason,
+            "verified": self.verified,
+            "verdict": self.verdict,
+            "unknown_tokens": list(self.unknown_tokens),
+            "nbest": [candidate.to_json() for candidate in self.nbest],
+            **({"attention": [m.to_json() for m in self.attention]} if self.attention else {}),
+        }
 
     def __str__(self) -> str:
         if self.reason:
             shown = self.equation or f"model output {' '.join(self.masked_equation) or '(empty)'}"
             return f"no answer: {self.reason} ({shown})"
-        verdict = "" if self.verified is None else "  [verified]" if self.verified else "  [not verified]"
+        verdict = ("" if self.verified is None else "  [verified]" if self.verified
+                   else "  [verification timed out]" if self.verdict == "timeout" else "  [not verified]")
         return (f"{self.equation} = {self.answer_text}" if self.equation else self.answer_text) + verdict
 
 
@@ -170,11 +203,24 @@ class Solver:
         self.model = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
         load_run_weights(self.model, weights_path, self.device)
         self.model.to(self.device).eval()
-        self.constraint = None
-        if self.decode.constrained:
-            if self.task.target_grammar is None:
-                raise ConfigError(f"decode.constrained: the {self.task.name} task declares no target grammar")
-            self.constraint = GrammarConstraint(self.task.target_grammar.token_classes(self.target_vocab.tokens))
+        self.constraint = self.grammar_constraint(self.decode)
+
+    def grammar_constraint(self, decode: DecodeConfig) -> GrammarConstraint | None:
+        """The constraint of constrained decoding (``decode.constrained``), or None."""
+        if not decode.constrained:
+            return None
+        if self.task.target_grammar is None:
+            raise ConfigError(f"decode.constrained: the {self.task.name} task declares no target grammar")
+        return GrammarConstraint(self.task.target_grammar.token_classes(self.target_vocab.tokens))
+
+    def with_decode(self, **decode) -> Solver:
+        """This solver with other decoding settings (``DecodeConfig`` fields, as ``load(run, beam=10, nbest=5)``
+        takes them, changed from this solver's own), sharing its model, vocabularies and task: no weights are read
+        again. A bad setting is a ConfigError, as at ``load``."""
+        variant = copy.copy(self)
+        variant.decode = check_decode(self.decode, **decode)
+        variant.constraint = self.grammar_constraint(variant.decode)
+        return variant
 
     def predict_nbest(self, examples: Sequence, batch_size: int | None = None) -> list[list[Candidate]]:
         """The n-best hypotheses (target tokens) of each example, best first, decoded in batches:
@@ -215,12 +261,17 @@ class Solver:
 
     def verify_candidates(self, results: list[list[Candidate]], examples: Sequence) -> list[list[Candidate]]:
         """Mark each candidate with the task's verifier: all at once where the task verifies in batches (symbolic
-        checks run in a worker pool), else one by one."""
+        checks run in a worker pool), else one by one. Where the task names its verdicts (``verdicts_many``), each
+        candidate also gets its verdict, so that a check ended by its time limit reads "timeout", not just False."""
         if self.task.verify is None:
             return results
         pairs = [
             (candidate.tokens, example) for candidates, example in zip(results, examples) for candidate in candidates
         ]
+        if self.task.verdicts_many is not None:
+            names = iter(self.task.verdicts_many(pairs))
+            return [[dataclasses.replace(c, verified=verdict == "correct", verdict=verdict)
+                     for c, verdict in zip(candidates, names)] for candidates in results]
         if self.task.verify_many is not None:
             verdicts = iter(self.task.verify_many(pairs))
         else:
@@ -276,13 +327,62 @@ class Solver:
         """The answer to one problem typed by a user: an equation and its value (word problems), an antiderivative or
         ODE solution in ordinary notation with the verifier's verdict (symbolic), the answer string (Mathematics
         Dataset); ``nbest`` holds the beam's list when the run decodes more than one hypothesis, and ``attention``
-        every attention layer's weights for the chosen answer when asked (``attention_maps``)."""
+        every attention layer's weights for the chosen answer when asked (``attention_maps``). Text the task cannot
+        read is a NeuromathError."""
+        result = self.solve_many([text], attention)[0]
+        if isinstance(result, NeuromathError):
+            raise result
+        return result
+
+    def solve_many(self, texts: Sequence[str],
+                   attention: bool | Sequence[bool] = False) -> list[Solution | NeuromathError]:
+        """``solve`` of many texts with one decoding of all of them (``predict_nbest``): each text's Solution, or the
+        NeuromathError of a text that cannot be solved (the task cannot read it, it is longer than the model reads,
+        its model has no attention to show) in its place, the others solved all the same. ``attention``: for all
+        texts, or one flag per text."""
         if self.task.prepare is None:
             raise NeuromathError(f"solve does not apply to runs of the {self.task.name!r} task")
-        example = self.task.prepare(text)
+        wants_attention = [attention] * len(texts) if isinstance(attention, bool) else list(attention)
+        if len(wants_attention) != len(texts):
+            raise ValueError(f"{len(wants_attention)} attention flags for {len(texts)} texts")
+        results: list[Solution | NeuromathError | None] = [None] * len(texts)
+        prepared: list[tuple[int, object]] = []  # (position in texts, example)
+        for position, text in enumerate(texts):
+            try:
+                prepared.append((position, self.task.prepare(text)))
+            except NeuromathError as error:
+                results[position] = error
+        for (position, example), candidates in zip(prepared, self.decode_each([example for _, example in prepared])):
+            try:
+                if isinstance(candidates, NeuromathError):
+                    raise candidates
+                results[position] = self.solution(texts[position], example, candidates, wants_attention[position])
+            except NeuromathError as error:
+                results[position] = error
+        return results  # type: ignore[return-value]
+
+    def decode_each(self, examples: Sequence) -> list[list[Candidate] | NeuromathError]:
+        """``predict_nbest`` of all examples at once; when that fails (an example longer than the model reads), of
+        each one alone, so that only the examples that fail get their NeuromathError."""
+        if not examples:
+            return []
+        try:
+            return list(self.predict_nbest(examples))
+        except NeuromathError as error:
+            if len(examples) == 1:
+                return [error]
+        decoded: list[list[Candidate] | NeuromathError] = []
+        for example in examples:
+            try:
+                decoded.extend(self.predict_nbest([example]))
+            except NeuromathError as error:
+                decoded.append(error)
+        return decoded
+
+    def solution(self, text: str, example, candidates: list[Candidate], attention: bool = False) -> Solution:
+        """The Solution of ``text`` (read into ``example``) from its decoded n-best list."""
         unknown = tuple(dict.fromkeys(token for token in self.task.source_tokens(example)
                                       if token not in self.source_vocab))
-        candidates = self.predict_nbest([example])[0]
         chosen = self.choose(candidates)
         listed = self.decode.nbest > 1
         maps = self.attention_maps(example, chosen.tokens) if attention else None
@@ -293,6 +393,7 @@ class Solver:
                 nbest=tuple(dataclasses.replace(c, answer_text=self.task.answer_text(c.tokens, example)[0])
                             for c in candidates) if listed else (),
                 reason=reason, verified=chosen.verified, unknown_tokens=unknown, attention=maps,
+                verdict=chosen.verdict,
             )
         record = self.task.describe(list(chosen.tokens), example)
         return Solution(
@@ -305,6 +406,7 @@ class Solver:
             reason=record["reason"] or "",  # set exactly when there is no answer text
             unknown_tokens=unknown,
             attention=maps,
+            verdict=chosen.verdict,
         )
 
 
@@ -322,6 +424,12 @@ class Verdict:
     @property
     def identity(self) -> bool:
         return self.probability > 0.5
+
+    def to_json(self) -> dict:
+        """The object ``neuromath solve --json`` prints and ``POST /api/solve`` of ``neuromath serve`` answers."""
+        return {"text": self.text, "equation": self.equation, "identity": self.identity,
+                "probability": finite_or_none(self.probability), "numeric_check": self.reference,
+                "unknown_tokens": list(self.unknown_tokens)}
 
     def __str__(self) -> str:
         check = {True: "true", False: "false", None: "cannot tell"}[self.reference]
@@ -344,19 +452,43 @@ class LoadedClassifier:
 
     def solve(self, text: str, attention: bool = False) -> Verdict:
         """Is the typed equation (``sin(x)^2 + cos(x)^2 = 1``) an identity, by the model and by the task's check."""
-        if attention:
-            raise NeuromathError(f"the {self.config.model.name} equation classifier of {self.run_dir} has no "
-                                 "attention to show (it reads the equation's tree bottom-up)")
+        result = self.solve_many([text], attention)[0]
+        if isinstance(result, NeuromathError):
+            raise result
+        return result
+
+    def solve_many(self, texts: Sequence[str],
+                   attention: bool | Sequence[bool] = False) -> list[Verdict | NeuromathError]:
+        """``solve`` of many typed equations with one forward pass over all of them: each one's Verdict, or the
+        NeuromathError of an equation that cannot be read (or asks for attention, which a tree classifier has not)
+        in its place."""
         task = get_task(self.config.data.task)
         if task.prepare is None:
             raise NeuromathError(f"solve does not apply to runs of the {task.name!r} task")
-        tree = task.prepare(text)
+        wants_attention = [attention] * len(texts) if isinstance(attention, bool) else list(attention)
+        if len(wants_attention) != len(texts):
+            raise ValueError(f"{len(wants_attention)} attention flags for {len(texts)} texts")
+        results: list[Verdict | NeuromathError | None] = [None] * len(texts)
+        trees: list[tuple[int, EquationNode]] = []  # (position in texts, equation tree)
+        for position, text in enumerate(texts):
+            if wants_attention[position]:
+                results[position] = NeuromathError(
+                    f"the {self.config.model.name} equation classifier of {self.run_dir} has no attention to show "
+                    "(it reads the equation's tree bottom-up)")
+                continue
+            try:
+                trees.append((position, task.prepare(text)))
+            except NeuromathError as error:
+                results[position] = error
         numbers = reads_numbers(self.model)
-        unknown = tuple(dict.fromkeys(token for node in preorder(tree) if node.func != "Equality"
-                                      if (token := model_token(node, numbers)) not in self.vocab))
-        probability = float(torch.sigmoid(self.logits([EquationExample(tree, None)])[0]))
-        reference = task.reference_check(tree) if task.reference_check is not None else None
-        return Verdict(text, str(tree), probability, reference, unknown)
+        logits = self.logits([EquationExample(tree, None) for _, tree in trees]) if trees else []
+        for (position, tree), logit in zip(trees, logits):
+            unknown = tuple(dict.fromkeys(token for node in preorder(tree) if node.func != "Equality"
+                                          if (token := model_token(node, numbers)) not in self.vocab))
+            probability = float(torch.sigmoid(logit))
+            reference = task.reference_check(tree) if task.reference_check is not None else None
+            results[position] = Verdict(texts[position], str(tree), probability, reference, unknown)
+        return results  # type: ignore[return-value]
 
     def completion_scorer(self, candidates: Sequence[EquationNode]) -> CompletionScorer:
         """``scorer(equation, path)``: the logit of the equation with each candidate at ``path`` (see

@@ -38,6 +38,14 @@ def finite_float(text: str) -> float:
     return value
 
 
+def nonnegative_float(text: str) -> float:
+    """An argparse type: a finite number >= 0 (a duration)."""
+    value = finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {value}")
+    return value
+
+
 def unit_interval(text: str) -> float:
     """An argparse type: a number from 0 to 1 (a share or probability)."""
     value = finite_float(text)

@@ -27,33 +27,13 @@ def command_solve(args: argparse.Namespace) -> int:
         plot_attention(solution.attention, args.attention, title=args.text)
         if not args.json:
             print(f"attention of {len(solution.attention)} layers drawn in {args.attention}")
+    if args.json:  # the object neuromath serve answers too (Solution.to_json, Verdict.to_json)
+        print(json.dumps(solution.to_json(), ensure_ascii=False))
+        return 0 if isinstance(solver, LoadedClassifier) or not solution.reason else 1
     if isinstance(solver, LoadedClassifier):  # an equation classifier: a verdict, not an answer
-        if args.json:
-            print(json.dumps({"text": solution.text, "equation": solution.equation, "identity": solution.identity,
-                              "probability": solution.probability, "numeric_check": solution.reference,
-                              "unknown_tokens": list(solution.unknown_tokens)}, ensure_ascii=False))
-            return 0
         print(solution)
         print_unknown(solution.unknown_tokens)
         return 0
-    if args.json:
-        print(json.dumps({
-            "text": solution.text,
-            "equation": solution.equation,
-            "answer": solution.answer,
-            "answer_text": solution.answer_text,
-            "masked_equation": list(solution.masked_equation),
-            "reason": solution.reason,
-            "verified": solution.verified,
-            "unknown_tokens": list(solution.unknown_tokens),
-            "nbest": [
-                {"tokens": list(c.tokens), "equation": c.equation, "answer_text": c.answer_text, "score": c.score,
-                 "verified": c.verified}
-                for c in solution.nbest
-            ],
-            **({"attention": [m.to_json() for m in solution.attention]} if solution.attention else {}),
-        }, ensure_ascii=False))
-        return 1 if solution.reason else 0
     for rank, candidate in enumerate(solution.nbest, start=1):
         if candidate.equation:
             shown = f"{candidate.equation} = {candidate.answer_text}"
@@ -63,6 +43,8 @@ def command_solve(args: argparse.Namespace) -> int:
             mark = ""
         elif solver.task.answer_text is None:  # word problems: the verifier checks the equation's form
             mark = "" if candidate.verified else "  (not well-formed)"
+        elif candidate.verdict == "timeout":
+            mark = "  [verification timed out]"
         else:
             mark = "  [verified]" if candidate.verified else "  [not verified]"
         print(f"{rank:>3}. {shown:<40} score {candidate.score:8.4f}{mark}")

@@ -33,6 +33,10 @@ class SequenceTask:
     verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
     # verify of many (hypothesis, example) pairs at once
     verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None
+    # the verifier's verdict by name on many (hypothesis, example) pairs, for a task whose verifier tells more than
+    # yes / no ("correct" is yes; symbolic: neuromath.tasks.symbolic.verify.VERDICTS, "timeout" among them); None:
+    # verify / verify_many alone
+    verdicts_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[str]] | None = None
     shared_vocab: bool = False  # one vocabulary for sources and targets (saved as both files)
     read_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of read
     generate_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of generate

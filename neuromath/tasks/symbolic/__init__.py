@@ -29,6 +29,7 @@ from neuromath.tasks.symbolic.pairs import (
     parse_line,
     read_pairs,
     unique_by_input,
+    verdicts_many,
     verify_many,
     write_pairs,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "parse_line",
     "read_pairs",
     "unique_by_input",
+    "verdicts_many",
     "verify_many",
     "write_pairs",
 ]

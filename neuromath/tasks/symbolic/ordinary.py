@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import threading
 from typing import Sequence
 
 from neuromath.errors import ExpressionError, NeuromathError
@@ -36,8 +37,12 @@ def conversion_pool() -> TimeLimitedPool:
     return pool
 
 
+_conversion_lock = threading.Lock()  # one map at a time: a TimeLimitedPool is not thread-safe (neuromath serve)
+
+
 def in_worker(job: str, tokens: Sequence[str]):
-    outcome = conversion_pool().map([(job, list(tokens))])[0]
+    with _conversion_lock:
+        outcome = conversion_pool().map([(job, list(tokens))])[0]
     if outcome.status == "timeout":
         raise ExpressionError(f"SymPy took more than {TIME_LIMIT:g} s to write the expression")
     if not outcome.ok:
@@ -68,6 +73,9 @@ def readable(tokens: Sequence[str], example: SymbolicExample) -> tuple[str, str]
     """A hypothesis in ordinary notation, or why it has none (not a well-formed expression, undefined, too slow)."""
     try:
         check_prefix(tokens)
-        return in_worker("readable", tokens), ""
     except ExpressionError as error:
         return "", f"not a well-formed expression ({error})"
+    try:
+        return in_worker("readable", tokens), ""
+    except ExpressionError as error:  # undefined (zoo, nan), or SymPy past its time limit
+        return "", str(error)

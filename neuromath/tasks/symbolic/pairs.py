@@ -32,7 +32,7 @@ from neuromath.expr.symbolic_prefix import (
 )
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.streams import RecordFiles
-from neuromath.tasks.symbolic.verify import verify_example, verify_examples
+from neuromath.tasks.symbolic.verify import verdicts, verify_example, verify_examples
 
 KINDS = ("integration", "ode1")
 METHODS = ("backward", "forward", "parts", "ode1")
@@ -265,6 +265,13 @@ def is_correct(tokens: Sequence[str], example: SymbolicExample) -> bool:
 def verify_many(pairs: Sequence[tuple[Sequence[str], SymbolicExample]]) -> list[bool]:
     """``is_correct`` of many (hypothesis, example) pairs at once, in the verifier's worker pool."""
     return verify_examples(pairs)
+
+
+def verdicts_many(pairs: Sequence[tuple[Sequence[str], SymbolicExample]]) -> list[str]:
+    """The verifier's verdict (``neuromath.tasks.symbolic.verify.VERDICTS``) on many (hypothesis, example) pairs at
+    once, in its worker pool: ``correct`` where ``verify_many`` says True, and ``timeout`` where the time limit ended
+    the check."""
+    return verdicts(pairs)
 
 
 def describe_prediction(tokens: Sequence[str], example: SymbolicExample) -> dict:

@@ -16,6 +16,7 @@ from neuromath.tasks.symbolic.pairs import (
     is_correct,
     read_pairs,
     record_files,
+    verdicts_many,
     verify_many,
     write_pairs,
 )
@@ -42,6 +43,7 @@ SYMBOLIC = SequenceTask(
     target_grammar=SYMBOLIC_GRAMMAR,
     verify=is_correct,  # the problem itself says whether a hypothesis is right
     verify_many=verify_many,
+    verdicts_many=verdicts_many,  # a check ended by the time limit is "timeout", not just wrong
     shared_vocab=True,
     generate_options=generate_options,
     accuracy_label="verified accuracy",

@@ -39,7 +39,7 @@ def number_values(example: Example) -> list[float]:
         try:
             values.append(float(value))
         except OverflowError:
-            values.append(math.copysign(math.inf, value))
+            values.append(math.inf if value > 0 else -math.inf)  # copysign would convert value to a float too
     return values
 
 

@@ -1,0 +1,45 @@
+"""neuromath serve: load trained runs once and answer ``POST /api/solve`` (the ``solve --json`` object), ``GET
+/api/runs``, ``GET /api/health`` and the page at ``/`` over HTTP (``neuromath.serve``), with dynamic batching of the
+requests for the same run and decoding settings. Binds to 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from neuromath.cli.common import integer_in, nonnegative_float, positive_int
+
+
+def command_serve(args: argparse.Namespace) -> int:
+    import torch  # the web framework and torch are loaded only here: `neuromath --help` stays fast
+    import uvicorn
+
+    from neuromath.serve.app import create_app
+
+    app = create_app(args.runs, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms,
+                     batching=not args.no_batching)
+    torch.set_num_threads(args.threads)
+    names = ", ".join(app.state.runs)
+    batching = "off" if args.no_batching else f"up to {args.max_batch} within {args.max_wait_ms:g} ms"
+    print(f"serving {names} on http://{args.host}:{args.port}/ (batching {batching})", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def register(commands) -> None:
+    serve = commands.add_parser("serve", help="serve trained runs over HTTP: an API and a page to solve problems")
+    serve.add_argument("runs", nargs="+", metavar="RUN", help="run folders; each is named by its folder's name")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=integer_in(0, 65535), default=8000)
+    serve.add_argument("--max-batch", dest="max_batch", type=positive_int, default=32,
+                       help="most requests decoded together (default 32)")
+    serve.add_argument("--max-wait-ms", dest="max_wait_ms", type=nonnegative_float, default=5.0,
+                       help="how long a batch waits for more requests after its first (default 5)")
+    serve.add_argument("--no-batching", dest="no_batching", action="store_true",
+                       help="decode one request at a time")
+    serve.add_argument("--threads", type=positive_int, default=1,
+                       help="torch CPU threads of the decoding (default 1: the other core serves HTTP)")
+    serve.add_argument("--log-level", dest="log_level", default="warning",
+                       choices=("critical", "error", "warning", "info", "debug"),
+                       help="uvicorn's log level (default warning; info logs every request)")
+    serve.set_defaults(handler=command_serve)

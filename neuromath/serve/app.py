@@ -1,0 +1,313 @@
+"""The HTTP service of ``neuromath serve``: a FastAPI app over runs loaded once.
+
+- ``POST /api/solve`` ``{"run": NAME, "text": "...", "beam": K, "nbest": N, "attention": false}``: the object
+  ``neuromath solve --json`` prints for the same run, text and settings (``Solution.to_json``, ``Verdict.to_json``).
+  ``run`` may be left out when one run is served; ``beam`` and ``nbest`` (at most ``MAX_BEAM``) change the decoding
+  for this request only, as ``solve --beam K --nbest N`` does, without loading the model again.
+- ``GET /api/runs``: name, task, model, parameters and accuracy (from each run's summary.json) of every run.
+- ``GET /api/health``: whether it is up, and the batching settings and batch sizes so far.
+- ``GET /``: the page (``neuromath.serve.page``).
+
+A run is named by its folder's name (``runs/wp`` is ``wp``); a request names a run among those, never a path. Bad
+input is a 4xx answer ``{"error": message}``: an unknown run 404, a text over ``MAX_TEXT_CHARACTERS`` 413, a body
+that is not a JSON object of the right fields and types 422, text the run's task cannot read 422 (the
+``NeuromathError``'s message). Anything unexpected is a 500 ``{"error": "internal error"}``, its traceback logged,
+never sent. Requests with the same run and decoding settings are decoded in batches (``neuromath.serve.batching``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, decode_options, load
+from neuromath.errors import NeuromathError
+from neuromath.serve.batching import Batcher
+from neuromath.serve.page import PAGE
+
+MAX_TEXT_CHARACTERS = 2000  # a longer text is refused (413) before it reaches a model
+MAX_BEAM = 20  # beam and nbest of one request
+MAX_BODY_BYTES = 64 * 1024  # a request body over this is refused (413) before it is read whole
+# the page loads nothing from elsewhere: its CSS and script are inline, and it talks only to this server
+CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                           "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'")
+
+log = logging.getLogger("neuromath.serve")
+
+
+class SolveRequest(BaseModel):
+    """The body of ``POST /api/solve``; types are strict (``"5"`` is not a beam width) and unknown keys refused."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    run: str | None = None  # a served run's name; may be left out when one run is served
+    text: str
+    beam: int | None = Field(default=None, ge=1, le=MAX_BEAM)  # None: the run's own decoding
+    nbest: int | None = Field(default=None, ge=1, le=MAX_BEAM)
+    attention: bool = False
+
+
+class ServiceError(Exception):
+    """A request the service refuses: ``status`` (4xx) and the message of ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class ServedRun:
+    name: str
+    path: Path
+    solver: Solver | LoadedClassifier
+    info: dict  # GET /api/runs
+    variants: dict = field(default_factory=dict)  # decoding settings (sorted items) -> Solver sharing the model
+
+    def solver_for(self, options: tuple) -> Solver | LoadedClassifier:
+        """The solver that decodes with ``options`` (``decode_options`` of a request, as sorted items)."""
+        if not options:
+            return self.solver
+        if isinstance(self.solver, LoadedClassifier):
+            names = ", ".join(name for name, _ in options)
+            raise ServiceError(422, f"decoding options ({names}) do not apply to the equation classifier "
+                                    f"run {self.name!r}")
+        if options not in self.variants:
+            self.variants[options] = self.solver.with_decode(**dict(options))  # a ConfigError: 422
+        return self.variants[options]
+
+
+def run_name(path: str | Path) -> str:
+    return Path(path).resolve().name
+
+
+def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
+    """What ``GET /api/runs`` tells of a run: its task and model from its config; parameters and accuracy from its
+    summary.json (the test accuracy when the run was tested, else the best validation accuracy), or counted from
+    the loaded model when it has none."""
+    try:
+        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = {}
+    summary = summary if isinstance(summary, dict) else {}
+    test = summary.get("test") if isinstance(summary.get("test"), dict) else {}
+    accuracy, accuracy_of = None, None
+    for source, where, keys in ((test, "test", ("value_accuracy", "accuracy")),
+                                (summary, "validation", ("best_val_value_accuracy", "best_val_accuracy"))):
+        found = [source[key] for key in keys if isinstance(source.get(key), (int, float))]
+        if found:
+            accuracy, accuracy_of = float(found[0]), where
+            break
+    parameters = summary.get("parameters")
+    if not isinstance(parameters, int):
+        parameters = sum(p.numel() for p in solver.model.parameters())
+    sequence = isinstance(solver, Solver)
+    return {
+        "name": name,
+        "task": solver.config.data.task,
+        "model": solver.config.model.name,
+        "parameters": parameters,
+        "accuracy": accuracy,
+        "accuracy_of": accuracy_of,  # "test", "validation" or None
+        "decode": {"beam": solver.decode.beam, "nbest": solver.decode.nbest} if sequence else None,
+        "attention": sequence,  # whether a solution can carry attention maps (a tree classifier has none)
+        # what "verified" means: "answer" (the verifier checks the answer: symbolic), "form" (it checks that the
+        # equation is well-formed: word problems) or None (no verifier)
+        "verifier": verifier_kind(solver) if sequence else None,
+    }
+
+
+def verifier_kind(solver: Solver) -> str | None:
+    if solver.task.verify is None:
+        return None
+    return "form" if solver.task.answer_text is None else "answer"
+
+
+def load_runs(paths: Sequence[str | Path]) -> dict[str, ServedRun]:
+    """Every run folder loaded once, by its folder name; two folders of one name are an error."""
+    if not paths:
+        raise NeuromathError("serve needs at least one run folder")
+    runs: dict[str, ServedRun] = {}
+    for path in paths:
+        path = Path(path)
+        name = run_name(path)
+        if name in runs:
+            raise NeuromathError(f"two runs are named {name!r} ({runs[name].path} and {path}): the service names a "
+                                 "run by its folder's name, so serve runs from folders of different names")
+        solver = load(path)
+        runs[name] = ServedRun(name, path, solver, run_info(name, path, solver))
+    return runs
+
+
+def validation_message(error: RequestValidationError) -> str:
+    """One line for a body that failed validation: each problem as ``field: reason``."""
+    parts = []
+    for problem in error.errors()[:5]:
+        if problem.get("type") == "json_invalid":
+            reason = problem.get("ctx", {}).get("error", "")
+            return f"the body is not valid JSON ({reason})" if reason else "the body is not valid JSON"
+        where = ".".join(str(part) for part in problem.get("loc", ()) if part != "body")
+        if not where:  # no body, or not an object (an array, a string, bytes not sent as application/json)
+            return 'the body must be a JSON object such as {"run": NAME, "text": "..."}, sent as application/json'
+        parts.append(f"{where or 'body'}: {problem.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: float = 5.0,
+               batching: bool = True) -> FastAPI:
+    """The service over the run folders ``runs`` (loaded here, once). Requests with the same run and decoding
+    settings arriving within ``max_wait_ms`` are decoded together, up to ``max_batch`` (``batching=False``: one at a
+    time); batches run in worker threads, one at a time per run, so that a slow batch of one run (a symbolic
+    verification near its time limit) never holds up another run's. Torch's thread count is the caller's to set."""
+    served = load_runs(runs)
+
+    def solve_batch(key: tuple, items: list) -> list:  # in a worker thread
+        name, options = key
+        solver = served[name].solver_for(options)
+        return solver.solve_many([text for text, _ in items], [attention for _, attention in items])
+
+    batcher = Batcher(solve_batch, max_batch, max_wait_ms, batching, model_of=lambda key: key[0],
+                      workers=len(served))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        batcher.close()
+
+    app = FastAPI(title="neuromath", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+                  default_response_class=ServiceJSONResponse)
+    app.state.runs = served
+    app.state.batcher = batcher
+
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+
+    @app.exception_handler(ServiceError)
+    async def service_error(request: Request, error: ServiceError):
+        return error_response(error.status, error.message)
+
+    @app.exception_handler(NeuromathError)
+    async def neuromath_error(request: Request, error: NeuromathError):
+        return error_response(422, str(error))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError):
+        return error_response(422, validation_message(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException):
+        if error.status_code == 400 and request.url.path == "/api/solve":  # bytes json.loads cannot decode
+            return error_response(400, "the body could not be read as JSON text (UTF-8)")
+        return error_response(error.status_code, str(error.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception):
+        log.error("internal error on %s %s", request.method, request.url.path, exc_info=error)
+        return error_response(500, "internal error")
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page():
+        return HTMLResponse(PAGE, headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
+
+    @app.get("/api/health")
+    async def health():
+        return {"status": "ok", "runs": len(served), "batching": batching,
+                "max_batch": batcher.max_batch, "max_wait_ms": max_wait_ms,
+                "max_text_characters": MAX_TEXT_CHARACTERS, "max_beam": MAX_BEAM,
+                "batches": {str(size): count for size, count in sorted(batcher.batch_sizes.items())}}
+
+    @app.get("/api/runs")
+    async def list_runs():
+        return [run.info for run in served.values()]
+
+    @app.post("/api/solve")
+    async def solve(body: SolveRequest):
+        run = find_run(served, body.run)
+        if len(body.text) > MAX_TEXT_CHARACTERS:
+            raise ServiceError(413, f"the text has {len(body.text)} characters; at most {MAX_TEXT_CHARACTERS}")
+        try:
+            body.text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ServiceError(422, "the text is not valid Unicode (it holds a lone surrogate)") from None
+        given = {"beam": body.beam, "nbest": body.nbest}
+        options = tuple(sorted(decode_options({name: given.get(name) for name in DECODE_OPTIONS}).items()))
+        run.solver_for(options)  # refuses settings that do not apply before the request joins a batch
+        result = await batcher.submit((run.name, options), (body.text, body.attention))
+        return ServiceJSONResponse(result.to_json())
+
+    return app
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``max_bytes`` is answered 413 ``{"error": ...}`` before the app reads it:
+    by its Content-Length, or, sent in chunks without one, as soon as the chunks pass the limit."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers", ())).get(b"content-length")
+        if length is not None:  # the server holds the body to its length
+            if length.strip().isdigit() and int(length) > self.max_bytes:
+                message = f"the request body has {int(length)} bytes; at most {self.max_bytes}"
+                return await error_response(413, message)(scope, receive, send)
+            return await self.app(scope, receive, send)
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                message = f"the request body has more than {self.max_bytes} bytes"
+                return await error_response(413, message)(scope, receive, send)
+            if not message.get("more_body", False):
+                break
+        body, replayed = b"".join(chunks), False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+def find_run(served: dict[str, ServedRun], name: str | None) -> ServedRun:
+    if name is None:
+        if len(served) == 1:
+            return next(iter(served.values()))
+        raise ServiceError(422, f"name a run: one of {', '.join(sorted(served))}")
+    if name not in served:
+        raise ServiceError(404, f"unknown run {name!r}; this service has {', '.join(sorted(served))}")
+    return served[name]
+
+
+class ServiceJSONResponse(JSONResponse):
+    """JSON as FastAPI writes it, but never failing on text that UTF-8 cannot hold (a lone surrogate that came in a
+    request, e.g. in the name of an unknown key): such text is written with escapes."""
+
+    def render(self, content) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def error_response(status: int, message: str) -> JSONResponse:
+    return ServiceJSONResponse({"error": message}, status_code=status)

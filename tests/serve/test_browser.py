@@ -1,0 +1,137 @@
+"""The page of ``neuromath serve`` in a real browser: headless Chromium (Debian's ``chromium`` and ``chromium-driver``,
+driven through Selenium) opens the page of a server started as a user starts it, types a word problem, clicks solve
+and must show the equation and answer that a run trained for the test gives, with its n-best list and attention
+map. Skipped, with the reason, where Chromium or its driver is missing (``.ci/run`` installs them)."""
+
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from neuromath.config import load_config
+from neuromath.experiments.train_test import train
+from neuromath.tasks import get_task
+
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="needs Debian's chromium and chromium-driver (see README)"),
+]
+JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
+
+
+@pytest.fixture(scope="module")
+def subtraction_run(tmp_path_factory):
+    """A tiny Transformer trained (60 steps, a few seconds) on generated problems whose equation is n0 - n1."""
+    root = tmp_path_factory.mktemp("browser")
+    task = get_task("word_problems")
+    problems = [e for e in task.generate(3000, random.Random(0)) if e.equation == ("-", "n0", "n1")][:200]
+    task.write(problems, root / "train.jsonl")
+    config = load_config(None, [
+        f"data.train={root / 'train.jsonl'}", "data.valid_fraction=0.1", "model.d_model=32", "model.n_heads=2",
+        "model.d_ff=64", "model.n_encoder_layers=1", "model.n_decoder_layers=1", "train.max_steps=60",
+        "train.max_epochs=-1", "train.patience=0", "train.progress=false", "train.batch_size=32",
+        "optim.warmup_steps=20", "train.num_threads=1", "decode.beam=3", "decode.nbest=3",
+    ])
+    train(config, root / "subtraction")
+    return root / "subtraction"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(subtraction_run):
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "neuromath", "serve", str(subtraction_run), "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):  # the server loads torch and the run: allow a minute
+            try:
+                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None:
+                pytest.fail(f"neuromath serve exited: {process.stdout.read()}")
+            time.sleep(0.1)
+        else:
+            pytest.fail("neuromath serve did not answer within a minute")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1400",
+                     f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_the_page_solves_a_typed_problem_in_chromium(server, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server)
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda page: page.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "ready")
+    assert browser.find_element(By.ID, "run").get_attribute("value") == "subtraction"
+    browser.find_element(By.ID, "text").send_keys(JERRY)
+    assert browser.find_element(By.ID, "show-attention").is_selected()  # the attention map is asked for by default
+    browser.find_element(By.ID, "solve").click()
+    wait.until(lambda page: page.find_element(By.TAG_NAME, "body").get_attribute("data-state") in ("solved", "failed"))
+    answer = browser.find_element(By.ID, "answer").text
+    assert "135 - 19 = 116" in answer, answer
+    assert not browser.find_element(By.ID, "error").text
+    # the n-best list has the beam's three entries, the best first, as the API answers them
+    rows = browser.find_elements(By.CSS_SELECTOR, "#nbest tbody tr")
+    expected = httpx.post(f"{server}/api/solve", json={"run": "subtraction", "text": JERRY}, timeout=60).json()
+    assert len(rows) == len(expected["nbest"]) == 3
+    assert "135 - 19 = 116" in rows[0].text
+    # the attention map is drawn: the canvas has a size and non-blank pixels
+    assert browser.find_element(By.ID, "attention").is_displayed()
+    painted = browser.execute_script(
+        "const c = document.getElementById('attention-canvas');"
+        "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250) n++;"
+        "return [c.width, c.height, n];")
+    assert painted[0] > 50 and painted[1] > 50 and painted[2] > 100, painted
+    assert not [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    browser.save_screenshot(str(tmp_path / "page.png"))
+
+
+def test_the_page_shows_the_servers_error_for_text_without_numbers(server, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server)
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda page: page.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "ready")
+    browser.find_element(By.ID, "text").send_keys("How many pens are there?")
+    browser.find_element(By.ID, "solve").click()
+    wait.until(lambda page: page.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "failed")
+    error = browser.find_element(By.ID, "error").text
+    expected = httpx.post(f"{server}/api/solve", json={"run": "subtraction", "text": "How many pens are there?"},
+                          timeout=60)
+    assert expected.status_code == 422 and expected.json()["error"] in error
