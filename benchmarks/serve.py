@@ -36,7 +36,6 @@ import os
 import random
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,9 @@ import time
 from pathlib import Path
 
 import httpx
+
+from neuromath.errors import NeuromathError
+from neuromath.serve.launch import start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = ROOT / "configs" / "word_problems" / "transformer.yaml"
@@ -94,35 +96,16 @@ def problems(n: int, seed: int) -> list[str]:
     return [example.text for example in get_task("word_problems").generate(n, random.Random(seed))]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class Server:
-    """``neuromath serve`` in a subprocess on 127.0.0.1."""
+    """``neuromath serve`` in a subprocess on 127.0.0.1 (``neuromath.serve.launch``)."""
 
     def __init__(self, run: Path, batching: bool, args):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        command = [sys.executable, "-m", "neuromath", "serve", str(run), "--host", "127.0.0.1",
-                   "--port", str(self.port), "--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
-                   "--threads", str(args.threads)]
-        if not batching:
-            command.append("--no-batching")
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise SystemExit(f"the server did not start ({' '.join(command)})")
-            time.sleep(0.2)
+        options = ["--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
+                   "--threads", str(args.threads), *([] if batching else ["--no-batching"])]
+        try:
+            self.process, self.url = start_server([run], options)
+        except NeuromathError as error:
+            raise SystemExit(str(error)) from None
         self.run_name = httpx.get(f"{self.url}/api/runs").json()[0]["name"]
 
     def batches(self) -> dict[int, int]:
@@ -130,13 +113,7 @@ class Server:
         return {int(size): count for size, count in counts.items()}
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_server(self.process)
 
 
 class Connection:

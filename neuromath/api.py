@@ -171,6 +171,21 @@ def load_run_weights(model: torch.nn.Module, path: Path, device: str | torch.dev
     model.load_state_dict(state)
 
 
+def attention_flags(attention: bool | Sequence[bool], count: int) -> list[bool]:
+    """``solve_many``'s ``attention``, one flag for all texts or one per text, as one flag per text."""
+    flags = [attention] * count if isinstance(attention, bool) else list(attention)
+    if len(flags) != count:
+        raise ValueError(f"{len(flags)} attention flags for {count} texts")
+    return flags
+
+
+def answer_or_raise(result):
+    """The one result of a ``solve_many`` of one text: the answer, or its NeuromathError raised."""
+    if isinstance(result, NeuromathError):
+        raise result
+    return result
+
+
 class Solver:
     """A trained model with its vocabularies and task; decodes batches of examples.
 
@@ -329,10 +344,7 @@ class Solver:
         Dataset); ``nbest`` holds the beam's list when the run decodes more than one hypothesis, and ``attention``
         every attention layer's weights for the chosen answer when asked (``attention_maps``). Text the task cannot
         read is a NeuromathError."""
-        result = self.solve_many([text], attention)[0]
-        if isinstance(result, NeuromathError):
-            raise result
-        return result
+        return answer_or_raise(self.solve_many([text], attention)[0])
 
     def solve_many(self, texts: Sequence[str],
                    attention: bool | Sequence[bool] = False) -> list[Solution | NeuromathError]:
@@ -342,9 +354,7 @@ class Solver:
         texts, or one flag per text."""
         if self.task.prepare is None:
             raise NeuromathError(f"solve does not apply to runs of the {self.task.name!r} task")
-        wants_attention = [attention] * len(texts) if isinstance(attention, bool) else list(attention)
-        if len(wants_attention) != len(texts):
-            raise ValueError(f"{len(wants_attention)} attention flags for {len(texts)} texts")
+        wants_attention = attention_flags(attention, len(texts))
         results: list[Solution | NeuromathError | None] = [None] * len(texts)
         prepared: list[tuple[int, object]] = []  # (position in texts, example)
         for position, text in enumerate(texts):
@@ -452,10 +462,7 @@ class LoadedClassifier:
 
     def solve(self, text: str, attention: bool = False) -> Verdict:
         """Is the typed equation (``sin(x)^2 + cos(x)^2 = 1``) an identity, by the model and by the task's check."""
-        result = self.solve_many([text], attention)[0]
-        if isinstance(result, NeuromathError):
-            raise result
-        return result
+        return answer_or_raise(self.solve_many([text], attention)[0])
 
     def solve_many(self, texts: Sequence[str],
                    attention: bool | Sequence[bool] = False) -> list[Verdict | NeuromathError]:
@@ -465,9 +472,7 @@ class LoadedClassifier:
         task = get_task(self.config.data.task)
         if task.prepare is None:
             raise NeuromathError(f"solve does not apply to runs of the {task.name!r} task")
-        wants_attention = [attention] * len(texts) if isinstance(attention, bool) else list(attention)
-        if len(wants_attention) != len(texts):
-            raise ValueError(f"{len(wants_attention)} attention flags for {len(texts)} texts")
+        wants_attention = attention_flags(attention, len(texts))
         results: list[Verdict | NeuromathError | None] = [None] * len(texts)
         trees: list[tuple[int, EquationNode]] = []  # (position in texts, equation tree)
         for position, text in enumerate(texts):

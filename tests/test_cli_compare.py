@@ -14,6 +14,7 @@ import pytest
 import sympy
 import torch
 import yaml
+from hand_folds import write_jaccard_folds
 
 from neuromath.api import Candidate, Solver
 from neuromath.cli import main
@@ -223,36 +224,6 @@ def test_compare_two_symbolic_runs_by_what_the_verifier_accepts(tmp_path, monkey
 # ---------------------------------------------------------------------------------------------- cross-validations
 
 
-HEADER = "Question,Numbers,Equation,Answer\n"
-ADD = "{} has number0 apples . {} buys number1 more apples . How many apples now ?"
-EAT = "{} has number0 apples . {} eats number1 apples . How many apples now ?"
-BOX = "A box holds number0 pens . How many pens in number1 boxes ?"
-SHARE = "Sue shares number0 pens among number1 friends . How many pens each ?"
-
-
-def svamp_csv(rows):
-    return HEADER + "".join(f'"{question}",{numbers},{equation},{answer}\n'
-                            for question, numbers, equation, answer in rows)
-
-
-def make_folds(folds_dir):
-    """Two hand-made folds (the retrieval test of tests/experiments/test_cross_validation.py): the Jaccard baseline
-    gets fold0 right, right, wrong and fold1 right, wrong."""
-    for name, train, dev in (
-        ("fold0",
-         [(ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8), (BOX, "6 7", "* number0 number1", 42)],
-         [(ADD.format("Ann", "She"), "2 4", "+ number1 number0", 6), (BOX, "3 5", "* number0 number1", 15),
-          (EAT.format("Tom", "He"), "9 4", "- number0 number1", 5)]),
-        ("fold1",
-         [(EAT.format("Tom", "He"), "9 4", "- number0 number1", 5), (SHARE, "12 4", "/ number0 number1", 3)],
-         [(EAT.format("Ann", "She"), "8 3", "- number0 number1", 5), (ADD.format("Tom", "He"), "5 3",
-                                                                        "+ number0 number1", 8)]),
-    ):
-        (folds_dir / name).mkdir(parents=True)
-        (folds_dir / name / "train.csv").write_text(svamp_csv(train))
-        (folds_dir / name / "dev.csv").write_text(svamp_csv(dev))
-
-
 def fold_records(cv_dir):
     return {fold.name: [json.loads(line) for line in (fold / "predictions.jsonl").read_text().splitlines()]
             for fold in sorted(cv_dir.iterdir()) if re.fullmatch(r"fold\d+", fold.name)}
@@ -260,7 +231,7 @@ def fold_records(cv_dir):
 
 def test_compare_two_retrieval_cross_validations_pairs_every_test_problem(tmp_path, capsys):
     folds_dir = tmp_path / "folds"
-    make_folds(folds_dir)
+    write_jaccard_folds(folds_dir)
     for model in ("jaccard", "cosine"):
         run_cross_validation(load_config(None, [f"model.name={model}"]), find_folds(folds_dir), tmp_path / model,
                              progress=False)

@@ -8,6 +8,7 @@ import random
 
 import pytest
 import yaml
+from hand_folds import ADD, BOX, EAT, SHARE, make_fold, svamp_csv, write_jaccard_folds
 
 from neuromath.cli import main
 from neuromath.config import load_config
@@ -30,14 +31,6 @@ def test_mean_and_sample_standard_deviation_by_hand():
     assert mean_std([0.4]) == (0.4, 0.0)
     with pytest.raises(NeuromathError):
         mean_std([])
-
-
-def make_fold(folder, train="a\n", dev="b\n"):
-    folder.mkdir(parents=True)
-    if train is not None:
-        (folder / "train.csv").write_text(train)
-    if dev is not None:
-        (folder / "dev.csv").write_text(dev)
 
 
 def test_find_folds_orders_by_number_and_names_a_missing_file(tmp_path):
@@ -85,34 +78,9 @@ def test_random_folds_partition_the_examples_and_follow_the_seed(tmp_path):
             write_random_folds(examples, k, seed=7, out_dir=tmp_path / f"k{k}")
 
 
-HEADER = "Question,Numbers,Equation,Answer\n"
-ADD = "{} has number0 apples . {} buys number1 more apples . How many apples now ?"
-EAT = "{} has number0 apples . {} eats number1 apples . How many apples now ?"
-BOX = "A box holds number0 pens . How many pens in number1 boxes ?"
-SHARE = "Sue shares number0 pens among number1 friends . How many pens each ?"
-
-
-def svamp_csv(rows):
-    return HEADER + "".join(
-        f'"{question}",{numbers},{equation},{answer}\n' for question, numbers, equation, answer in rows
-    )
-
-
 def test_jaccard_cross_validation_by_hand(tmp_path, capsys):
     folds_dir = tmp_path / "folds"
-    make_fold(folds_dir / "fold0",
-              train=svamp_csv([(ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8),
-                               (BOX, "6 7", "* number0 number1", 42)]),
-              dev=svamp_csv([
-                  (ADD.format("Ann", "She"), "2 4", "+ number1 number0", 6),  # nearest ADD: 2 + 4, right value
-                  (BOX, "3 5", "* number0 number1", 15),  # nearest BOX: right
-                  (EAT.format("Tom", "He"), "9 4", "- number0 number1", 5),  # nearest ADD: 9 + 4, wrong
-              ]))
-    make_fold(folds_dir / "fold1",
-              train=svamp_csv([(EAT.format("Tom", "He"), "9 4", "- number0 number1", 5),
-                               (SHARE, "12 4", "/ number0 number1", 3)]),
-              dev=svamp_csv([(EAT.format("Ann", "She"), "8 3", "- number0 number1", 5),  # nearest EAT: right
-                             (ADD.format("Tom", "He"), "5 3", "+ number0 number1", 8)]))  # nearest EAT: 5 - 3, wrong
+    write_jaccard_folds(folds_dir)
     config = load_config(None, ["model.name=jaccard"])
     out = tmp_path / "out"
     report = run_cross_validation(config, find_folds(folds_dir), out, progress=False)

@@ -317,33 +317,13 @@ def test_the_serve_command_binds_to_this_machine_by_default_and_refuses_two_runs
 
 def test_the_serve_command_answers_over_http(serve_runs):
     """``neuromath serve`` in a subprocess on a free port of 127.0.0.1: the page, the runs and a solved problem."""
-    import socket
-    import subprocess
-    import sys
-
     import httpx
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "neuromath", "serve", str(serve_runs["wp"]), "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, server.communicate()
-            time.sleep(0.2)
+    from neuromath.serve.launch import serving
+
+    with serving([serve_runs["wp"]]) as url:
         assert [run["name"] for run in httpx.get(f"{url}/api/runs").json()] == ["wp"]
         assert 'id="solve"' in httpx.get(url).text
         response = httpx.post(f"{url}/api/solve", json={"run": "wp", "text": PROBLEM, "beam": 2, "nbest": 2})
         assert response.status_code == 200 and len(response.json()["nbest"]) == 2
         assert httpx.post(f"{url}/api/solve", json={"run": "wp"}).status_code == 422
-    finally:
-        server.terminate()
-        server.wait(30)

@@ -5,16 +5,13 @@ map. Skipped, with the reason, where Chromium or its driver is missing (``.ci/ru
 
 import random
 import shutil
-import socket
-import subprocess
-import sys
-import time
 
 import httpx
 import pytest
 
 from neuromath.config import load_config
 from neuromath.experiments.train_test import train
+from neuromath.serve.launch import serving
 from neuromath.tasks import get_task
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
@@ -42,34 +39,10 @@ def subtraction_run(tmp_path_factory):
     return root / "subtraction"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(subtraction_run):
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "neuromath", "serve", str(subtraction_run), "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):  # the server loads torch and the run: allow a minute
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None:
-                pytest.fail(f"neuromath serve exited: {process.stdout.read()}")
-            time.sleep(0.1)
-        else:
-            pytest.fail("neuromath serve did not answer within a minute")
+    with serving([subtraction_run]) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture
