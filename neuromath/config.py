@@ -119,6 +119,9 @@ class ModelConfig(Section):
     # parents read the embeddings of finished subtrees (False: a right goal and a merged parent see zeros instead)
     numbers: str = "pointer"
     subtree_embedding: bool = True
+    # graph2tree: also link each word of a number's quantity cell to the other occurrences of that word in the problem
+    # (the question's words reach the numbers; neuromath.tasks.word_problems.graphs.shared_word_links)
+    shared_words: bool = False
     max_len: int = 512
 
 
@@ -257,6 +260,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.number_encoder": TREE_CLASSIFIERS,
     "model.numbers": TREE_DECODERS,
     "model.subtree_embedding": TREE_DECODERS,
+    "model.shared_words": ("graph2tree",),
     "model.max_len": SEQUENCE_MODELS,  # positions of the Transformer; the longest input any sequence model reads
     "optim": SEQUENCE_MODELS + TRAINED_CLASSIFIERS,
     "optim.lr_scale": SEQUENCE_MODELS,  # the warm-up schedule and label smoothing: sequence models only

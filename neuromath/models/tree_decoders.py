@@ -6,7 +6,9 @@ comparison graph, Sec. 3.2-3.3, ``neuromath.nn.graph`` and ``neuromath.tasks.wor
 
 Registered in ``MODELS`` as ``gts`` and ``graph2tree``. Two switches exist for ablations: ``model.numbers: slot``
 embeds a number by its slot (a learned vector per ``n0, n1, ...``) instead of pointing at its encoder state, and
-``model.subtree_embedding: false`` hides finished subtrees from the right goals.
+``model.subtree_embedding: false`` hides finished subtrees from the right goals. ``model.shared_words: true``
+(graph2tree) adds the links between the occurrences of a number's cell words to both cell graphs
+(``shared_word_links``).
 
 Sizes from the config: ``d_model`` embeds words and operators (the papers: 128), ``encoder_hidden`` is H, the width
 of each GRU direction, of the encoder states (the two directions summed), of goals and of subtree embeddings (512),
@@ -36,7 +38,7 @@ from neuromath.nn.graph import GraphConvolutionModule
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX
-from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell_links
+from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell_links, shared_word_links
 from neuromath.text import Vocabulary
 
 OTHER, OPERATOR, LEAF, END = 0, 1, 2, 3  # kinds of target ids
@@ -144,7 +146,8 @@ class GoalDrivenTreeSolver(nn.Module):
                 "leaf_valid": leaf_valid}
 
     def graphs(self, batch: dict) -> torch.Tensor:
-        """The adjacency (B, 4, S, S) of ``GRAPHS``: the quantity cell graph in both directions, the quantity
+        """The adjacency (B, 4, S, S) of ``GRAPHS``: the quantity cell graph in both directions (with
+        ``model.shared_words``, plus the links between the occurrences of a cell's words in both), the quantity
         comparison graph and its reverse."""
         source = batch["source"]
         size, length = source.shape
@@ -152,8 +155,12 @@ class GoalDrivenTreeSolver(nn.Module):
         edges = []  # (row, graph, reader, read)
         for row, ids in enumerate(source.tolist()):
             tokens = [self.source_tokens[index] for index in ids]
-            for number, word in quantity_cell_links(tokens):
+            cells = quantity_cell_links(tokens)
+            for number, word in cells:
                 edges += [(row, 0, number, word), (row, 1, word, number)]
+            if self.config.shared_words:  # words read their other occurrences in both cell graphs
+                for reader, read in shared_word_links(tokens, cells):
+                    edges += [(row, 0, reader, read), (row, 1, reader, read)]
             if values is None:
                 continue
             positions = {}  # number index -> its position

@@ -218,6 +218,18 @@ def test_graph2tree_reads_the_number_values_through_the_comparison_graph():
     assert torch.equal(same[0], same[1])
 
 
+def test_shared_words_link_the_question_to_the_cell_words_in_both_cell_graphs_only():
+    source_vocab, target_vocab = vocabularies()
+    text = ["tom", "has", "n0", "apples", ",", "n1", "pears", ".", "plus", "the", "apples", "?"]
+    batch = batch_of([(text, ["+", "n0", "n1"], [3.0, 5.0])], source_vocab, target_vocab)
+    plain = small_model("graph2tree", source_vocab, target_vocab).graphs(batch)[0]
+    shared = small_model("graph2tree", source_vocab, target_vocab, shared_words=True).graphs(batch)[0]
+    added = (shared - plain).nonzero().tolist()  # (graph, reader, read)
+    # the cell word "apples" (position 3, after n0) and the question's "apples" (10) read each other in graphs 0, 1
+    assert sorted(added) == [[0, 3, 10], [0, 10, 3], [1, 3, 10], [1, 10, 3]]
+    assert plain.min() == 0 and (shared - plain).min() == 0  # nothing is taken away
+
+
 def test_tree_decoders_refuse_postfix_targets():
     source_vocab, target_vocab = vocabularies()
     postfix = TreeGrammar(arities=dict(WORD_PROBLEM_GRAMMAR.arities), notation="postfix")

@@ -12,6 +12,14 @@ dependency-free heuristic here works inside the number's clause (tokens between 
 - the nearest content word before the number, skipping function words: most often the verb or adjective that
   governs it (``she bought n2 ...`` -> bought; ``weighs n0 grams`` -> weighs).
 
+**Shared words** (``shared_word_links``, Graph2Tree with ``model.shared_words``): every word the cell graph links
+to a number is also linked to every other occurrence of the same word anywhere in the problem, in both directions;
+words are compared lower-cased with one final ``s`` dropped from words of more than three letters that do not end
+in ``ss`` (``gallons`` = ``gallon``, ``gas`` and ``glass`` unchanged). The question is its own clause, so without
+these links nothing in it reaches a number's cell; with them ``how many cups ...`` is two hops from the number of
+``n0 cups``. The reference implementation of Graph2Tree links equal tokens among the parser's quantity cells and the
+question's words in the same way.
+
 **Quantity comparison graph** (``comparison_links``): an edge from number i to number j when value_i > value_j.
 """
 
@@ -63,6 +71,27 @@ def quantity_cell_links(tokens: Sequence[str]) -> list[tuple[int, int]]:
                 links.append((position, before))
                 break
     return links
+
+
+def word_key(token: str) -> str:
+    """The form under which ``shared_word_links`` compares words: lower-cased, one plural ``s`` dropped."""
+    word = token.lower()
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def shared_word_links(tokens: Sequence[str], cell_links: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(position, position) pairs, both directions, joining each word of ``cell_links`` (number, word) to the other
+    occurrences of the same content word in ``tokens`` (compared by ``word_key``); sorted, without repeats."""
+    by_word: dict[str, list[int]] = {}
+    for position, token in enumerate(tokens):
+        if is_content_word(token):
+            by_word.setdefault(word_key(token), []).append(position)
+    pairs = set()
+    for _, word in cell_links:
+        for other in by_word.get(word_key(tokens[word]), ()):
+            if other != word:
+                pairs.update({(word, other), (other, word)})
+    return sorted(pairs)
 
 
 def comparison_links(values: Sequence[float]) -> list[tuple[int, int]]:
