@@ -321,7 +321,7 @@ class Solver:
         number_values = getattr(self.task, "number_values", None)
         item = (self.source_vocab.encode(source, add_eos=True),
                 self.target_vocab.encode(list(tokens), add_bos=True, add_eos=True), 0,
-                number_values(example) if number_values else None)
+                number_values(example) if number_values else None, source if self.task.source_words else None)
         batch = move_batch(collate([item]), self.device)
         with torch.no_grad(), autocast(self.precision, self.device), recording(self.model) as recorder:
             self.model(batch)

@@ -122,6 +122,9 @@ class ModelConfig(Section):
     # graph2tree: also link each word of a number's quantity cell to the other occurrences of that word in the problem
     # (the question's words reach the numbers; neuromath.tasks.word_problems.graphs.shared_word_links)
     shared_words: bool = False
+    # graph2tree: build the graphs from the problem's words as written, not from the vocabulary's tokens, so a word the
+    # vocabulary does not know is still a content word, equal to its other occurrences (needs a task with source_words)
+    graph_text: bool = False
     max_len: int = 512
 
 
@@ -261,6 +264,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.numbers": TREE_DECODERS,
     "model.subtree_embedding": TREE_DECODERS,
     "model.shared_words": ("graph2tree",),
+    "model.graph_text": ("graph2tree",),
     "model.max_len": SEQUENCE_MODELS,  # positions of the Transformer; the longest input any sequence model reads
     "optim": SEQUENCE_MODELS + TRAINED_CLASSIFIERS,
     "optim.lr_scale": SEQUENCE_MODELS,  # the warm-up schedule and label smoothing: sequence models only

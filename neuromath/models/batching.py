@@ -16,20 +16,41 @@ from neuromath.text import Vocabulary
 
 class EncodedExamples(Dataset):
     """Examples turned into source ids and target ids (with bos/eos) once, up front, with the values of their masked
-    numbers where the task gives them (``SequenceTask.number_values``)."""
+    numbers where the task gives them (``SequenceTask.number_values``) and their source tokens as written where the
+    task carries them (``SequenceTask.source_words``)."""
 
     def __init__(self, examples: Sequence, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary):
         self.examples = list(examples)
         self.items = [encode_example(example, task, source_vocab, target_vocab) for example in self.examples]
         number_values = getattr(task, "number_values", None)
         self.values = [number_values(example) for example in self.examples] if number_values else None
+        self.words = [task.source_tokens(example) for example in self.examples] if task.source_words else None
 
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, index: int) -> tuple[list[int], list[int], int, list[float] | None]:
+    def __getitem__(self, index: int) -> tuple[list[int], list[int], int, list[float] | None, list[str] | None]:
         source, target = self.items[index]
-        return source, target, index, self.values[index] if self.values is not None else None
+        return (source, target, index, self.values[index] if self.values is not None else None,
+                self.words[index] if self.words is not None else None)
+
+
+class SourceWords:
+    """A batch's source tokens as the task wrote them, one tuple per row (before the vocabulary maps unknown words to
+    <unk>; no eos). It rides in the batch dict under ``source_words``; ``to`` leaves it as it is, so moving a batch
+    to a device (``move_batch``, Lightning) moves the tensors only."""
+
+    def __init__(self, rows: Sequence[Sequence[str]]):
+        self.rows = tuple(tuple(row) for row in rows)
+
+    def to(self, device) -> "SourceWords":
+        return self
+
+    def __getitem__(self, row: int) -> tuple[str, ...]:
+        return self.rows[row]
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 def encode_example(example, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary,
@@ -55,8 +76,9 @@ def move_batch(batch: dict, device) -> dict:
 
 
 def collate(items: list[tuple]) -> dict:
-    """Items ``(source ids, target ids, index[, number values or None])`` -> a batch; ``number_values`` (B, K) is
-    there when the items carry values, NaN-padded."""
+    """Items ``(source ids, target ids, index[, number values or None[, source words or None]])`` -> a batch;
+    ``number_values`` (B, K) is there when the items carry values, NaN-padded, and ``source_words``
+    (``SourceWords``) when they carry words."""
     sources, targets, indices = (list(column) for column in zip(*(item[:3] for item in items)))
     target = pad(targets)  # (B, T+1): bos ... eos
     batch = {
@@ -73,6 +95,9 @@ def collate(items: list[tuple]) -> dict:
             if row:
                 padded[position, : len(row)] = torch.tensor(row, dtype=torch.float)
         batch["number_values"] = padded
+    words = [item[4] if len(item) > 4 else None for item in items]
+    if any(row is not None for row in words):
+        batch["source_words"] = SourceWords(row or () for row in words)
     return batch
 
 

@@ -8,7 +8,8 @@ Registered in ``MODELS`` as ``gts`` and ``graph2tree``. Two switches exist for a
 embeds a number by its slot (a learned vector per ``n0, n1, ...``) instead of pointing at its encoder state, and
 ``model.subtree_embedding: false`` hides finished subtrees from the right goals. ``model.shared_words: true``
 (graph2tree) adds the links between the occurrences of a number's cell words to both cell graphs
-(``shared_word_links``).
+(``shared_word_links``); ``model.graph_text: true`` builds the graphs from the words as written (the batch's
+``source_words``) instead of the vocabulary's tokens, where every unknown word is one ``<unk>`` and no content word.
 
 Sizes from the config: ``d_model`` embeds words and operators (the papers: 128), ``encoder_hidden`` is H, the width
 of each GRU direction, of the encoder states (the two directions summed), of goals and of subtree embeddings (512),
@@ -152,9 +153,16 @@ class GoalDrivenTreeSolver(nn.Module):
         source = batch["source"]
         size, length = source.shape
         values = batch.get("number_values")
+        written = batch.get("source_words") if self.config.graph_text else None
+        if self.config.graph_text and written is None:
+            raise ConfigError("model.graph_text builds graph2tree's graphs from the problems' words, and this batch "
+                              "does not carry them (a task with source_words, batched by neuromath.models.batching)")
         edges = []  # (row, graph, reader, read)
         for row, ids in enumerate(source.tolist()):
             tokens = [self.source_tokens[index] for index in ids]
+            if written is not None:  # the words as written; eos and padding as the ids say
+                words = written[row][: len(tokens)]
+                tokens[: len(words)] = words
             cells = quantity_cell_links(tokens)
             for number, word in cells:
                 edges += [(row, 0, number, word), (row, 1, word, number)]

@@ -53,6 +53,9 @@ class SequenceTask:
     folds: bool = False  # cross-validation over fold files applies (neuromath cv)
     # the values of an example's masked numbers (n0, n1, ...), for models that compare quantities (graph2tree)
     number_values: Callable[[Any], list[float]] | None = None
+    # batches carry each row's source tokens as the task wrote them (``neuromath.models.batching.SourceWords``), for
+    # models that read words the vocabulary maps to <unk> (graph2tree's graphs with model.graph_text)
+    source_words: bool = False
     # (DataConfig) -> the source_tokens of a run with those data settings (e.g. data.lowercase); None: source_tokens
     # whatever the settings. Training and neuromath.api read sources through ``configured(data)``, never around it.
     source_tokens_for: Callable[[Any], Callable[[Any], list[str]]] | None = None

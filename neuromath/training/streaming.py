@@ -83,7 +83,7 @@ class StreamedBatches(IterableDataset):
             if ids is None:  # too long: in-memory runs leave these out too
                 continue
             values = task.number_values(example) if task.number_values is not None else None
-            items.append((*ids, len(items), values))
+            items.append((*ids, len(items), values, task.source_tokens(example) if task.source_words else None))
             if len(items) == self.batch_size:
                 batch = collate(items)
                 batch["stream"] = {"shard": shard, "position": here}

@@ -17,7 +17,7 @@ from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
 from neuromath.models import build_model
-from neuromath.models.batching import collate
+from neuromath.models.batching import collate, move_batch
 from neuromath.models.inputs import ModelInputs
 from neuromath.text import Vocabulary
 
@@ -228,6 +228,27 @@ def test_shared_words_link_the_question_to_the_cell_words_in_both_cell_graphs_on
     # the cell word "apples" (position 3, after n0) and the question's "apples" (10) read each other in graphs 0, 1
     assert sorted(added) == [[0, 3, 10], [0, 10, 3], [1, 3, 10], [1, 10, 3]]
     assert plain.min() == 0 and (shared - plain).min() == 0  # nothing is taken away
+
+
+def test_graph_text_builds_the_graphs_from_the_words_as_written_so_unknown_words_count():
+    source_vocab, target_vocab = vocabularies()  # "plums" is not in the vocabulary: <unk>
+    text = ["tom", "has", "n0", "plums", ",", "n1", "pears", ".", "plus", "the", "plums", "?"]
+    source = source_vocab.encode(text, add_eos=True)
+    target = target_vocab.encode(["+", "n0", "n1"], add_bos=True, add_eos=True)
+    batch = collate([(source, target, 0, [3.0, 5.0], text), (source, target, 1, [3.0, 5.0], None)])
+    assert batch["source_words"][0] == tuple(text) and batch["source_words"][1] == ()
+    assert move_batch(batch, "cpu")["source_words"] is batch["source_words"]
+    by_ids = small_model("graph2tree", source_vocab, target_vocab, shared_words=True).graphs(batch)
+    by_text = small_model("graph2tree", source_vocab, target_vocab, shared_words=True, graph_text=True).graphs(batch)
+    added = (by_text[0] - by_ids[0]).nonzero().tolist()  # (graph, reader, read)
+    # as <unk>, "plums" was no content word; as written, n0 (2) and "plums" (3) read each other, and the question's
+    # "plums" (10) joins the cell's
+    assert sorted(added) == [[0, 2, 3], [0, 3, 10], [0, 10, 3], [1, 3, 2], [1, 3, 10], [1, 10, 3]]
+    assert (by_text[0] - by_ids[0]).min() == 0
+    assert torch.equal(by_text[1], by_ids[1])  # a row without words keeps the vocabulary's tokens
+    with pytest.raises(ConfigError, match="graph_text"):
+        small_model("graph2tree", source_vocab, target_vocab, graph_text=True).graphs(
+            batch_of(pointing_task(1, random.Random(0)), source_vocab, target_vocab))
 
 
 def test_tree_decoders_refuse_postfix_targets():

@@ -201,3 +201,17 @@ def test_a_run_with_word_dropout_resumes_exactly(tmp_path, one_thread):
     assert any(not torch.equal(a[key], c[key]) for key in a)
     rows = list(csv.DictReader(open(interrupted / "metrics.csv")))
     assert [int(row["epoch"]) for row in rows if row.get("val_loss")] == [0, 1]
+
+
+def test_word_problem_batches_carry_the_words_as_written_beside_the_unknown_ids():
+    task, source, target = vocabularies("data.min_count=2")  # the rare words are <unk>
+    examples = [problem(LONG, "long"), *TEST]
+    encoded = EncodedExamples(examples, task, source, target)
+    batch = collate([encoded[i] for i in range(len(examples))])
+    for row, example in enumerate(examples):
+        words = task.source_tokens(example)
+        assert batch["source_words"][row] == tuple(words)
+        assert [source.tokens[i] for i in batch["source"][row, : len(words)].tolist()] == [
+            word if word in source.index else UNK for word in words]
+    assert "plums" in batch["source_words"][0] and "plums" not in source.index
+    assert "source_words" not in collate([item[:4] for item in (encoded[0], encoded[1])])

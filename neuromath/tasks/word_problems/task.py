@@ -92,6 +92,7 @@ WORD_PROBLEMS = SequenceTask(
     prepare=prepare_problem,
     folds=True,
     number_values=number_values,
+    source_words=True,
     source_tokens_for=source_tokens_for,
     keeps_token=keeps_token,
     reserved_tokens=reserved_tokens,
