@@ -53,6 +53,7 @@ SOURCE_AXIS = ("tom", "has", "n0", "apples", ".", "he", "buys", "n1", "more", ".
      ["group attention", "decoder attention (Luong)"]),
     (("model.name=bilstm_seq2seq",), ["decoder attention (Luong)"]),
     (("model.name=gts",), ["goal attention"]),
+    (("model.name=graph2tree", "model.graph_text=true", "model.shared_words=true"), ["goal attention"]),
 ])
 def test_every_map_is_labelled_by_the_problem_and_the_answer_and_its_rows_sum_to_one(tmp_path, settings, titles):
     solver = load(word_problem_run(tmp_path / "run", *settings))
