@@ -22,7 +22,7 @@ from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.expr.tree import preorder
 from neuromath.models import build_task_model
-from neuromath.models.batching import EncodedExamples, collate, move_batch
+from neuromath.models.batching import EncodedExamples, carried, collate, move_batch
 from neuromath.models.identities import (
     CompletionScorer,
     build_classifier,
@@ -318,10 +318,9 @@ class Solver:
         and produces ``tokens``: one teacher-forced forward pass over the answer, which computes for each position
         what step-by-step decoding computed for it. A model without attention layers (DNS) is a NeuromathError."""
         source = list(self.task.source_tokens(example))
-        number_values = getattr(self.task, "number_values", None)
         item = (self.source_vocab.encode(source, add_eos=True),
                 self.target_vocab.encode(list(tokens), add_bos=True, add_eos=True), 0,
-                number_values(example) if number_values else None, source if self.task.source_words else None)
+                *carried(example, self.task, source))
         batch = move_batch(collate([item]), self.device)
         with torch.no_grad(), autocast(self.precision, self.device), recording(self.model) as recorder:
             self.model(batch)

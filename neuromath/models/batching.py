@@ -21,18 +21,26 @@ class EncodedExamples(Dataset):
 
     def __init__(self, examples: Sequence, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary):
         self.examples = list(examples)
-        self.items = [encode_example(example, task, source_vocab, target_vocab) for example in self.examples]
-        number_values = getattr(task, "number_values", None)
-        self.values = [number_values(example) for example in self.examples] if number_values else None
-        self.words = [task.source_tokens(example) for example in self.examples] if task.source_words else None
+        sources = [task.source_tokens(example) for example in self.examples]
+        self.items = [encode_example(example, task, source_vocab, target_vocab, source=source)
+                      for example, source in zip(self.examples, sources)]
+        # (values, words) per example; None for a task that carries neither (no tuple per example of a large corpus)
+        self.extras = ([carried(example, task, source) for example, source in zip(self.examples, sources)]
+                       if task.number_values is not None or task.source_words else None)
 
     def __len__(self) -> int:
         return len(self.items)
 
     def __getitem__(self, index: int) -> tuple[list[int], list[int], int, list[float] | None, list[str] | None]:
         source, target = self.items[index]
-        return (source, target, index, self.values[index] if self.values is not None else None,
-                self.words[index] if self.words is not None else None)
+        return source, target, index, *(self.extras[index] if self.extras is not None else (None, None))
+
+
+def carried(example, task: SequenceTask, source: list[str]) -> tuple[list[float] | None, list[str] | None]:
+    """What an item carries beside its ids: the values of the example's masked numbers (``SequenceTask.number_values``)
+    and ``source``, its source tokens as written (``SequenceTask.source_words``); None where the task gives none."""
+    return (task.number_values(example) if task.number_values is not None else None,
+            source if task.source_words else None)
 
 
 class SourceWords:
@@ -54,10 +62,13 @@ class SourceWords:
 
 
 def encode_example(example, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary,
-                   limits: tuple[int, int] | None = None) -> tuple[list[int], list[int]] | None:
+                   limits: tuple[int, int] | None = None,
+                   source: list[str] | None = None) -> tuple[list[int], list[int]] | None:
     """An example's source ids (eos added) and target ids (bos and eos added); with ``limits`` (the most source and
-    target tokens, exclusive: data.max_source_len and max_target_len), None for an example that has more."""
-    source, target = task.source_tokens(example), task.target_tokens(example)
+    target tokens, exclusive: data.max_source_len and max_target_len), None for an example that has more.
+    ``source``: the example's source tokens, when the caller has read them already."""
+    source = task.source_tokens(example) if source is None else source
+    target = task.target_tokens(example)
     if limits is not None and (len(source) >= limits[0] or len(target) >= limits[1]):
         return None
     return source_vocab.encode(source, add_eos=True), target_vocab.encode(target, add_bos=True, add_eos=True)

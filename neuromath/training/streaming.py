@@ -21,7 +21,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from neuromath.config import Config
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.models.batching import collate, encode_example
+from neuromath.models.batching import carried, collate, encode_example
 from neuromath.nn.distributed import process_rank
 from neuromath.tasks import SequenceTask
 from neuromath.tasks.streams import MALFORMED, InterleavedReader, RecordFiles, ShardPlan, ShardStream
@@ -79,11 +79,11 @@ class StreamedBatches(IterableDataset):
         made = 0
         task, limits = self.task, (self.max_source_len, self.max_target_len)
         for example, here in stream:
-            ids = encode_example(example, task, self.source_vocab, self.target_vocab, limits)
+            source = task.source_tokens(example)
+            ids = encode_example(example, task, self.source_vocab, self.target_vocab, limits, source=source)
             if ids is None:  # too long: in-memory runs leave these out too
                 continue
-            values = task.number_values(example) if task.number_values is not None else None
-            items.append((*ids, len(items), values, task.source_tokens(example) if task.source_words else None))
+            items.append((*ids, len(items), *carried(example, task, source)))
             if len(items) == self.batch_size:
                 batch = collate(items)
                 batch["stream"] = {"shard": shard, "position": here}
