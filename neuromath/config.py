@@ -172,6 +172,9 @@ class TrainConfig(Section):
     num_threads: int = 0  # torch CPU threads; 0 -> leave torch's default
     progress: bool = True
     max_time_minutes: float = 0.0  # 0 -> no wall-clock limit
+    # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;
+    # the run trains max_epochs epochs (or max_steps steps) and keeps its last weights: the refit of `cv --refit`
+    validate: bool = True
 
 
 @dataclass(frozen=True)
@@ -273,6 +276,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "optim.plateau_factor": TRAINED_CLASSIFIERS,  # the plateau schedule: equation classifiers only
     "optim.plateau_patience": TRAINED_CLASSIFIERS,
     "train": SEQUENCE_MODELS + CLASSIFIER_NAMES,
+    "train.validate": SEQUENCE_MODELS,  # the equation classifiers always validate (their plateau schedule reads it)
     "decode": SEQUENCE_MODELS,  # the classifiers score equations, they decode nothing ...
     "decode.batch_size": SEQUENCE_MODELS + CLASSIFIER_NAMES,  # ... but validate in batches of this size
 }
@@ -438,6 +442,14 @@ def last_step_is_validated(train: "TrainConfig") -> tuple[str, str] | None:
     return None
 
 
+def training_ends_without_validation(train: "TrainConfig") -> tuple[str, str] | None:
+    """Without validation nothing stops a run early, so it needs an epoch or step budget."""
+    if not train.validate and train.max_epochs == -1 and train.max_steps <= 0:
+        return "train.validate", ("train.validate false needs train.max_epochs or train.max_steps: without "
+                                  "validation nothing else ends the run")
+    return None
+
+
 def min_epochs_within_max(train: "TrainConfig") -> tuple[str, str] | None:
     if train.max_epochs != -1 and train.min_epochs > train.max_epochs:
         return "train.min_epochs", (f"train.min_epochs ({train.min_epochs}) cannot exceed train.max_epochs "
@@ -476,7 +488,8 @@ def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
 # section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
     "model": (heads_divide_the_width, tree_positions_fit),
-    "train": (last_step_is_validated, min_epochs_within_max, precision_is_known, strategy_is_known),
+    "train": (last_step_is_validated, training_ends_without_validation, min_epochs_within_max, precision_is_known,
+              strategy_is_known),
     "decode": (nbest_within_beam,),
 }
 

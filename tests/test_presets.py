@@ -36,7 +36,7 @@ ADDED_AFTER_SNAPSHOT = {
              "stream_vocab_records"),
     "model": ("numbers", "subtree_embedding", "number_encoder", "shared_words", "graph_text"),
     "optim": ("ema_decay",),
-    "train": ("num_nodes", "strategy"),
+    "train": ("num_nodes", "strategy", "validate"),
 }
 
 

@@ -46,7 +46,7 @@ def command_cv(args: argparse.Namespace) -> int:
             folds = write_random_folds(examples, k, 0 if args.seed is None else args.seed, out / "folds")
             # the folds are this project's JSON Lines, whatever format the source file had
             config = dataclasses.replace(config, data=dataclasses.replace(config.data, format="jsonl"))
-        report = run_cross_validation(config, folds, out, progress=args.progress)
+        report = run_cross_validation(config, folds, out, progress=args.progress, refit=args.refit)
     if args.json:
         print(json.dumps(report))
     else:
@@ -68,6 +68,10 @@ def register(commands) -> None:
     cv.add_argument("--seed", type=nonnegative_int, default=None, help="shuffle seed of a --data split (default 0)")
     cv.add_argument("--out", required=True,
                     help="folder: a run per fold in OUT/fold<k> (finished ones are reused), OUT/report.md, .json")
+    cv.add_argument("--refit", action="store_true",
+                    help="after each fold's run has chosen its epoch count on the validation carve-out, train again "
+                         "on the whole training fold for that many epochs and score the test fold with the last "
+                         "weights (OUT/fold<k>/refit); the report gives the refit's scores")
     cv.add_argument("--json", action="store_true", help="print the report as one JSON object")
     cv.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                     help="a line per fold on stderr (--no-progress also hides the training progress bars)")

@@ -39,7 +39,13 @@ from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems import write_jsonl
-from neuromath.training.run import COSMETIC_CHANGES, RESUMABLE_CHANGES, build_vocabularies, config_differences
+from neuromath.training.run import (
+    COSMETIC_CHANGES,
+    RESUMABLE_CHANGES,
+    build_vocabularies,
+    config_differences,
+    read_checkpoint,
+)
 
 RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
 CSV_FOLD_FILES = ("train.csv", "dev.csv")  # the SVAMP repository's fold layout (MAWPS, ASDiv-A)
@@ -251,21 +257,92 @@ def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused
     }
 
 
-def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True) -> dict:
+REFIT_DIR = "refit"  # OUT/fold<k>/refit: the run trained on the whole training fold (cv --refit)
+
+
+def best_epochs(fold_dir: Path) -> int:
+    """How many epochs the selection run of ``fold_dir`` had trained when it reached its best validation score:
+    the epoch stored in its best checkpoint (Lightning counts from 0), plus one."""
+    path = fold_dir / "checkpoints" / "best.ckpt"
+    if not path.exists():
+        raise NeuromathError(f"{path}: missing; --refit retrains for the epochs of the fold's best checkpoint")
+    return int(read_checkpoint(path)["epoch"]) + 1
+
+
+def refit_config(run_config: Config, epochs: int) -> Config:
+    """The refit of a fold: the same run on the whole training file (nothing carved out, no validation, no early
+    stopping) for the ``epochs`` the selection run needed to reach its best validation score; its last weights are
+    tested."""
+    train_section = dataclasses.replace(run_config.train, validate=False, max_epochs=epochs, max_steps=-1,
+                                        min_epochs=1, patience=0, max_time_minutes=0.0)
+    return dataclasses.replace(run_config, train=train_section)
+
+
+def run_refit(run_config: Config, fold_dir: Path, prefix: str, progress: bool) -> tuple[dict, bool]:
+    """Refit the fold in ``fold_dir/refit`` (or reuse a finished refit); returns its summary and whether it was
+    reused. Its test predictions go to ``fold_dir/refit/predictions.jsonl``."""
+    refit_dir = fold_dir / REFIT_DIR
+    config = refit_config(run_config, best_epochs(fold_dir))
+    summary = previous_summary(refit_dir)
+    check_same_config(refit_dir, config, finished=summary is not None)
+    if summary is not None:
+        return summary, True
+    started = time.perf_counter()
+    resume = (refit_dir / "checkpoints" / "last.ckpt").exists()
+    if progress:
+        print(f"{prefix}: {'resuming the refit' if resume else 'refitting'} on the whole training fold for "
+              f"{config.train.max_epochs} epochs ...", file=sys.stderr, flush=True)
+    summary = train(config, refit_dir, resume=resume, predictions=refit_dir / PREDICTIONS_FILE).summary
+    summary["wall_seconds"] = time.perf_counter() - started
+    write_text_atomic(refit_dir / "summary.json", json.dumps(summary, indent=2))
+    return summary, False
+
+
+def refit_row(row: dict, refit: dict, reused: bool) -> dict:
+    """A fold's row with the refit's test scores in place of the selection run's (whose best validation score and
+    epochs stay); the seconds are both runs'."""
+    test = refit["test"]
+    selection_seconds = row["wall_seconds"] or 0.0
+    return {
+        **row,
+        "run_dir": refit.get("run_dir"),
+        "train_examples": refit.get("train_examples"),
+        "value_accuracy": test["value_accuracy"],
+        "equation_accuracy": test["equation_accuracy"],
+        "bleu": test.get("bleu"),
+        "unknown_token_rate": test.get("unknown_token_rate"),
+        "unknown_example_rate": test.get("unknown_example_rate"),
+        "refit_epochs": refit.get("epochs"),
+        "selection_value_accuracy": row["value_accuracy"],
+        "wall_seconds": selection_seconds + (refit.get("wall_seconds") or 0.0),
+        "reused": row["reused"] and reused,
+    }
+
+
+def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True,
+                         refit: bool = False) -> dict:
     """Run every fold (reusing finished ones) in ``out_dir/<fold name>`` and write ``out_dir/report.md`` and
     ``report.json``; returns the report: ``{"model", "task", "k", "out", "folds": [row, ...], "value_accuracy":
     {"mean", "std"}, "equation_accuracy": {"mean", "std"}, "bleu": {"mean", "std"}, "unknown_token_rate": {"mean",
     "std"} ("bleu" and "unknown_token_rate" None when a reused fold lacks them), "test_examples", "wall_seconds",
     "elapsed_seconds"}`` where a row holds the fold's sizes, test accuracies, BLEU (0-100), unknown input rates (of
-    tokens and of examples), best validation value accuracy, epochs and seconds."""
+    tokens and of examples), best validation value accuracy, epochs and seconds.
+
+    ``refit``: after each fold's run has chosen its epoch on the carve-out, a second run trains on the whole
+    training fold for that many epochs and its last weights score the test fold (``OUT/fold<k>/refit``); the rows
+    then hold the refit's test scores, the selection run's best validation score and epochs (``epochs``) and the
+    refit's epochs (``refit_epochs``). The test fold still chooses nothing."""
     word_problem_task(config)
     if not folds:
         raise NeuromathError("no folds to cross-validate")
+    if refit and config.model.name in RETRIEVAL_MODELS:
+        raise ConfigError(f"--refit retrains a model on the whole training fold; the retrieval baseline "
+                          f"{config.model.name} trains nothing")
     with locked(out_dir):  # a second cv into the same folder is refused while this one writes it
-        return run_folds(config, folds, Path(out_dir), progress)
+        return run_folds(config, folds, Path(out_dir), progress, refit)
 
 
-def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool) -> dict:
+def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool, refit: bool = False) -> dict:
     retrieval = config.model.name in RETRIEVAL_MODELS
     started = time.perf_counter()
     rows = []
@@ -275,31 +352,34 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
         run_config = fold_config(config, train_path, test_path)
         summary = previous_summary(fold_dir)
         check_same_config(fold_dir, run_config, finished=summary is not None)
-        if summary is not None:
+        reused = summary is not None
+        if reused:
             print(f"{prefix}: reused {fold_dir / 'summary.json'}", file=sys.stderr, flush=True)
-            rows.append(fold_row(name, train_path, test_path, summary, reused=True))
-            continue
-        fold_started = time.perf_counter()
-        if retrieval:
-            if progress:
-                print(f"{prefix}: fitting {config.model.name} retrieval ...", file=sys.stderr, flush=True)
-            summary = run_retrieval_fold(run_config, train_path, test_path, fold_dir)
         else:
-            summary = run_trained_fold(run_config, fold_dir, prefix, progress)
-        if "test" not in summary:
-            raise NeuromathError(f"{test_path}: no test examples in fold {name}")
-        summary["wall_seconds"] = time.perf_counter() - fold_started
-        write_text_atomic(fold_dir / "summary.json", json.dumps(summary, indent=2))
-        row = fold_row(name, train_path, test_path, summary, reused=False)
+            fold_started = time.perf_counter()
+            if retrieval:
+                if progress:
+                    print(f"{prefix}: fitting {config.model.name} retrieval ...", file=sys.stderr, flush=True)
+                summary = run_retrieval_fold(run_config, train_path, test_path, fold_dir)
+            else:
+                summary = run_trained_fold(run_config, fold_dir, prefix, progress)
+            if "test" not in summary:
+                raise NeuromathError(f"{test_path}: no test examples in fold {name}")
+            summary["wall_seconds"] = time.perf_counter() - fold_started
+            write_text_atomic(fold_dir / "summary.json", json.dumps(summary, indent=2))
+        row = fold_row(name, train_path, test_path, summary, reused=reused)
+        if refit:
+            refit_summary, refit_reused = run_refit(run_config, fold_dir, prefix, progress)
+            row = refit_row(row, refit_summary, refit_reused)
         rows.append(row)
-        if progress:
+        if progress and not row["reused"]:
             bleu = "" if row["bleu"] is None else f", BLEU {row['bleu']:.1f}"
             print(f"{prefix}: value accuracy {percent(row['value_accuracy'])}, equation accuracy "
                   f"{percent(row['equation_accuracy'])}{bleu} on {row['test_examples']} test problems "
                   f"({row['wall_seconds']:.1f} s)", file=sys.stderr, flush=True)
 
     report = {"model": config.model.name, "task": config.data.task, "k": len(rows), "out": str(out_dir),
-              "folds": rows}
+              "refit": refit, "folds": rows}
     for measure in ("value_accuracy", "equation_accuracy"):
         mean, std = mean_std([row[measure] for row in rows])
         report[measure] = {"mean": mean, "std": std}
@@ -347,10 +427,19 @@ def format_report(report: dict) -> str:
         "epochs | seconds |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+    refit = report.get("refit", False)
+    if refit:
+        lines[2:2] = ["Refit: each fold chose its epochs on its validation carve-out (best valid, epochs: the "
+                      "selection run), then a run on the whole training fold (train) trained that many epochs and its "
+                      "last weights scored the test fold (value and equation accuracy, BLEU, unk %; the selection "
+                      "run's own value accuracy in brackets).", ""]
     for row in report["folds"]:
+        value_cell = cell(row["value_accuracy"])
+        if refit:
+            value_cell += f" ({cell(row.get('selection_value_accuracy'))})"
         lines.append(
             f"| {row['fold']} | {plain(row['train_examples'])} | {plain(row['valid_examples'])} | "
-            f"{row['test_examples']} | {cell(row['value_accuracy'])} | {cell(row['equation_accuracy'])} | "
+            f"{row['test_examples']} | {value_cell} | {cell(row['equation_accuracy'])} | "
             f"{plain(row.get('bleu'))} | {cell(row.get('unknown_token_rate'))} | "
             f"{cell(row['best_val_value_accuracy'])} | {plain(row['epochs'])} | {plain(row['wall_seconds'])} |"
         )

@@ -87,9 +87,15 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
             return kept
         return []
 
-    valid = held_out(data.valid, data.generate_valid, 1, "valid")
+    if not config.train.validate:  # a refit: the whole training file trains, nothing is held out for validation
+        if data.valid:
+            raise ConfigError(f"data.valid names {data.valid}, but train.validate is false: a run without "
+                              "validation reads no validation file")
+        valid = []
+    else:
+        valid = held_out(data.valid, data.generate_valid, 1, "valid")
     test = held_out(data.test, data.generate_test, 2, "test")
-    if not valid:
+    if not valid and config.train.validate:
         if len(train) < 2:
             raise NeuromathError("need at least two training examples to carve out a validation set")
         shuffled = train[:]
@@ -217,14 +223,13 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
                                  target_vocab) if stream else train_set).items
         model.fit_structure([source for source, _ in items], [target[:-1] for _, target in items])
     module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
-    fitted = fit_and_keep_best(
-        config, run_dir, module, train_loader, make_loader(valid_set, config.decode.batch_size, shard=True),
-        monitor="val_value_accuracy", resume=resume, callbacks=extra_callbacks,
-    )
+    valid_loader = make_loader(valid_set, config.decode.batch_size, shard=True) if config.train.validate else None
+    fitted = fit_and_keep_best(config, run_dir, module, train_loader, valid_loader, monitor="val_value_accuracy",
+                               resume=resume, callbacks=extra_callbacks)
     trainer, best, best_path = fitted.trainer, fitted.best, fitted.best_path
     if not fitted.writer:  # another process of a multi-process run: rank zero writes the summary and tests
         return TrainResult({}, PreparedData([], [], [], data.report))
-    best_score = best.best_model_score
+    best_score = best.best_model_score if best is not None else None  # None: a run without validation
     summary = {
         "run_dir": str(run_dir),
         "best_checkpoint": best_path,
@@ -284,7 +289,7 @@ def droppable_source(task: SequenceTask, source_vocab: Vocabulary, config: Confi
 @dataclass
 class FitResult:
     trainer: object  # the lightning Trainer
-    best: object  # the ModelCheckpoint callback that kept the best validation score
+    best: object  # the ModelCheckpoint callback that kept the best validation score; None without validation
     best_path: str  # the best checkpoint (the last one when no validation ran)
     weights: dict | None  # the model's weights from the best checkpoint, without the module's "model." prefix
     writer: bool = True  # False in the processes other than rank zero of a multi-process run: they wrote nothing
@@ -298,17 +303,23 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
 
     ``train.devices`` x ``train.num_nodes`` processes train together under ``train.strategy`` (DDP): the loaders
     shard their examples themselves (``models.batching``), so Lightning's distributed sampler is off; only rank
-    zero writes (Lightning saves checkpoints and logs from rank zero; the merged metrics and model.pt here)."""
+    zero writes (Lightning saves checkpoints and logs from rank zero; the merged metrics and model.pt here).
+
+    ``valid_loader`` None (``train.validate`` false): no validation, no best checkpoint and no early stopping; the
+    run trains its whole budget and ``model.pt`` holds the last weights."""
     checkpoints = run_dir / "checkpoints"
     session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
     target = {"monitor": monitor, "mode": "max"}
     # Two checkpoint callbacks: Lightning's save_last only writes when the best one improves.
-    best = RunCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False, **target)
+    best = None
+    if valid_loader is not None:
+        best = RunCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False,
+                             **target)
     latest = RunCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
-    callbacks = [*(callbacks or []), best, latest]
+    callbacks = [*(callbacks or []), *([best] if best else []), latest]
     if config.train.progress:
         callbacks.append(ProgressBar())
-    if config.train.patience > 0:
+    if config.train.patience > 0 and valid_loader is not None:
         callbacks.append(EarlyStopping(patience=config.train.patience, **target))
     if config.optim.ema_decay > 0:
         # Validation swaps the average in, a checkpoint's state_dict is the average (the raw weights go to its
@@ -342,6 +353,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         warnings.filterwarnings("ignore", ".*does not have many workers.*")
         warnings.filterwarnings("ignore", ".*Checkpoint directory.*exists and is not empty.*")
         warnings.filterwarnings("ignore", ".*LeafSpec.*is deprecated.*")
+        warnings.filterwarnings("ignore", ".*validation_step.*but have no.*val_dataloader.*")  # train.validate false
         # a streamed corpus is sharded by process and worker, and its loader's length is each process's batches
         warnings.filterwarnings("ignore", ".*IterableDataset.*has.*__len__.*defined.*")
         # the validation scores are gathered from every process already (SequenceModule, ClassifierModule), and the

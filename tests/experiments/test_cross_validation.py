@@ -288,3 +288,71 @@ def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, 
     holder = lock_held_elsewhere(out)
     assert main(command) == 2
     assert f"{out} is being written by process {holder} on host" in capsys.readouterr().err
+
+
+def test_cv_refit_trains_the_whole_fold_for_the_chosen_epochs_and_tests_its_last_weights(tmp_path, capsys, one_thread):
+    import torch
+
+    from neuromath.training.run import read_checkpoint
+
+    config = {**TINY_CONFIG, "train": {**TINY_CONFIG["train"], "max_epochs": 4}}
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    data = tmp_path / "problems.jsonl"
+    write_jsonl(generate(40, random.Random(3)), data)
+    out = tmp_path / "cv"
+    command = ["cv", "--config", str(config_path), "--data", str(data), "--k", "2", "--seed", "1", "--out", str(out),
+               "--refit"]
+    assert main(command + ["--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["refit"] is True and "refitting on the whole training fold" in captured.err
+    for row in report["folds"]:
+        fold = out / row["fold"]
+        selection = json.loads((fold / "summary.json").read_text())
+        refit = json.loads((fold / "refit" / "summary.json").read_text())
+        chosen = read_checkpoint(fold / "checkpoints" / "best.ckpt")["epoch"] + 1  # the epochs of the best weights
+        assert 1 <= chosen <= 4 and refit["epochs"] == row["refit_epochs"] == chosen
+        # the whole training fold trains (nothing carved out), nothing validates
+        assert refit["train_examples"] == row["train_examples"] == 20 and refit["valid_examples"] == 0
+        assert refit["best_val_value_accuracy"] is None and refit["best_checkpoint"].endswith("last.ckpt")
+        assert not (fold / "refit" / "checkpoints" / "best.ckpt").exists()
+        saved = load_config(fold / "refit" / "config.yaml")
+        assert not saved.train.validate and saved.train.max_epochs == chosen and saved.train.patience == 0
+        # the refit's last weights are what model.pt keeps and what scored the test fold
+        last = read_checkpoint(fold / "refit" / "checkpoints" / "last.ckpt")
+        assert last["epoch"] == chosen - 1  # Lightning counts epochs from 0
+        weights = torch.load(fold / "refit" / "model.pt", weights_only=True)
+        for key, value in last["state_dict"].items():
+            assert torch.equal(weights[key.removeprefix("model.")], value)
+        assert row["value_accuracy"] == refit["test"]["value_accuracy"]
+        assert row["selection_value_accuracy"] == selection["test"]["value_accuracy"]
+        assert row["best_val_value_accuracy"] == selection["best_val_value_accuracy"]
+        records = [json.loads(line) for line in (fold / "refit" / "predictions.jsonl").read_text().splitlines()]
+        assert sum(record["correct"] for record in records) == refit["test"]["value_correct"]
+    markdown = (out / "report.md").read_text()
+    assert "Refit: each fold chose its epochs" in markdown
+
+    assert main(command) == 0  # both runs of every fold are reused
+    assert capsys.readouterr().err.count("reused") == 2 and not (out / "fold0" / "refit" / "logs" / "session1").exists()
+    retrieval = tmp_path / "jaccard.yaml"
+    retrieval.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"name": "jaccard"}}))
+    assert main(["cv", "--config", str(retrieval), "--data", str(data), "--k", "2", "--seed", "1",
+                 "--out", str(tmp_path / "jaccard"), "--refit"]) == 2
+    assert "the retrieval baseline jaccard trains nothing" in capsys.readouterr().err
+
+
+def test_a_run_without_validation_needs_a_budget_and_reads_no_validation_file(tmp_path):
+    with pytest.raises(ConfigError, match="train.validate false needs train.max_epochs or train.max_steps"):
+        load_config(None, ["data.task=word_problems", "model.name=transformer", "train.validate=false",
+                           "train.max_epochs=-1"])
+    with pytest.raises(ConfigError, match="train.validate does not apply to the tree_lstm model"):
+        load_config(None, ["data.task=identities", "model.name=tree_lstm", "train.validate=false"], strict=True)
+    from neuromath.experiments.train_test import train
+
+    data = tmp_path / "problems.jsonl"
+    write_jsonl(generate(10, random.Random(3)), data)
+    config = load_config(None, [f"data.train={data}", f"data.valid={data}", "data.task=word_problems",
+                                "model.name=transformer", "train.validate=false", "train.max_epochs=1"])
+    with pytest.raises(ConfigError, match="train.validate is false: a run without validation reads no validation"):
+        train(config, tmp_path / "run")
