@@ -173,6 +173,9 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     stream = None
+    if config.data.streaming and not config.train.validate:
+        raise ConfigError("train.validate false trains on the whole of an in-memory data.train; a streamed corpus "
+                          "(data.streaming) holds its validation records out of the stream")
     if config.data.streaming:  # data.train is read lazily, batch by batch (neuromath.training.streaming)
         stream = open_stream(config, task)
         report = stream.report

@@ -356,3 +356,7 @@ def test_a_run_without_validation_needs_a_budget_and_reads_no_validation_file(tm
                                 "model.name=transformer", "train.validate=false", "train.max_epochs=1"])
     with pytest.raises(ConfigError, match="train.validate is false: a run without validation reads no validation"):
         train(config, tmp_path / "run")
+    streamed = load_config(None, [f"data.train={data}", "data.task=symbolic", "model.name=transformer",
+                                  "train.validate=false", "train.max_epochs=1", "data.streaming=true"], strict=True)
+    with pytest.raises(ConfigError, match="a streamed corpus .data.streaming. holds its validation records out"):
+        train(streamed, tmp_path / "streamed")
