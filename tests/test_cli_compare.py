@@ -317,6 +317,20 @@ def test_compare_a_trained_cross_validation_reads_its_predictions_or_decodes_its
     assert decoded["a"] == {**result["a"], "path": str(tmp_path / "old")} and decoded["b"] == result["b"]
     assert [fold["a_correct"] for fold in decoded["folds"]] == [fold["a_correct"] for fold in result["folds"]]
 
+    # the same folds refit on the whole training fold (cv --refit into the same folder reuses the selection runs;
+    # a copy keeps the report without refits): compare pairs the refits' predictions
+    shutil.copytree(tmp_path / "trained", tmp_path / "selection")
+    assert main(["cv", "--config", str(config), *split, "--out", str(tmp_path / "trained"), "--no-progress",
+                 "--refit"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "selection"), str(tmp_path / "trained"), "--json"]) == 0
+    refit = json.loads(capsys.readouterr().out)
+    for fold in refit["folds"]:
+        summary = json.loads((tmp_path / "trained" / fold["fold"] / "refit" / "summary.json").read_text())
+        assert fold["b_correct"] == summary["test"]["value_correct"] and fold["b_from"] == "predictions.jsonl"
+        assert fold["a_correct"] == next(f["a_correct"] for f in result["folds"] if f["fold"] == fold["fold"])
+    assert refit["n"] == 40
+
     # another split of the same file: other test files, refused before anything is decoded
     assert main(["cv", "--config", str(retrieval), "--data", str(data), "--k", "2", "--seed", "2",
                  "--out", str(tmp_path / "other"), "--no-progress"]) == 0

@@ -14,7 +14,8 @@ Two things can be compared:
   order. Both must have the same folds with the same test files (the same path or the same bytes). A fold's
   correctness comes from its ``predictions.jsonl`` (what ``cv`` writes when it scores the test fold, checked to
   hold the fold's test problems in order), and where a fold has none (one run before ``cv`` wrote them) from
-  decoding the fold's run on its test file with the run's own decoding settings, as ``cv`` scored it.
+  decoding the fold's run on its test file with the run's own decoding settings, as ``cv`` scored it. The run of a
+  fold is its refit (``OUT/fold<k>/refit``) when the report says the cross-validation was run with ``--refit``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from neuromath.config import load_config
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.evaluation.evaluate import PREDICTIONS_FILE, evaluate_examples, percent
 from neuromath.evaluation.significance import compare_paired
+from neuromath.experiments.cross_validation import REFIT_DIR
 from neuromath.experiments.evaluate import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
 from neuromath.tasks import get_task
@@ -255,8 +257,12 @@ def compare_cross_validations(cv_a: str, cv_b: str, request: CompareRequest) -> 
         raise NeuromathError(f"{cv_a} has folds {', '.join(map(str, names['a']))} and {cv_b} has "
                              f"{', '.join(map(str, names['b']))}: compare cross-validations over the same folds")
     folders = {"a": Path(cv_a), "b": Path(cv_b)}
+
+    def run_of(side: str, name: str) -> Path:  # the run that scored the fold: its refit after `cv --refit`
+        return folders[side] / name / REFIT_DIR if reports[side].get("refit") else folders[side] / name
+
     for name in names["a"]:  # every fold checked before any is decoded
-        tests = {side: fold_test_file(folder / name) for side, folder in folders.items()}
+        tests = {side: fold_test_file(run_of(side, name)) for side in folders}
         if not same_file(tests["a"], tests["b"]):
             raise NeuromathError(f"{name}: the test files differ ({tests['a']} and {tests['b']}): compare "
                                  "cross-validations over the same folds")
@@ -264,10 +270,10 @@ def compare_cross_validations(cv_a: str, cv_b: str, request: CompareRequest) -> 
     folds, measure = [], None
     for name in names["a"]:
         scored, sources = {}, {}
-        for side, folder in folders.items():
-            scored[side], sources[side] = score_fold(folder / name)
+        for side in folders:
+            scored[side], sources[side] = score_fold(run_of(side, name))
             correct[side] += scored[side].correct
-        check_same_examples(scored["a"].ids, scored["b"].ids, str(folders["a"] / name), str(folders["b"] / name),
+        check_same_examples(scored["a"].ids, scored["b"].ids, str(run_of("a", name)), str(run_of("b", name)),
                             f"the {name} test file")
         measure = scored["a"].measure
         folds.append({"fold": name, "n": len(scored["a"].ids), "a_correct": sum(scored["a"].correct),
