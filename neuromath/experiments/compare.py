@@ -29,9 +29,8 @@ from pathlib import Path
 from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import DataFormatError, NeuromathError
-from neuromath.evaluation.evaluate import PREDICTIONS_FILE, evaluate_examples, percent
+from neuromath.evaluation.evaluate import PREDICTIONS_FILE, REFIT_DIR, evaluate_examples, percent
 from neuromath.evaluation.significance import compare_paired
-from neuromath.experiments.cross_validation import REFIT_DIR
 from neuromath.experiments.evaluate import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
 from neuromath.tasks import get_task

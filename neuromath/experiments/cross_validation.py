@@ -32,7 +32,7 @@ from typing import Sequence
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.bleu import equation_bleu
-from neuromath.evaluation.evaluate import PREDICTIONS_FILE, percent, unknown_input, write_predictions
+from neuromath.evaluation.evaluate import PREDICTIONS_FILE, REFIT_DIR, percent, unknown_input, write_predictions
 from neuromath.experiments.train_test import train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
@@ -255,9 +255,6 @@ def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused
         "wall_seconds": summary.get("wall_seconds"),
         "reused": reused,
     }
-
-
-REFIT_DIR = "refit"  # OUT/fold<k>/refit: the run trained on the whole training fold (cv --refit)
 
 
 def best_epochs(fold_dir: Path) -> int:
