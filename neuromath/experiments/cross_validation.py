@@ -210,14 +210,24 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
     return summary
 
 
-def run_trained_fold(config: Config, fold_dir: Path, progress_prefix: str, progress: bool) -> dict:
+def run_trained_fold(config: Config, fold_dir: Path, progress_prefix: str, progress: bool,
+                     what: str | None = None) -> dict:
     """Train (or resume an interrupted) run of the fold in ``fold_dir``; returns its summary. The test problems'
-    prediction records go to ``fold_dir/predictions.jsonl``."""
+    prediction records go to ``fold_dir/predictions.jsonl``. ``what`` names the run in the progress line (default:
+    training the model)."""
     resume = (fold_dir / "checkpoints" / "last.ckpt").exists()
     if progress:
-        print(f"{progress_prefix}: {'resuming the interrupted training' if resume else 'training'} "
-              f"{config.model.name} ...", file=sys.stderr, flush=True)
+        doing = what or f"training {config.model.name}"
+        print(f"{progress_prefix}: {'resuming the interrupted ' if resume else ''}{doing} ...", file=sys.stderr,
+              flush=True)
     return train(config, fold_dir, resume=resume, predictions=fold_dir / PREDICTIONS_FILE).summary
+
+
+def write_fold_summary(fold_dir: Path, summary: dict, started: float) -> dict:
+    """Add the seconds since ``started`` to a finished run's summary and write it to ``fold_dir/summary.json``."""
+    summary["wall_seconds"] = time.perf_counter() - started
+    write_text_atomic(fold_dir / "summary.json", json.dumps(summary, indent=2))
+    return summary
 
 
 def previous_summary(fold_dir: Path) -> dict | None:
@@ -285,14 +295,9 @@ def run_refit(run_config: Config, fold_dir: Path, prefix: str, progress: bool) -
     if summary is not None:
         return summary, True
     started = time.perf_counter()
-    resume = (refit_dir / "checkpoints" / "last.ckpt").exists()
-    if progress:
-        print(f"{prefix}: {'resuming the refit' if resume else 'refitting'} on the whole training fold for "
-              f"{config.train.max_epochs} epochs ...", file=sys.stderr, flush=True)
-    summary = train(config, refit_dir, resume=resume, predictions=refit_dir / PREDICTIONS_FILE).summary
-    summary["wall_seconds"] = time.perf_counter() - started
-    write_text_atomic(refit_dir / "summary.json", json.dumps(summary, indent=2))
-    return summary, False
+    summary = run_trained_fold(config, refit_dir, prefix, progress,
+                               what=f"refitting on the whole training fold for {config.train.max_epochs} epochs")
+    return write_fold_summary(refit_dir, summary, started), False
 
 
 def refit_row(row: dict, refit: dict, reused: bool) -> dict:
@@ -362,8 +367,7 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
                 summary = run_trained_fold(run_config, fold_dir, prefix, progress)
             if "test" not in summary:
                 raise NeuromathError(f"{test_path}: no test examples in fold {name}")
-            summary["wall_seconds"] = time.perf_counter() - fold_started
-            write_text_atomic(fold_dir / "summary.json", json.dumps(summary, indent=2))
+            write_fold_summary(fold_dir, summary, fold_started)
         row = fold_row(name, train_path, test_path, summary, reused=reused)
         if refit:
             refit_summary, refit_reused = run_refit(run_config, fold_dir, prefix, progress)

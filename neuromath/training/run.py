@@ -87,13 +87,11 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
             return kept
         return []
 
-    if not config.train.validate:  # a refit: the whole training file trains, nothing is held out for validation
-        if data.valid:
-            raise ConfigError(f"data.valid names {data.valid}, but train.validate is false: a run without "
-                              "validation reads no validation file")
-        valid = []
-    else:
-        valid = held_out(data.valid, data.generate_valid, 1, "valid")
+    if not config.train.validate and data.valid:
+        raise ConfigError(f"data.valid names {data.valid}, but train.validate is false: a run without validation "
+                          "reads no validation file")
+    # train.validate false (a refit): the whole training file trains, nothing is held out for validation
+    valid = held_out(data.valid, data.generate_valid, 1, "valid") if config.train.validate else []
     test = held_out(data.test, data.generate_test, 2, "test")
     if not valid and config.train.validate:
         if len(train) < 2:

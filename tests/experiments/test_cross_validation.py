@@ -7,6 +7,7 @@ import math
 import random
 
 import pytest
+import torch
 import yaml
 from hand_folds import ADD, BOX, EAT, SHARE, make_fold, svamp_csv, write_jaccard_folds
 
@@ -21,8 +22,10 @@ from neuromath.experiments.cross_validation import (
     run_cross_validation,
     write_random_folds,
 )
+from neuromath.experiments.train_test import train as train_run
 from neuromath.tasks.word_problems import generate, read_jsonl, write_jsonl
 from neuromath.text import Vocabulary, word_tokens
+from neuromath.training.run import read_checkpoint
 
 
 def test_mean_and_sample_standard_deviation_by_hand():
@@ -291,10 +294,6 @@ def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, 
 
 
 def test_cv_refit_trains_the_whole_fold_for_the_chosen_epochs_and_tests_its_last_weights(tmp_path, capsys, one_thread):
-    import torch
-
-    from neuromath.training.run import read_checkpoint
-
     config = {**TINY_CONFIG, "train": {**TINY_CONFIG["train"], "max_epochs": 4}}
     config_path = tmp_path / "tiny.yaml"
     config_path.write_text(yaml.safe_dump(config))
@@ -348,15 +347,13 @@ def test_a_run_without_validation_needs_a_budget_and_reads_no_validation_file(tm
                            "train.max_epochs=-1"])
     with pytest.raises(ConfigError, match="train.validate does not apply to the tree_lstm model"):
         load_config(None, ["data.task=identities", "model.name=tree_lstm", "train.validate=false"], strict=True)
-    from neuromath.experiments.train_test import train
-
     data = tmp_path / "problems.jsonl"
     write_jsonl(generate(10, random.Random(3)), data)
     config = load_config(None, [f"data.train={data}", f"data.valid={data}", "data.task=word_problems",
                                 "model.name=transformer", "train.validate=false", "train.max_epochs=1"])
     with pytest.raises(ConfigError, match="train.validate is false: a run without validation reads no validation"):
-        train(config, tmp_path / "run")
+        train_run(config, tmp_path / "run")
     streamed = load_config(None, [f"data.train={data}", "data.task=symbolic", "model.name=transformer",
                                   "train.validate=false", "train.max_epochs=1", "data.streaming=true"], strict=True)
     with pytest.raises(ConfigError, match="a streamed corpus .data.streaming. holds its validation records out"):
-        train(streamed, tmp_path / "streamed")
+        train_run(streamed, tmp_path / "streamed")
