@@ -110,6 +110,7 @@ class ModelConfig(Section):
     stack_depth: int = 8  # stack-augmented tree cells and the stack-RNN (identities): slots of the soft stack
     # tree classifiers (identities): read every number leaf's value with a small network (numbers as evidence)
     number_encoder: bool = False
+    tree_activation: str = "tanh"  # the Tree-RNN cells' node activation: tanh | sigmoid (Arabshahi et al.'s code)
     # Recurrent encoder-decoders of word problems (dns, bilstm_seq2seq, group_attention); d_model is the embedding size
     encoder_hidden: int = 256  # units of each encoder direction (the GRU of dns: of its one direction)
     decoder_hidden: int = 512  # units of the LSTM decoder
@@ -264,6 +265,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.decoder_hidden": RECURRENT_MODELS,
     "model.groups": ("group_attention",),
     "model.number_encoder": TREE_CLASSIFIERS,
+    "model.tree_activation": ("tree_rnn", "second_order_tree_rnn"),
     "model.numbers": TREE_DECODERS,
     "model.subtree_embedding": TREE_DECODERS,
     "model.shared_words": ("graph2tree",),
@@ -479,6 +481,16 @@ def strategy_is_known(train: "TrainConfig") -> tuple[str, str] | None:
     return None
 
 
+TREE_ACTIVATION_NAMES = ("tanh", "sigmoid")  # neuromath.nn.tree_cells.TREE_ACTIVATIONS
+
+
+def tree_activation_is_known(model: "ModelConfig") -> tuple[str, str] | None:
+    if model.tree_activation not in TREE_ACTIVATION_NAMES:
+        return "model.tree_activation", (f"model.tree_activation must be one of {', '.join(TREE_ACTIVATION_NAMES)}, "
+                                         f"got {model.tree_activation!r}")
+    return None
+
+
 def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
     if decode.nbest > decode.beam:
         return "decode.nbest", f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})"
@@ -487,7 +499,7 @@ def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
 
 # section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
-    "model": (heads_divide_the_width, tree_positions_fit),
+    "model": (heads_divide_the_width, tree_positions_fit, tree_activation_is_known),
     "train": (last_step_is_validated, training_ends_without_validation, min_epochs_within_max, precision_is_known,
               strategy_is_known),
     "decode": (nbest_within_beam,),

@@ -135,6 +135,7 @@ def test_every_preset_loads_and_builds_its_model(path):
     ("data.valid_fraction=1", "data.valid_fraction must be in (0, 1), got 1"),
     ("data.per_module=-1", "data.per_module must be >= 0, got -1"),
     ("model.tree_relations=1", "model.tree_relations must be >= 2, got 1"),
+    ("model.tree_activation=relu", "model.tree_activation must be one of tanh, sigmoid, got 'relu'"),
     ("data.min_count=0", "data.min_count must be >= 1, got 0"),
     ("data.word_dropout=1", "data.word_dropout must be in [0, 1), got 1"),
     ("data.word_dropout=-0.5", "data.word_dropout must be in [0, 1), got -0.5"),

@@ -34,7 +34,8 @@ DEFAULTS = config_to_dict(Config())
 ADDED_AFTER_SNAPSHOT = {
     "data": ("lowercase", "min_count", "word_dropout", "train_extra", "streaming", "shuffle_window", "loader_workers",
              "stream_vocab_records"),
-    "model": ("numbers", "subtree_embedding", "number_encoder", "shared_words", "graph_text"),
+    "model": ("numbers", "subtree_embedding", "number_encoder", "shared_words", "graph_text",
+              "tree_activation"),
     "optim": ("ema_decay",),
     "train": ("num_nodes", "strategy", "validate"),
 }

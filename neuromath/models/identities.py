@@ -118,7 +118,12 @@ class MajorityClassifier(nn.Module):
 
 
 def _cell_options(cell: str, config: ModelConfig) -> dict:
-    return {"stack_depth": config.stack_depth} if getattr(TREE_CELLS.get(cell), "uses_stack", False) else {}
+    cell_class, options = TREE_CELLS.get(cell), {}
+    if getattr(cell_class, "uses_stack", False):
+        options["stack_depth"] = config.stack_depth
+    if getattr(cell_class, "takes_activation", False):
+        options["activation"] = config.tree_activation
+    return options
 
 
 def _register() -> None:

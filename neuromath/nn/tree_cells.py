@@ -34,6 +34,10 @@ factor: ``m = M^l h_l`` in ``mtree_lstm`` and ``alpha * (W h_l) + beta1 * (W h_l
 second-order Tree-RNN the product term ``h_l^T T h_r`` vanishes for a unary node and the first-order term
 ``W [h_l; 0]`` carries the child, so a unary node there is exactly a first-order Tree-RNN node.
 
+The two Tree-RNN cells take ``activation`` (``model.tree_activation``): ``tanh`` (the default, as written above) or
+``sigmoid``, the default node activation of Arabshahi et al.'s public code (its ``--tree-node-activation``), whose
+plain tree-RNN runs (``NNTrees``) keep it.
+
 Leaves: the Tree-RNN cells use the leaf embedding itself as h. The LSTM cells treat a leaf as a Tree-LSTM node
 without children whose input is the embedding x (Tai et al. 2015 with no child terms): ``[i, o, u]`` from
 ``W_leaf x + b_leaf``, ``c = i*u``, ``h = o*tanh(c)``.
@@ -116,7 +120,8 @@ def init_stacked_linear(weight: torch.Tensor, bias: torch.Tensor | None = None) 
 class TreeCell(nn.Module):
     """Base class of the cells run by the level-batched tree engine (see the module docstring for the API)."""
 
-    uses_stack: bool = False
+    uses_stack: bool = False  # takes stack_depth (model.stack_depth)
+    takes_activation: bool = False  # takes activation (model.tree_activation)
 
     def __init__(self, hidden_size: int, n_operators: int, **options):
         super().__init__()
@@ -146,12 +151,24 @@ class TreeCell(nn.Module):
         return (like.new_zeros(n, self.hidden_size),)
 
 
+TREE_ACTIVATIONS = {"tanh": torch.tanh, "sigmoid": torch.sigmoid}  # of the Tree-RNN cells (model.tree_activation)
+
+
+def tree_activation(name: str):
+    if name not in TREE_ACTIVATIONS:
+        raise ConfigError(f"tree_activation must be one of {', '.join(TREE_ACTIVATIONS)}; got {name!r}")
+    return TREE_ACTIVATIONS[name]
+
+
 @TREE_CELLS.register("tree_rnn")
 class TreeRNNCell(TreeCell):
-    """h = tanh(W_op [h_l; h_r] + b_op); a leaf's h is its embedding."""
+    """h = tanh(W_op [h_l; h_r] + b_op) (or sigmoid: ``activation``); a leaf's h is its embedding."""
 
-    def __init__(self, hidden_size: int, n_operators: int, **options):
+    takes_activation = True
+
+    def __init__(self, hidden_size: int, n_operators: int, activation: str = "tanh", **options):
         super().__init__(hidden_size, n_operators, **options)
+        self.activation = tree_activation(activation)
         self.weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, hidden_size))
         self.bias = nn.Parameter(torch.empty(n_operators, hidden_size))
         init_stacked_linear(self.weight, self.bias)
@@ -161,7 +178,7 @@ class TreeRNNCell(TreeCell):
 
     def node(self, operator_ids, segments, left, right, has_right):
         children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H)
-        return (torch.tanh(operator_linear(children, self.weight, self.bias, segments)),)
+        return (self.activation(operator_linear(children, self.weight, self.bias, segments)),)
 
 
 class TreeLSTMBase(TreeCell):
@@ -216,10 +233,14 @@ class TreeLSTMCell(TreeLSTMBase):
 
 @TREE_CELLS.register("second_order_tree_rnn")
 class SecondOrderTreeRNNCell(TreeCell):
-    """Second-order Tree-RNN (Mali et al. 2021, eq. 1): h = tanh(h_l^T T_op h_r + W_op [h_l; h_r] + b_op)."""
+    """Second-order Tree-RNN (Mali et al. 2021, eq. 1): h = tanh(h_l^T T_op h_r + W_op [h_l; h_r] + b_op) (or
+    sigmoid: ``activation``)."""
 
-    def __init__(self, hidden_size: int, n_operators: int, **options):
+    takes_activation = True
+
+    def __init__(self, hidden_size: int, n_operators: int, activation: str = "tanh", **options):
         super().__init__(hidden_size, n_operators, **options)
+        self.activation = tree_activation(activation)
         self.tensor_weight = nn.Parameter(torch.empty(n_operators, hidden_size, hidden_size, hidden_size))
         self.weight = nn.Parameter(torch.empty(n_operators, 2 * hidden_size, hidden_size))
         self.bias = nn.Parameter(torch.empty(n_operators, hidden_size))
@@ -234,7 +255,7 @@ class SecondOrderTreeRNNCell(TreeCell):
         children = torch.cat([left[0], right[0]], dim=1)  # (n, 2H)
         first_order = operator_linear(children, self.weight, self.bias, segments)
         second_order = operator_bilinear(left[0], right[0], self.tensor_weight, segments)
-        return (torch.tanh(second_order + first_order),)
+        return (self.activation(second_order + first_order),)
 
 
 @TREE_CELLS.register("mtree_lstm")

@@ -8,7 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from neuromath.config import load_config
 from neuromath.errors import ConfigError
+from neuromath.models.identities import build_classifier
 from neuromath.nn.tree_cells import operator_bilinear, operator_linear
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
 from neuromath.registry import TREE_CELLS
@@ -132,6 +134,34 @@ def test_empty_state_has_the_structure_of_a_leaf_state(cell_name):
 def test_unknown_cell_option_is_a_config_error():
     with pytest.raises(ConfigError):
         TREE_CELLS.get("tree_lstm")(4, 2, no_such_option=1)
+
+
+@pytest.mark.parametrize("cell_name", ["tree_rnn", "second_order_tree_rnn"])
+def test_tree_rnn_cells_take_the_sigmoid_activation(cell_name):
+    """activation="sigmoid" applies sigmoid where the default applies tanh, to the same pre-activation."""
+    torch.manual_seed(0)
+    hidden, operator_ids = 4, [0, 1, 1]
+    default = TREE_CELLS.get(cell_name)(hidden, 2).double()
+    sigmoid = TREE_CELLS.get(cell_name)(hidden, 2, activation="sigmoid").double()
+    sigmoid.load_state_dict(default.state_dict())
+    left, right = (torch.randn(3, hidden, dtype=torch.float64),), (torch.randn(3, hidden, dtype=torch.float64),)
+    has_right = torch.ones(3, 1, dtype=torch.float64)
+    args = (torch.tensor(operator_ids), runs_of(operator_ids), left, right, has_right)
+    with torch.no_grad():
+        tanh_h, sigmoid_h = default.node(*args)[0], sigmoid.node(*args)[0]
+    assert (tanh_h < 0).any() and (sigmoid_h > 0).all()
+    torch.testing.assert_close(sigmoid_h, torch.sigmoid(torch.atanh(tanh_h)))
+    with pytest.raises(ConfigError, match="tree_activation must be one of tanh, sigmoid; got 'relu'"):
+        TREE_CELLS.get(cell_name)(hidden, 2, activation="relu")
+
+
+def test_the_classifier_passes_model_tree_activation_to_the_cells_that_take_it():
+    vocab = [str(index) for index in range(6)]
+    for name in ("tree_rnn", "second_order_tree_rnn"):
+        config = load_config(None, ["data.task=identities", f"model.name={name}", "model.tree_activation=sigmoid"])
+        assert build_classifier(config.model, vocab).encoder.cell.activation is torch.sigmoid
+    config = load_config(None, ["data.task=identities", "model.name=tree_rnn"])
+    assert build_classifier(config.model, vocab).encoder.cell.activation is torch.tanh
 
 
 def test_second_order_unary_node_is_first_order():
