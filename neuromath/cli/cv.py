@@ -22,6 +22,7 @@ def command_cv(args: argparse.Namespace) -> int:
         format_report,
         read_data_file,
         run_cross_validation,
+        run_seeded_cross_validation,
         write_random_folds,
     )
 
@@ -46,7 +47,11 @@ def command_cv(args: argparse.Namespace) -> int:
             folds = write_random_folds(examples, k, 0 if args.seed is None else args.seed, out / "folds")
             # the folds are this project's JSON Lines, whatever format the source file had
             config = dataclasses.replace(config, data=dataclasses.replace(config.data, format="jsonl"))
-        report = run_cross_validation(config, folds, out, progress=args.progress, refit=args.refit)
+        if args.seeds is None:
+            report = run_cross_validation(config, folds, out, progress=args.progress, refit=args.refit)
+        else:
+            report = run_seeded_cross_validation(config, folds, out, args.seeds, progress=args.progress,
+                                                 refit=args.refit)
     if args.json:
         print(json.dumps(report))
     else:
@@ -72,6 +77,10 @@ def register(commands) -> None:
                     help="after each fold's run has chosen its epoch count on the validation carve-out, train again "
                          "on the whole training fold for that many epochs and score the test fold with the last "
                          "weights (OUT/fold<k>/refit); the report gives the refit's scores")
+    cv.add_argument("--seeds", type=integer_in(2), default=None, metavar="N",
+                    help="cross-validate with N training seeds (train.seed .. train.seed + N - 1, each in "
+                         "OUT/seed<S>, finished folds reused) and report their majority vote on every test problem "
+                         "(OUT/fold<k>/predictions.jsonl; ties go to the lowest seed) beside each seed's scores")
     cv.add_argument("--json", action="store_true", help="print the report as one JSON object")
     cv.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                     help="a line per fold on stderr (--no-progress also hides the training progress bars)")

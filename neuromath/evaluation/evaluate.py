@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
+from neuromath.errors import DataFormatError
 from neuromath.evaluation.bleu import equation_bleu
 from neuromath.fileio import write_text_atomic
 
@@ -96,3 +97,19 @@ def run_names(run_dirs: Sequence[str | Path]) -> list[str]:
 
 def write_predictions(records: list[dict], path: str | Path) -> None:
     write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def read_predictions(path: str | Path, needs: Sequence[str] = ("id", "correct")) -> list[dict]:
+    """The prediction records of a ``predictions.jsonl`` (what ``write_predictions`` wrote), each checked to be a
+    JSON object with the keys ``needs``; a bad line is a DataFormatError naming the file and line."""
+    path = Path(path)
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise DataFormatError(path, number, "not valid JSON") from None
+        if not isinstance(record, dict) or any(key not in record for key in needs):
+            raise DataFormatError(path, number, f"a prediction record needs {', '.join(map(repr, needs))}")
+        records.append(record)
+    return records

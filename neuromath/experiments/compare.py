@@ -29,7 +29,7 @@ from pathlib import Path
 from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import DataFormatError, NeuromathError
-from neuromath.evaluation.evaluate import PREDICTIONS_FILE, REFIT_DIR, evaluate_examples, percent
+from neuromath.evaluation.evaluate import PREDICTIONS_FILE, REFIT_DIR, evaluate_examples, percent, read_predictions
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evaluate import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
@@ -186,15 +186,7 @@ def fold_predictions(fold_dir: Path, examples: list) -> list[bool]:
     """The ``correct`` of each record of ``fold_dir/predictions.jsonl``, checked to be one record per test problem
     in the test file's order (the same count and ids)."""
     path = fold_dir / PREDICTIONS_FILE
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            raise DataFormatError(path, number, "not valid JSON") from None
-        if not isinstance(record, dict) or "correct" not in record or "id" not in record:
-            raise DataFormatError(path, number, "a prediction record needs 'id' and 'correct'")
-        records.append(record)
+    records = read_predictions(path)
     hint = "it does not hold this fold's test predictions (delete it to have compare decode the fold's run instead)"
     if len(records) != len(examples):
         raise DataFormatError(path, None, f"{len(records)} records for the {len(examples)} problems of the fold's "

@@ -15,6 +15,9 @@ compare`` pairs two cross-validations on). The report gives every fold and the m
 folds of value and equation accuracy, of the corpus BLEU of the predicted equations (``neuromath.evaluation.bleu``)
 and of the share of test input tokens unknown to the fold's source vocabulary ("unk %"); it is written to
 ``OUT/report.md`` and ``OUT/report.json``.
+
+``run_seeded_cross_validation`` (``cv --seeds N``) runs N such cross-validations with consecutive training seeds in
+``OUT/seed<S>`` and votes their answers problem by problem (``neuromath.evaluation.vote``) into ``OUT/fold<k>``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,15 @@ from typing import Sequence
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.bleu import equation_bleu
-from neuromath.evaluation.evaluate import PREDICTIONS_FILE, REFIT_DIR, percent, unknown_input, write_predictions
+from neuromath.evaluation.evaluate import (
+    PREDICTIONS_FILE,
+    REFIT_DIR,
+    percent,
+    read_predictions,
+    unknown_input,
+    write_predictions,
+)
+from neuromath.evaluation.vote import vote_runs
 from neuromath.experiments.train_test import train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
@@ -402,11 +413,151 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
     return report
 
 
-def format_report(report: dict) -> str:
-    """The report as Markdown: a title, the mean ± standard deviation, and one table row per fold."""
+# ---------------------------------------------------------------------------------------------- seeds and their vote
 
-    def cell(value: float | None) -> str:
-        return "n/a" if value is None else f"{100 * value:.1f}"
+
+def seeded(config: Config, seed: int) -> Config:
+    return dataclasses.replace(config, train=dataclasses.replace(config.train, seed=seed))
+
+
+def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, seeds: int,
+                                progress: bool = True, refit: bool = False) -> dict:
+    """``seeds`` cross-validations of one config, with the training seeds S = train.seed .. train.seed + N - 1, each
+    in ``OUT/seed<S>`` (``run_cross_validation``: finished folds are reused, ``refit`` as there), then their majority
+    vote on every test problem (``neuromath.evaluation.vote``; ties go to the lowest seed): ``OUT/fold<k>`` holds the
+    voted ``predictions.jsonl`` and the fold's config (the lowest seed's), so ``neuromath compare`` pairs the vote
+    with any cross-validation over the same folds; the vote's report is ``OUT/report.md`` and ``report.json``.
+    Returns that report: ``run_cross_validation``'s keys (rows: the vote's accuracies, each seed's value accuracy
+    ``seed_value_accuracy``, the share of problems some seed got right ``any_correct`` and the share on which every
+    seed gave one answer ``unanimous``) with ``seeds``, one entry per seed (its seed, folder and mean ± std)."""
+    if seeds < 2:
+        raise NeuromathError(f"--seeds N votes N cross-validations of different training seeds: give at least 2, "
+                             f"not {seeds} (one seed is a plain cv)")
+    word_problem_task(config)
+    if not folds:
+        raise NeuromathError("no folds to cross-validate")
+    if config.model.name in RETRIEVAL_MODELS:
+        raise ConfigError(f"--seeds votes runs of different training seeds; the retrieval baseline "
+                          f"{config.model.name} trains nothing")
+    out_dir = Path(out_dir)
+    started = time.perf_counter()
+    with locked(out_dir):
+        reports = []
+        for offset in range(seeds):
+            seed = config.train.seed + offset
+            if progress:
+                print(f"seed {seed} ({offset + 1} of {seeds}) in {out_dir / f'seed{seed}'}", file=sys.stderr,
+                      flush=True)
+            reports.append(run_cross_validation(seeded(config, seed), folds, out_dir / f"seed{seed}", progress,
+                                                refit))
+        report = vote_report(config, folds, out_dir, reports)
+        report["elapsed_seconds"] = time.perf_counter() - started
+        write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2))
+        write_text_atomic(out_dir / "report.md", format_report(report))
+    return report
+
+
+def vote_report(config: Config, folds: Sequence[Fold], out_dir: Path, reports: Sequence[dict]) -> dict:
+    """Vote the seeds' test predictions fold by fold into ``out_dir/<fold>`` and return the vote's report."""
+    seeds = [config.train.seed + offset for offset in range(len(reports))]
+    rows = []
+    for index, (name, train_path, test_path) in enumerate(folds):
+        runs = [Path(report["out"]) / name for report in reports]
+        runs = [run / REFIT_DIR if report.get("refit") else run for run, report in zip(runs, reports)]
+        for run in runs:
+            if not (run / PREDICTIONS_FILE).exists():
+                raise NeuromathError(f"{run / PREDICTIONS_FILE}: missing, so this seed's answers cannot be voted on "
+                                     f"(a fold run before cv wrote its predictions: delete {run} to run it again)")
+        members = [read_predictions(run / PREDICTIONS_FILE, ("id", "correct", "predicted_value")) for run in runs]
+        voted = vote_runs(members, [str(run) for run in runs])
+        fold_dir = out_dir / name
+        fold_dir.mkdir(parents=True, exist_ok=True)
+        save_config(fold_config(seeded(config, seeds[0]), train_path, test_path), fold_dir / "config.yaml")
+        write_predictions(voted, fold_dir / PREDICTIONS_FILE)
+        n = len(voted)
+        rows.append({
+            "fold": name, "run_dir": str(fold_dir), "train_file": str(train_path), "test_file": str(test_path),
+            "train_examples": reports[0]["folds"][index]["train_examples"],
+            "valid_examples": reports[0]["folds"][index]["valid_examples"], "test_examples": n,
+            "value_accuracy": sum(bool(record["correct"]) for record in voted) / n,
+            "equation_accuracy": sum(bool(record.get("equation_correct")) for record in voted) / n,
+            "bleu": equation_bleu(voted),
+            "unknown_token_rate": reports[0]["folds"][index].get("unknown_token_rate"),
+            "seed_value_accuracy": [report["folds"][index]["value_accuracy"] for report in reports],
+            "any_correct": sum(any(bool(member[i]["correct"]) for member in members) for i in range(n)) / n,
+            "unanimous": sum(record["votes"] == len(members) for record in voted) / n,
+            "best_val_value_accuracy": None, "epochs": None,
+            "wall_seconds": sum(report["folds"][index]["wall_seconds"] or 0.0 for report in reports),
+            "reused": all(report["folds"][index]["reused"] for report in reports),
+        })
+    report = {"model": config.model.name, "task": config.data.task, "k": len(rows), "out": str(out_dir),
+              "refit": False,  # the vote's folds hold its own predictions (the seeds' refit: "seeds_refit")
+              "seeds_refit": bool(reports[0].get("refit")), "folds": rows,
+              "seeds": [{"seed": seed, "out": report["out"], "value_accuracy": report["value_accuracy"],
+                         "equation_accuracy": report["equation_accuracy"]} for seed, report in zip(seeds, reports)]}
+    for measure in ("value_accuracy", "equation_accuracy", "bleu", "unknown_token_rate", "any_correct", "unanimous"):
+        values = [row[measure] for row in rows]
+        report[measure] = None if None in values else dict(zip(("mean", "std"), mean_std(values)))
+    report["test_examples"] = sum(row["test_examples"] for row in rows)
+    report["wall_seconds"] = sum(row["wall_seconds"] for row in rows)
+    return report
+
+
+def cell(value: float | None) -> str:
+    """A share as a percentage with one decimal, or n/a."""
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def mean_cell(measure: dict | None) -> str:
+    return "n/a" if measure is None else f"{cell(measure['mean'])} ± {cell(measure['std'])}"
+
+
+def format_vote_report(report: dict) -> str:
+    """The report of ``run_seeded_cross_validation`` as Markdown: the vote's mean ± std, each seed's, and a row per
+    fold with the vote's and every seed's value accuracy."""
+    seeds, bleu = report["seeds"], report.get("bleu")
+    bleu_mean = "n/a" if bleu is None else f"{bleu['mean']:.1f} ± {bleu['std']:.1f}"
+    scored_by = "its refit's" if report.get("seeds_refit") else "its"
+    lines = [
+        f"# {report['model']}: majority vote of {len(seeds)} training seeds, {report['k']}-fold cross-validation "
+        f"({report['task']})",
+        "",
+        f"value accuracy {mean_cell(report['value_accuracy'])} %, equation accuracy "
+        f"{mean_cell(report['equation_accuracy'])} %, BLEU {bleu_mean} (mean ± sample standard deviation over "
+        f"{report['k']} folds; {report['test_examples']} test problems in all)",
+        "",
+        f"Each seed's cross-validation scored every test problem with {scored_by} answer; the vote takes the answer "
+        "most seeds gave (values within the value-accuracy tolerance are one answer; a seed with no value does not "
+        "vote; ties go to the lowest seed).",
+        "",
+        "| seed | value acc. % | equation acc. % | folder |",
+        "| --- | ---: | ---: | --- |",
+    ]
+    for seed in seeds:
+        lines.append(f"| {seed['seed']} | {mean_cell(seed['value_accuracy'])} | "
+                     f"{mean_cell(seed['equation_accuracy'])} | {seed['out']} |")
+    lines += ["", "| fold | test | vote value acc. % | equation acc. % | BLEU | seeds' value acc. % | "
+                  "some seed right % | unanimous % | seconds |",
+              "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
+    for row in report["folds"]:
+        bleu_cell = "n/a" if row["bleu"] is None else f"{row['bleu']:.1f}"
+        lines.append(f"| {row['fold']} | {row['test_examples']} | {cell(row['value_accuracy'])} | "
+                     f"{cell(row['equation_accuracy'])} | {bleu_cell} | "
+                     f"{' / '.join(cell(value) for value in row['seed_value_accuracy'])} | "
+                     f"{cell(row['any_correct'])} | {cell(row['unanimous'])} | {row['wall_seconds']:.1f} |")
+    lines.append(f"| mean ± std | | {mean_cell(report['value_accuracy'])} | {mean_cell(report['equation_accuracy'])} | "
+                 f"{bleu_mean} | | {mean_cell(report['any_correct'])} | {mean_cell(report['unanimous'])} | "
+                 f"{report['wall_seconds']:.1f} (sum) |")
+    lines += ["", "some seed right: the share of the fold's problems that at least one seed answered right (what no "
+                  "vote can exceed); unanimous: the share on which every seed gave the same answer"]
+    return "\n".join(lines) + "\n"
+
+
+def format_report(report: dict) -> str:
+    """The report as Markdown: a title, the mean ± standard deviation, and one table row per fold (a vote of seeds:
+    ``format_vote_report``)."""
+    if "seeds" in report:
+        return format_vote_report(report)
 
     def plain(value) -> str:
         if value is None:

@@ -341,6 +341,53 @@ def test_cv_refit_trains_the_whole_fold_for_the_chosen_epochs_and_tests_its_last
     assert "the retrieval baseline jaccard trains nothing" in capsys.readouterr().err
 
 
+def test_cv_seeds_trains_each_seed_and_votes_their_answers(tmp_path, capsys, one_thread):
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(yaml.safe_dump({**TINY_CONFIG, "train": {**TINY_CONFIG["train"], "seed": 4}}))
+    data = tmp_path / "problems.jsonl"
+    write_jsonl(generate(40, random.Random(3)), data)
+    out = tmp_path / "cv"
+    command = ["cv", "--config", str(config_path), "--data", str(data), "--k", "2", "--seed", "1", "--out", str(out),
+               "--seeds", "2"]
+    assert main(command + ["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [seed["seed"] for seed in report["seeds"]] == [4, 5]
+    for seed in (4, 5):  # each seed is a whole cross-validation of its own, trained with that seed
+        seed_report = json.loads((out / f"seed{seed}" / "report.json").read_text())
+        assert seed_report["k"] == 2 and load_config(out / f"seed{seed}" / "fold0" / "config.yaml").train.seed == seed
+    for index, row in enumerate(report["folds"]):
+        first, second = ([json.loads(line) for line in (out / f"seed{seed}" / row["fold"] / "predictions.jsonl")
+                          .read_text().splitlines()] for seed in (4, 5))
+        voted = [json.loads(line) for line in (out / row["fold"] / "predictions.jsonl").read_text().splitlines()]
+        # two seeds: every disagreement is a tie, which the lower seed wins unless it has no value
+        expected = [b if a["predicted_value"] is None and b["predicted_value"] is not None else a
+                    for a, b in zip(first, second)]
+        assert [record["id"] for record in voted] == [record["id"] for record in first]
+        assert [record["predicted_tokens"] for record in voted] == [record["predicted_tokens"] for record in expected]
+        assert row["value_accuracy"] == sum(record["correct"] for record in expected) / len(expected)
+        assert row["any_correct"] == sum(a["correct"] or b["correct"] for a, b in zip(first, second)) / len(first)
+        assert row["seed_value_accuracy"] == [sum(r["correct"] for r in run) / len(run) for run in (first, second)]
+        assert row["value_accuracy"] <= row["any_correct"]
+        assert load_config(out / row["fold"] / "config.yaml").data.test == row["test_file"]
+    markdown = (out / "report.md").read_text()
+    assert "majority vote of 2 training seeds" in markdown and "| 4 |" in markdown and "| 5 |" in markdown
+
+    assert main(command) == 0  # every fold of both seeds is reused
+    assert capsys.readouterr().err.count("reused") == 4
+    assert main(["compare", str(out / "seed4"), str(out), "--json"]) == 0  # the vote pairs like any cv
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["n"] == 40 and compared["b"]["correct"] == round(40 * sum(
+        row["value_accuracy"] * row["test_examples"] / 40 for row in report["folds"]))
+    with pytest.raises(SystemExit):
+        main(command[:-1] + ["1"])
+    assert "argument --seeds: must be an integer >= 2, got 1" in capsys.readouterr().err
+    retrieval = tmp_path / "jaccard.yaml"
+    retrieval.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"name": "jaccard"}}))
+    assert main(["cv", "--config", str(retrieval), "--data", str(data), "--k", "2", "--out", str(tmp_path / "j"),
+                 "--seeds", "2"]) == 2
+    assert "the retrieval baseline jaccard trains nothing" in capsys.readouterr().err
+
+
 def test_a_run_without_validation_needs_a_budget_and_reads_no_validation_file(tmp_path):
     with pytest.raises(ConfigError, match="train.validate false needs train.max_epochs or train.max_steps"):
         load_config(None, ["data.task=word_problems", "model.name=transformer", "train.validate=false",

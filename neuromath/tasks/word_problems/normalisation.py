@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from neuromath.errors import ExpressionError
 from neuromath.expr import Node, from_postfix, from_prefix, is_number, parse_number, to_postfix, to_prefix
 from neuromath.tasks.word_problems.records import MASK_REGEX, Example
-from neuromath.tasks.word_problems.scoring import describe_prediction, is_correct, is_well_formed
+from neuromath.tasks.word_problems.scoring import VALUE_REL_TOL, describe_prediction, is_correct, is_well_formed
 
 ADDITIVE_OPERATORS = frozenset({"+", "-", "neg"})
 MULTIPLICATIVE_OPERATORS = frozenset({"*", "/"})
@@ -147,7 +147,7 @@ def prefix_of_postfix_hypothesis(postfix_tokens: Sequence[str]) -> tuple[str, ..
         return None
 
 
-def is_correct_postfix(hypothesis_tokens: Sequence[str], example: Example, rel_tol: float = 1e-4) -> bool:
+def is_correct_postfix(hypothesis_tokens: Sequence[str], example: Example, rel_tol: float = VALUE_REL_TOL) -> bool:
     """Value accuracy of a postfix hypothesis (``is_correct`` after conversion); an ill-formed one is wrong."""
     prefix_tokens = prefix_of_postfix_hypothesis(hypothesis_tokens)
     return prefix_tokens is not None and is_correct(prefix_tokens, example, rel_tol)

@@ -29,7 +29,10 @@ def equation_value(equation_tokens: Sequence[str], numbers: Sequence[str]) -> Fr
     return evaluate(fill_numbers(equation_tokens, numbers))
 
 
-def is_correct(hypothesis_tokens: Sequence[str], example: Example, rel_tol: float = 1e-4) -> bool:
+VALUE_REL_TOL = 1e-4  # value accuracy: a predicted value within this relative tolerance of the answer is right
+
+
+def is_correct(hypothesis_tokens: Sequence[str], example: Example, rel_tol: float = VALUE_REL_TOL) -> bool:
     """Value accuracy: whether the hypothesis evaluates to the gold answer within ``rel_tol``.
     An ill-formed or unevaluable hypothesis (division by zero, ...) is wrong; this never raises."""
     try:
