@@ -352,7 +352,19 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
         raise ConfigError(f"--refit retrains a model on the whole training fold; the retrieval baseline "
                           f"{config.model.name} trains nothing")
     with locked(out_dir):  # a second cv into the same folder is refused while this one writes it
+        if holds_a_vote(Path(out_dir)):
+            raise NeuromathError(f"{out_dir} holds the vote of a cv --seeds (its seeds' runs are in "
+                                 f"{Path(out_dir) / 'seed<S>'}): give this cross-validation another --out")
         return run_folds(config, folds, Path(out_dir), progress, refit)
+
+
+def holds_a_vote(out_dir: Path) -> bool:
+    """Whether ``out_dir`` holds the report of a vote of seeds (``run_seeded_cross_validation``)."""
+    try:
+        report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(report, dict) and "seeds" in report
 
 
 def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool, refit: bool = False) -> dict:
@@ -442,6 +454,10 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
     out_dir = Path(out_dir)
     started = time.perf_counter()
     with locked(out_dir):
+        for name, _, _ in folds:  # the vote writes OUT/<fold>: never over a plain cross-validation's fold run
+            if (out_dir / name / "summary.json").exists() or (out_dir / name / "checkpoints").exists():
+                raise NeuromathError(f"{out_dir / name} holds a fold run of a cross-validation without --seeds, "
+                                     "where the vote would write its predictions: give --seeds another --out")
         reports = []
         for offset in range(seeds):
             seed = config.train.seed + offset

@@ -378,6 +378,12 @@ def test_cv_seeds_trains_each_seed_and_votes_their_answers(tmp_path, capsys, one
     compared = json.loads(capsys.readouterr().out)
     assert compared["n"] == 40 and compared["b"]["correct"] == round(40 * sum(
         row["value_accuracy"] * row["test_examples"] / 40 for row in report["folds"]))
+    # a plain cv into the vote's folder, and a vote into a plain cv's folder, would write over the other's folds
+    plain = ["cv", "--config", str(config_path), "--data", str(data), "--k", "2", "--seed", "1"]
+    assert main(plain + ["--out", str(out)]) == 2
+    assert "holds the vote of a cv --seeds" in capsys.readouterr().err
+    assert main(plain + ["--out", str(out / "seed4"), "--seeds", "2"]) == 2
+    assert "holds a fold run of a cross-validation without --seeds" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(command[:-1] + ["1"])
     assert "argument --seeds: must be an integer >= 2, got 1" in capsys.readouterr().err
