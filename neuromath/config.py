@@ -133,7 +133,8 @@ class ModelConfig(Section):
 class OptimConfig(Section):
     section: ClassVar[str] = "optim"
     # warmup: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) * lr_scale; constant: lr;
-    # plateau: lr, multiplied by plateau_factor when validation stalls
+    # plateau: lr, multiplied by plateau_factor when validation stalls; step: lr * step_gamma^(epoch // step_epochs)
+    # (the recipe of GTS and Graph2Tree: halved every 20 epochs)
     schedule: str = "warmup"
     lr: float = 1e-3  # the rate of the constant schedule
     lr_scale: float = 1.0  # multiplies the warm-up schedule
@@ -145,6 +146,8 @@ class OptimConfig(Section):
     label_smoothing: float = 0.0
     plateau_factor: float = 0.5  # schedule plateau: the learning rate is multiplied by this ...
     plateau_patience: int = 2  # ... after this many validations without a better validation accuracy
+    step_epochs: int = 20  # schedule step: the learning rate is multiplied by step_gamma every step_epochs epochs
+    step_gamma: float = 0.5
     # 0: off. Else an exponential moving average of the weights (Polyak averaging), ema <- decay * ema + (1 - decay)
     # * weights after every optimiser step, is what validation scores, the checkpoints keep and the test reads
     ema_decay: float = 0.0
@@ -277,6 +280,8 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "optim.label_smoothing": SEQUENCE_MODELS,
     "optim.plateau_factor": TRAINED_CLASSIFIERS,  # the plateau schedule: equation classifiers only
     "optim.plateau_patience": TRAINED_CLASSIFIERS,
+    "optim.step_epochs": SEQUENCE_MODELS,  # the step schedule: sequence models only
+    "optim.step_gamma": SEQUENCE_MODELS,
     "train": SEQUENCE_MODELS + CLASSIFIER_NAMES,
     "train.validate": SEQUENCE_MODELS,  # the equation classifiers always validate (their plateau schedule reads it)
     "decode": SEQUENCE_MODELS,  # the classifiers score equations, they decode nothing ...
@@ -397,6 +402,8 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "optim.label_smoothing": PROBABILITY,
     "optim.plateau_factor": Range(low=0, high=1, low_open=True),  # multiplies the rate: it must fall, and not to 0
     "optim.plateau_patience": NONNEGATIVE,
+    "optim.step_epochs": COUNT,
+    "optim.step_gamma": Range(low=0, high=1, low_open=True),  # multiplies the rate: it must not grow, nor reach 0
     "optim.ema_decay": PROBABILITY,  # [0, 1): at 1 the average would never leave the initial weights
     "train.seed": SEED,
     "train.batch_size": COUNT,

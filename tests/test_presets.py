@@ -36,7 +36,7 @@ ADDED_AFTER_SNAPSHOT = {
              "stream_vocab_records"),
     "model": ("numbers", "subtree_embedding", "number_encoder", "shared_words", "graph_text",
               "tree_activation"),
-    "optim": ("ema_decay",),
+    "optim": ("ema_decay", "step_epochs", "step_gamma"),
     "train": ("num_nodes", "strategy", "validate"),
 }
 

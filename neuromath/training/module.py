@@ -112,8 +112,11 @@ class SequenceModule(pl.LightningModule):
         )
         if optim.schedule == "constant":
             return optimizer
+        if optim.schedule == "step":  # per epoch, so a resumed run goes on with its epoch's rate
+            scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=optim.step_epochs, gamma=optim.step_gamma)
+            return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "epoch"}}
         if optim.schedule != "warmup":
-            raise ConfigError(f"optim.schedule must be 'warmup' or 'constant', got {optim.schedule!r}")
+            raise ConfigError(f"optim.schedule must be 'warmup', 'constant' or 'step', got {optim.schedule!r}")
         d_model, warmup = self.config.model.d_model, optim.warmup_steps
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: optim.lr_scale * warmup_factor(step + 1, d_model, warmup)

@@ -97,6 +97,26 @@ def test_same_seed_same_weights(tmp_path):
     assert all(torch.equal(a[key], b[key]) for key in a)
 
 
+def test_step_schedule_multiplies_the_rate_every_step_epochs_and_a_resume_keeps_its_place(tmp_path):
+    """optim.schedule step (GTS / Graph2Tree's recipe): lr * gamma^(epoch // step_epochs), counted in epochs, not
+    in optimiser steps (each epoch here has several), and restored by --resume."""
+    step = ["optim.schedule=step", "optim.lr=0.004", "optim.step_epochs=2", "optim.step_gamma=0.25"]
+
+    def rate(run):
+        checkpoint = torch.load(run / "checkpoints" / "last.ckpt", weights_only=False)
+        return checkpoint["optimizer_states"][0]["param_groups"][0]["lr"]
+
+    run = tmp_path / "run"
+    train(small_config(tmp_path, *step, "train.max_epochs=1"), run)
+    assert rate(run) == pytest.approx(0.004)  # one epoch done: still the first rate
+    train(small_config(tmp_path, *step, "train.max_epochs=3"), run, resume=True)
+    assert rate(run) == pytest.approx(0.004 * 0.25)  # epochs 2 and 3 (indices 2..) run at lr * gamma
+    train(small_config(tmp_path, *step, "train.max_epochs=5"), run, resume=True)
+    assert rate(run) == pytest.approx(0.004 * 0.25**2)
+    with pytest.raises(ConfigError, match="optim.step_gamma"):
+        small_config(tmp_path, *step, "optim.step_gamma=1.5")
+
+
 def test_validation_schedule_counts_steps_and_must_reach_the_last_step():
     from neuromath.training.run import validation_schedule
 
