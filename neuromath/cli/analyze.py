@@ -1,6 +1,7 @@
 """neuromath analyze: look inside a trained run. ``analyze roles RUN --data FILE``: cluster the TP-Transformer's role
 vectors of every head and layer and compare the clusters with token classes against a shuffled baseline
-(``neuromath.experiments.analyze``)."""
+(``neuromath.experiments.analyze``). ``analyze edits RUN [RUN ...] --data FILE``: how often equation classifiers
+call a file's false equations false, by how deep their edit lies."""
 
 from __future__ import annotations
 
@@ -18,8 +19,15 @@ def command_analyze_roles(args: argparse.Namespace) -> int:
     return analyze_roles(args.run_dir, request)
 
 
+def command_analyze_edits(args: argparse.Namespace) -> int:
+    from neuromath.experiments.analyze import analyze_edits  # torch: loaded only here
+
+    return analyze_edits(args.run_dirs, args.data, args.json, args.batch_size)
+
+
 def register(commands) -> None:
-    analyze = commands.add_parser("analyze", help="look inside a trained run (roles: TP-Attention role vectors)")
+    analyze = commands.add_parser("analyze", help="look inside a trained run (roles: TP-Attention role vectors; "
+                                                 "edits: equation classifiers by the depth of the edit)")
     kinds = analyze.add_subparsers(dest="analysis", required=True)
     roles = kinds.add_parser("roles", help="k-means of the TP-Attention role vectors of every head and layer "
                                            "against token classes, with a shuffled baseline and a PCA plot")
@@ -41,3 +49,10 @@ def register(commands) -> None:
     roles.add_argument("--format", default=None, help="data format (default: detected from the file)")
     roles.add_argument("--json", action="store_true", help="print the report as one JSON object")
     roles.set_defaults(handler=command_analyze_roles)
+    edits = kinds.add_parser("edits", help="equation classifiers: the share of false equations called false, by "
+                                           "how far below the root the edit that made each one lies")
+    edits.add_argument("run_dirs", metavar="RUN_DIR", nargs="+")
+    edits.add_argument("--data", required=True, help="an identities file with true and false equations")
+    edits.add_argument("--batch-size", dest="batch_size", type=positive_int, default=512)
+    edits.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    edits.set_defaults(handler=command_analyze_edits)

@@ -1,4 +1,7 @@
-"""``neuromath analyze roles``: collect the role vectors of every TP-Attention head and layer of a trained run over a
+"""``neuromath analyze edits``: how often equation classifiers call the false equations of an identities file false,
+by how far below the root the edit that made each one lies (``neuromath.tasks.identities.audit.edit_levels``).
+
+``neuromath analyze roles``: collect the role vectors of every TP-Attention head and layer of a trained run over a
 data file (teacher-forced on the gold answers, so the decoder's roles are those of the right answer) and analyse
 them with ``neuromath.evaluation.roles`` (k-means, purity and NMI against token classes, a shuffled-class baseline,
 a PCA plot)."""
@@ -119,4 +122,39 @@ def analyze_roles(run_dir: str, request: RolesRequest) -> int:
               f"{100 * a.shuffled_purity[0]:5.1f}±{100 * a.shuffled_purity[1]:.1f}%  {a.nmi:6.3f}  "
               f"{a.shuffled_nmi[0]:.3f}±{a.shuffled_nmi[1]:.3f}")
     print(f"report written to {paths['markdown']}, {paths['json']}, {paths['plot']}")
+    return 0
+
+
+def analyze_edits(run_dirs: list[str], data: str, as_json: bool = False, batch_size: int = 512) -> int:
+    """Print, per run, the share of false equations called false by the level of their edit, and of true ones
+    called true (``audit.accuracy_by_edit_level``); ``as_json``: one JSON object."""
+    from neuromath.tasks.identities.audit import EDIT_LEVEL_BUCKETS, accuracy_by_edit_level, edit_levels
+    from neuromath.tasks.identities.equations import read_equations
+
+    classifiers = []
+    for run_dir in run_dirs:
+        classifier = load(run_dir)
+        if isinstance(classifier, Solver):
+            raise NeuromathError(f"{run_dir} is not an equation classifier: edit levels need an identities run")
+        classifiers.append(classifier)
+    examples = read_equations(data)
+    if not any(example.label is False for example in examples):
+        raise NeuromathError(f"{data}: no false equations (label 0) to analyse")
+    levels = edit_levels(examples)
+    results = {}
+    for run_dir, classifier in zip(run_dirs, classifiers):
+        said = (classifier.logits(examples, batch_size) > 0).tolist()
+        results[str(run_dir)] = accuracy_by_edit_level(examples, levels, said)
+    if as_json:
+        print(json.dumps({"data": str(data), "runs": results}))
+        return 0
+    buckets = [bucket for bucket in EDIT_LEVEL_BUCKETS if any(bucket in r["false"] for r in results.values())]
+    first = next(iter(results.values()))
+    print(f"{data}: false equations called false, by the level of their edit (1 = a whole side); "
+          f"{first['false_without_edit']} false equations have no true one a single edit away and are left out")
+    print("| run | true called true | " + " | ".join(f"level {b} (n={first['false'][b][1]})" for b in buckets) + " |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in buckets) + " |")
+    for run_dir, r in results.items():
+        cells = [f"{100 * r['false'][b][0] / r['false'][b][1]:.1f}" for b in buckets]
+        print(f"| {run_dir} | {100 * r['true'][0] / max(r['true'][1], 1):.1f} | " + " | ".join(cells) + " |")
     return 0

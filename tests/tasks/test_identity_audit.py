@@ -221,3 +221,76 @@ def test_classifier_dropout_acts_in_training_only():
         assert not torch.equal(dropped(batch), dropped(batch))  # a fresh mask each call
         dropped.eval(), plain.eval()
         assert torch.equal(dropped(batch), plain(batch))  # the same weights, no dropout at evaluation
+
+
+def test_edit_levels_find_the_deepest_position_a_true_equation_differs_at():
+    from neuromath.tasks.identities.audit import edit_levels
+
+    true = eq(apply("Add", apply("sin", X), number("2")), Y)  # Equality 0; Add 1; sin 2; x 3; 2 at 2; y at 1
+    other_true = eq(apply("cos", X), X)
+    examples = [
+        example(true, True),
+        example(eq(apply("Add", apply("sin", Y), number("2")), Y), False),  # x -> y under sin: level 3
+        example(eq(apply("Add", apply("sin", X), number("3")), Y), False),  # 2 -> 3: level 2
+        example(eq(apply("cos", X), Y), False),  # the whole left side of `true` (and the right of other_true): 1
+        example(eq(number("5"), number("3")), False),  # one edit from no true equation
+        example(other_true, True),
+        example(eq(apply("cos", apply("sin", X)), X), False),  # x -> sin(x) in other_true: level 2
+        example(eq(X, Y), None),
+    ]
+    assert edit_levels(examples) == [None, 3, 2, 1, None, None, 2, None]
+
+
+def test_accuracy_by_edit_level_counts_false_equations_called_false_per_level_beside_the_true_ones():
+    from neuromath.tasks.identities.audit import accuracy_by_edit_level
+
+    examples = [example(eq(X, X), True), example(eq(X, Y), True)] + [example(eq(X, Y), False)] * 5
+    levels = [None, None, 1, 1, 3, 7, None]
+    said = [True, False, False, True, False, True, True]  # true: 1 of 2; level 1: 1 of 2; 3: 1 of 1; 6+: 0 of 1
+    result = accuracy_by_edit_level(examples, levels, said)
+    assert result == {"true": (1, 2), "false": {"1": (1, 2), "3": (1, 1), "6+": (0, 1)}, "false_without_edit": 1}
+    with pytest.raises(ValueError, match="7 examples, 6 levels"):
+        accuracy_by_edit_level(examples, levels[:-1], said)
+
+
+def test_analyze_edits_scores_each_run_on_the_files_false_equations_by_edit_level(tmp_path, capsys):
+    import json
+
+    from neuromath.api import load
+    from neuromath.cli import main
+    from neuromath.config import load_config, save_config
+    from neuromath.models.identities import build_classifier
+    from neuromath.tasks.identities.audit import accuracy_by_edit_level, edit_levels
+    from neuromath.tasks.identities.equations import write_equations
+    from neuromath.text import Vocabulary
+
+    run = tmp_path / "run"
+    run.mkdir()
+    config = load_config(None, ["data.task=identities", "model.name=tree_rnn", "model.d_model=8"])
+    save_config(config, run / "config.yaml")
+    Vocabulary(["Add", "sin", "cos", "var_0", "var_1", "2", "3"]).save(run / "node_vocab.json")
+    torch.manual_seed(3)
+    torch.save(build_classifier(config.model, Vocabulary(["Add", "sin", "cos", "var_0", "var_1", "2", "3"]))
+               .state_dict(), run / "model.pt")
+    true = eq(apply("Add", apply("sin", X), number("2")), Y)
+    examples = [example(true, True), example(eq(apply("Add", apply("sin", Y), number("2")), Y), False),
+                example(eq(apply("Add", apply("sin", X), number("3")), Y), False),
+                example(eq(apply("cos", X), Y), False), example(eq(apply("cos", Y), Y), True)]
+    data = tmp_path / "eqs.json"
+    write_equations(data, examples)
+
+    assert main(["analyze", "edits", str(run), "--data", str(data), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)["runs"][str(run)]
+    said = (load(run).logits(read_equations(data)) > 0).tolist()
+    expected = accuracy_by_edit_level(read_equations(data), edit_levels(read_equations(data)), said)
+    assert printed == json.loads(json.dumps(expected))
+    # cos(x) = y is one edit from both true equations: at level 1 of the first, at level 2 (x -> y) of cos(y) = y
+    assert {level: n for level, (_, n) in printed["false"].items()} == {"2": 2, "3": 1} and printed["true"][1] == 2
+
+    assert main(["analyze", "edits", str(run), "--data", str(data)]) == 0
+    table = capsys.readouterr().out
+    assert "| level 3 (n=1) |" in table and table.count(f"| {run} |") == 1
+
+    write_equations(data, [example(true, True)])
+    assert main(["analyze", "edits", str(run), "--data", str(data)]) == 2
+    assert "no false equations" in capsys.readouterr().err

@@ -67,6 +67,68 @@ def _contexts(example: EquationExample) -> set[tuple[int, int]]:
     return found
 
 
+def _levels(example: EquationExample) -> list[int]:
+    """How far below the root each pre-order node lies (the Equality root 0, the two sides' roots 1)."""
+    levels, stack = [], [(example.tree, 0)]
+    while stack:  # the order of preorder(), without recursion
+        node, level = stack.pop()
+        levels.append(level)
+        stack.extend((child, level + 1) for child in reversed(node.children))
+    return levels
+
+
+def edit_levels(examples: list[EquationExample]) -> list[int | None]:
+    """For each false equation, how far below the root its edit lies: the deepest position at which a true equation
+    of ``examples`` equals it but for the subtree there (a context shared at position p is shared at each of p's
+    ancestors too, so the deepest one is where the edit is); None for true and unlabelled equations and for a false
+    one that no true equation is one edit away from. Level 1 is a whole side, so a larger level is an edit that
+    must travel through more nodes to reach the comparison of the two sides."""
+    known = set()
+    for example in examples:
+        if example.label is True:
+            known.update(_contexts(example))
+    found: list[int | None] = []
+    for example in examples:
+        if example.label is not False:
+            found.append(None)
+            continue
+        shared = [index for index, _ in _contexts(example) & known]
+        found.append(max(_levels(example)[index] for index in shared) if shared else None)
+    return found
+
+
+EDIT_LEVEL_BUCKETS = ("1", "2", "3", "4", "5", "6+")  # the rows of ``accuracy_by_edit_level`` (6 and deeper share one)
+
+
+def edit_bucket(level: int) -> str:
+    return EDIT_LEVEL_BUCKETS[min(level, len(EDIT_LEVEL_BUCKETS)) - 1]
+
+
+def accuracy_by_edit_level(examples: list[EquationExample], levels: list[int | None],
+                           predicted_true: list[bool]) -> dict:
+    """How often a classifier calls the false equations false, by how deep their edit lies (``edit_levels``), beside
+    how often it calls the true ones true (a classifier that calls everything false would otherwise look perfect):
+    ``{"true": (right, n), "false": {bucket: (right, n)}, "false_without_edit": n}``; buckets with no equation are
+    left out."""
+    if not len(examples) == len(levels) == len(predicted_true):
+        raise ValueError(f"{len(examples)} examples, {len(levels)} levels, {len(predicted_true)} predictions")
+    true_right = sum(said for example, said in zip(examples, predicted_true) if example.label is True)
+    true_n = sum(example.label is True for example in examples)
+    false: dict[str, list[int]] = {}
+    without = 0
+    for example, level, said in zip(examples, levels, predicted_true):
+        if example.label is not False:
+            continue
+        if level is None:
+            without += 1
+            continue
+        cell = false.setdefault(edit_bucket(level), [0, 0])
+        cell[0] += not said
+        cell[1] += 1
+    ordered = {bucket: tuple(false[bucket]) for bucket in EDIT_LEVEL_BUCKETS if bucket in false}
+    return {"true": (true_right, true_n), "false": ordered, "false_without_edit": without}
+
+
 def one_edit_share(false: list[EquationExample], true: list[EquationExample]) -> float:
     """The share of ``false`` equations that some equation of ``true`` turns into by replacing one subtree."""
     if not false:
