@@ -21,6 +21,8 @@ from neuromath.evaluation.roles import RoleSample, analyse_roles, write_report
 from neuromath.models.batching import EncodedExamples, collate, move_batch
 from neuromath.nn.precision import autocast
 from neuromath.nn.recording import recording
+from neuromath.tasks.identities.audit import EDIT_LEVEL_BUCKETS, accuracy_by_edit_level, edit_levels
+from neuromath.tasks.identities.equations import read_equations
 from neuromath.text import Vocabulary
 
 
@@ -128,9 +130,6 @@ def analyze_roles(run_dir: str, request: RolesRequest) -> int:
 def analyze_edits(run_dirs: list[str], data: str, as_json: bool = False, batch_size: int = 512) -> int:
     """Print, per run, the share of false equations called false by the level of their edit, and of true ones
     called true (``audit.accuracy_by_edit_level``); ``as_json``: one JSON object."""
-    from neuromath.tasks.identities.audit import EDIT_LEVEL_BUCKETS, accuracy_by_edit_level, edit_levels
-    from neuromath.tasks.identities.equations import read_equations
-
     classifiers = []
     for run_dir in run_dirs:
         classifier = load(run_dir)

@@ -1,16 +1,29 @@
 """The paper-style identities generator, the data audit written into FILE.stats.md, and dropout in the equation
 classifiers (issue 18)."""
 
+import json
 import random
 from collections import Counter
 
 import pytest
 import torch
 
+from neuromath.api import load
+from neuromath.cli import main
+from neuromath.config import load_config, save_config
 from neuromath.expr.equation_tree import apply, height, number, size, symbol
+from neuromath.models.identities import build_classifier
 from neuromath.tasks.identities import EquationExample, read_equations
-from neuromath.tasks.identities.audit import audit_report, bag, depth_only, one_edit_share
+from neuromath.tasks.identities.audit import (
+    accuracy_by_edit_level,
+    audit_report,
+    bag,
+    depth_only,
+    edit_levels,
+    one_edit_share,
+)
 from neuromath.tasks.identities.dataset import generate_identity_files
+from neuromath.tasks.identities.equations import write_equations
 from neuromath.tasks.identities.generator import generate_with_counts, numeric_label
 from neuromath.tasks.identities.rewrites import (
     PAPER_EDITS,
@@ -20,6 +33,7 @@ from neuromath.tasks.identities.rewrites import (
     layout,
     paper_edit,
 )
+from neuromath.text import Vocabulary
 
 X, Y = symbol("var_0"), symbol("var_1")
 
@@ -224,8 +238,6 @@ def test_classifier_dropout_acts_in_training_only():
 
 
 def test_edit_levels_find_the_deepest_position_a_true_equation_differs_at():
-    from neuromath.tasks.identities.audit import edit_levels
-
     true = eq(apply("Add", apply("sin", X), number("2")), Y)  # Equality 0; Add 1; sin 2; x 3; 2 at 2; y at 1
     other_true = eq(apply("cos", X), X)
     examples = [
@@ -242,8 +254,6 @@ def test_edit_levels_find_the_deepest_position_a_true_equation_differs_at():
 
 
 def test_accuracy_by_edit_level_counts_false_equations_called_false_per_level_beside_the_true_ones():
-    from neuromath.tasks.identities.audit import accuracy_by_edit_level
-
     examples = [example(eq(X, X), True), example(eq(X, Y), True)] + [example(eq(X, Y), False)] * 5
     levels = [None, None, 1, 1, 3, 7, None]
     said = [True, False, False, True, False, True, True]  # true: 1 of 2; level 1: 1 of 2; 3: 1 of 1; 6+: 0 of 1
@@ -254,24 +264,14 @@ def test_accuracy_by_edit_level_counts_false_equations_called_false_per_level_be
 
 
 def test_analyze_edits_scores_each_run_on_the_files_false_equations_by_edit_level(tmp_path, capsys):
-    import json
-
-    from neuromath.api import load
-    from neuromath.cli import main
-    from neuromath.config import load_config, save_config
-    from neuromath.models.identities import build_classifier
-    from neuromath.tasks.identities.audit import accuracy_by_edit_level, edit_levels
-    from neuromath.tasks.identities.equations import write_equations
-    from neuromath.text import Vocabulary
-
     run = tmp_path / "run"
     run.mkdir()
     config = load_config(None, ["data.task=identities", "model.name=tree_rnn", "model.d_model=8"])
     save_config(config, run / "config.yaml")
-    Vocabulary(["Add", "sin", "cos", "var_0", "var_1", "2", "3"]).save(run / "node_vocab.json")
+    vocab = Vocabulary(["Add", "sin", "cos", "var_0", "var_1", "2", "3"])
+    vocab.save(run / "node_vocab.json")
     torch.manual_seed(3)
-    torch.save(build_classifier(config.model, Vocabulary(["Add", "sin", "cos", "var_0", "var_1", "2", "3"]))
-               .state_dict(), run / "model.pt")
+    torch.save(build_classifier(config.model, vocab).state_dict(), run / "model.pt")
     true = eq(apply("Add", apply("sin", X), number("2")), Y)
     examples = [example(true, True), example(eq(apply("Add", apply("sin", Y), number("2")), Y), False),
                 example(eq(apply("Add", apply("sin", X), number("3")), Y), False),

@@ -93,7 +93,11 @@ def edit_levels(examples: list[EquationExample]) -> list[int | None]:
             found.append(None)
             continue
         shared = [index for index, _ in _contexts(example) & known]
-        found.append(max(_levels(example)[index] for index in shared) if shared else None)
+        if shared:
+            levels = _levels(example)  # once per equation, not once per shared position
+            found.append(max(levels[index] for index in shared))
+        else:
+            found.append(None)
     return found
 
 
