@@ -1,7 +1,9 @@
 """neuromath analyze: look inside a trained run. ``analyze roles RUN --data FILE``: cluster the TP-Transformer's role
 vectors of every head and layer and compare the clusters with token classes against a shuffled baseline
 (``neuromath.experiments.analyze``). ``analyze edits RUN [RUN ...] --data FILE``: how often equation classifiers
-call a file's false equations false, by how deep their edit lies."""
+call a file's false equations false, by how deep their edit lies. ``analyze seeds RUN [RUN ...]``: the mean and
+standard deviation of runs' recorded scores, the runs named ``seed<S>`` under one folder making one row (seeds
+trained in parallel, one process each, combined as ``train --seeds`` would)."""
 
 from __future__ import annotations
 
@@ -25,9 +27,24 @@ def command_analyze_edits(args: argparse.Namespace) -> int:
     return analyze_edits(args.run_dirs, args.data, args.json, args.batch_size)
 
 
+def command_analyze_seeds(args: argparse.Namespace) -> int:
+    import json
+
+    from neuromath.experiments.train_test import combine_runs, combined_runs_table
+    from neuromath.fileio import write_text_atomic
+
+    combined = combine_runs(args.run_dirs)
+    text = json.dumps(combined, indent=2) if args.json else combined_runs_table(combined)
+    print(text, end="" if text.endswith("\n") else "\n")
+    if args.out:
+        write_text_atomic(args.out, json.dumps(combined, indent=2) + "\n")
+    return 0
+
+
 def register(commands) -> None:
     analyze = commands.add_parser("analyze", help="look inside a trained run (roles: TP-Attention role vectors; "
-                                                 "edits: equation classifiers by the depth of the edit)")
+                                                 "edits: equation classifiers by the depth of the edit; "
+                                                 "seeds: mean ± std of runs trained apart)")
     kinds = analyze.add_subparsers(dest="analysis", required=True)
     roles = kinds.add_parser("roles", help="k-means of the TP-Attention role vectors of every head and layer "
                                            "against token classes, with a shuffled baseline and a PCA plot")
@@ -56,3 +73,10 @@ def register(commands) -> None:
     edits.add_argument("--batch-size", dest="batch_size", type=positive_int, default=512)
     edits.add_argument("--json", action="store_true", help="print the result as one JSON object")
     edits.set_defaults(handler=command_analyze_edits)
+    seeds = kinds.add_parser("seeds", help="mean ± std of the epochs, best validation accuracy and test scores "
+                                           "(by depth for equation classifiers) in runs' summary.json; runs named "
+                                           "seed<S> under one folder are one row")
+    seeds.add_argument("run_dirs", metavar="RUN_DIR", nargs="+")
+    seeds.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    seeds.add_argument("--out", default=None, help="also write the result as JSON to this file")
+    seeds.set_defaults(handler=command_analyze_seeds)

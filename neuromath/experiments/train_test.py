@@ -19,7 +19,7 @@ from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary, write_predictions
-from neuromath.evaluation.identities import mean_and_std, mean_std_table, verification_metrics
+from neuromath.evaluation.identities import by_depth, mean_and_std, mean_std_table, verification_metrics
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
@@ -164,3 +164,75 @@ def summarise_seeds(config: Config, summaries: Sequence[dict], out: Path) -> Non
     combined["runs"] = [s["run_dir"] for s in summaries]
     write_text_atomic(out / "seeds.json", json.dumps(combined, indent=2))
     print(f"written to {out / 'seeds.json'}")
+
+
+def group_runs(run_dirs: Sequence[str | Path]) -> dict[str, list[Path]]:
+    """Runs grouped as ``--seeds`` writes them: a folder named ``seed<S>`` belongs to its parent's group, any other
+    folder is a group of its own; groups keep the order in which they first appear."""
+    groups: dict[str, list[Path]] = {}
+    for run_dir in map(Path, run_dirs):
+        name = run_dir.name
+        key = str(run_dir.parent) if name.startswith("seed") and name[4:].isdigit() else str(run_dir)
+        groups.setdefault(key, []).append(run_dir)
+    return groups
+
+
+def read_tested_summary(run_dir: Path) -> dict:
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        raise NeuromathError(f"{run_dir}: no summary.json (not a run folder, or its training has not finished)")
+    try:
+        summary = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise NeuromathError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
+    if "test" not in summary:
+        raise NeuromathError(f"{path}: no test scores (the run was trained without a test set; score it with "
+                             "neuromath evaluate)")
+    return summary
+
+
+def _spread(values: list[float]) -> dict:
+    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
+
+
+def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
+    """The mean and standard deviation over each group's runs (``group_runs``) of what their summary.json holds:
+    epochs, best validation accuracy and the held-out test scores (equation classifiers: accuracy, precision and
+    recall overall and by depth, ``mean_and_std``; sequence models: value accuracy). Runs trained apart, such as
+    seeds run in parallel as separate processes, are combined as ``--seeds`` would have combined them."""
+    combined = {}
+    for group, runs in group_runs(run_dirs).items():
+        summaries = [read_tested_summary(run) for run in runs]
+        kinds = {"classifier" if "accuracy" in s["test"] else "sequence" for s in summaries}
+        if len(kinds) > 1:
+            raise NeuromathError(f"{group}: its runs mix equation classifiers and sequence models")
+        row = {"kind": kinds.pop(), "runs": [str(run) for run in runs],
+               "epochs": _spread([s["epochs"] for s in summaries])}
+        if row["kind"] == "classifier":
+            row["best_val_accuracy"] = _spread([s["best_val_accuracy"] for s in summaries])
+            row["test"] = mean_and_std([s["test"] for s in summaries])
+        else:
+            row["best_val_accuracy"] = _spread([s["best_val_value_accuracy"] for s in summaries])
+            row["test"] = {"value_accuracy": _spread([s["test"]["value_accuracy"] for s in summaries]),
+                           "seeds": len(summaries)}
+        combined[group] = row
+    return combined
+
+
+def combined_runs_table(combined: dict[str, dict]) -> str:
+    """Markdown: one row per group, ``mean ± std`` in percent; classifier rows add a column per test depth."""
+
+    def cell(values: dict | None) -> str:
+        return "" if not values or values["mean"] is None else f"{100 * values['mean']:.1f} ± {100 * values['std']:.1f}"
+
+    depths = sorted({d for row in combined.values() if row["kind"] == "classifier" for d in by_depth(row["test"])})
+    head = ["runs", "seeds", "epochs", "valid", "test"] + [f"depth {d}" for d in depths]
+    lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for group, row in combined.items():
+        test = row["test"]
+        overall = test["accuracy"] if row["kind"] == "classifier" else test["value_accuracy"]
+        per_depth = by_depth(test) if row["kind"] == "classifier" else {}
+        cells = [group, str(len(row["runs"])), f"{row['epochs']['mean']:.0f}", cell(row["best_val_accuracy"]),
+                 cell(overall)] + [cell(per_depth.get(d, {}).get("accuracy")) for d in depths]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -132,6 +132,14 @@ def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
     assert "| tree_rnn | 2 |" in out and (run / "seeds.md").exists()
     seeds = json.loads((run / "seeds.json").read_text())
     assert seeds["seeds"] == 2 and seeds["runs"] == [str(run / "seed0"), str(run / "seed1")]
+    # the same two seeds, combined afterwards as if trained apart: the numbers --seeds wrote
+    assert main(["analyze", "seeds", str(run / "seed0"), str(run / "seed1"), "--json"]) == 0
+    apart = json.loads(capsys.readouterr().out)[str(run)]
+    assert apart["runs"] == seeds["runs"] and apart["test"]["seeds"] == 2
+    assert apart["test"]["accuracy"] == pytest.approx(seeds["accuracy"])
+    assert set(apart["test"]["by_depth"]) == set(seeds["by_depth"]) == {"4", "5"}
+    for depth, scores in seeds["by_depth"].items():
+        assert apart["test"]["by_depth"][depth]["accuracy"] == pytest.approx(scores["accuracy"])
 
     test_file = tmp_path / "test.json"
     write_equations(test_file, sameness_set(120, 5, depths=(2, 3, 4)))
