@@ -1,4 +1,5 @@
-"""The neuromath command: demo, generate, train, evaluate, complete, cv, compare, analyze, data, solve, serve, config.
+"""The neuromath command: demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve,
+config.
 
 One module per command, each with a ``register(commands)`` that adds its sub-parser and handler; this module holds
 ``main`` and the error handling they share. Command modules import the heavy layers (torch, lightning) inside their
@@ -10,11 +11,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from neuromath.cli import analyze, compare, complete, config, cv, data, demo, evaluate, generate, serve, solve, train
+from neuromath.cli import (
+    analyze,
+    compare,
+    complete,
+    config,
+    cv,
+    data,
+    demo,
+    evaluate,
+    generate,
+    serve,
+    solve,
+    sweep,
+    train,
+)
 from neuromath.errors import NeuromathError
 
 # in the order --help lists them
-COMMANDS = (demo, generate, train, evaluate, complete, cv, compare, analyze, data, solve, serve, config)
+COMMANDS = (demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve, config)
 
 
 def build_parser() -> argparse.ArgumentParser:
