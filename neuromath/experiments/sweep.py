@@ -107,6 +107,14 @@ def is_finished(run_dir: Path) -> bool:
     return True
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (a container's or taskset's limit), else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def run_command(config_path: str, run: SweepRun, threads: int | None) -> list[str]:
     command = [sys.executable, "-m", "neuromath", "train", "--config", str(config_path), "--out", str(run.run_dir)]
     settings = list(run.overrides) + ["train.progress=false"]
@@ -129,7 +137,7 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
     runs = plan_sweep(config_path, overrides, parse_grid(grid_entries), seeds, out)
     threads = None
     if not any(setting.split("=", 1)[0].strip() == "train.num_threads" for setting in overrides):
-        threads = max(1, (os.cpu_count() or 1) // jobs)
+        threads = max(1, usable_cpus() // jobs)
     todo = [run for run in runs if not is_finished(run.run_dir)]
     print(f"sweep: {len(runs)} runs ({len(runs) // seeds} cells x {seeds} seeds), {len(runs) - len(todo)} already "
           f"finished; {min(jobs, max(len(todo), 1))} at a time, output in {out}", flush=True)
