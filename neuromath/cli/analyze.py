@@ -8,6 +8,7 @@ trained in parallel, one process each, combined as ``train --seeds`` would)."""
 from __future__ import annotations
 
 import argparse
+import json
 
 from neuromath.cli.common import nonnegative_int, positive_int
 
@@ -28,8 +29,6 @@ def command_analyze_edits(args: argparse.Namespace) -> int:
 
 
 def command_analyze_seeds(args: argparse.Namespace) -> int:
-    import json
-
     from neuromath.experiments.train_test import combine_runs, combined_runs_table
     from neuromath.fileio import write_text_atomic
 

@@ -98,19 +98,28 @@ def depth_table(rows: dict[str, dict], measure: str = "accuracy") -> str:
     return "\n".join(lines) + "\n"
 
 
+def mean_std(values: Sequence[float | None]) -> dict:
+    """``{"mean", "std"}`` of the values that are not None (sample standard deviation; 0 for one value; both None
+    for none)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return {"mean": None, "std": None}
+    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
+
+
+def mean_std_cell(values: dict | None) -> str:
+    """A ``mean_std`` result as a table cell, ``mean ± std`` in percent (empty when there is none)."""
+    if not values or values["mean"] is None:
+        return ""
+    return f"{100 * values['mean']:.1f} ± {100 * values['std']:.1f}"
+
+
 def mean_and_std(runs: Sequence[dict]) -> dict:
     """Mean and standard deviation of accuracy / precision / recall, overall and by depth, over seeds."""
-
-    def combine(values: list) -> dict:
-        values = [v for v in values if v is not None]
-        if not values:
-            return {"mean": None, "std": None}
-        return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
-
-    result = {key: combine([run[key] for run in runs]) for key in ("accuracy", "precision", "recall")}
+    result = {key: mean_std([run[key] for run in runs]) for key in ("accuracy", "precision", "recall")}
     depths = sorted({d for run in runs for d in by_depth(run)})
     result["by_depth"] = {
-        d: {key: combine([by_depth(run).get(d, {}).get(key) for run in runs])
+        d: {key: mean_std([by_depth(run).get(d, {}).get(key) for run in runs])
             for key in ("accuracy", "precision", "recall")}
         for d in depths
     }
@@ -121,19 +130,13 @@ def mean_and_std(runs: Sequence[dict]) -> dict:
 
 def mean_std_table(rows: dict[str, dict], measure: str = "accuracy") -> str:
     """Markdown like depth_table for mean_and_std results: cells are ``mean ± std`` in percent."""
-
-    def cell(values: dict | None) -> str:
-        if not values or values["mean"] is None:
-            return ""
-        return f"{100 * values['mean']:.1f} ± {100 * values['std']:.1f}"
-
     depths = sorted({d for metrics in rows.values() for d in by_depth(metrics)})
     lines = ["| model | seeds | overall | " + " | ".join(f"depth {d}" for d in depths) + " |",
              "|" + "---|" * (len(depths) + 3)]
     for name, metrics in rows.items():
         table = by_depth(metrics)
-        cells = [cell(table.get(d, {}).get(measure)) for d in depths]
-        lines.append(f"| {name} | {metrics['seeds']} | {cell(metrics[measure])} | " + " | ".join(cells) + " |")
+        cells = [mean_std_cell(table.get(d, {}).get(measure)) for d in depths]
+        lines.append(f"| {name} | {metrics['seeds']} | {mean_std_cell(metrics[measure])} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -99,12 +99,12 @@ def plan_sweep(config_path: str, overrides: Sequence[str], grid: list[tuple[str,
     return runs
 
 
-def is_finished(run_dir: Path) -> bool:
+def tested_summary(run_dir: Path) -> dict | None:
+    """The run's summary.json when its training finished and its test split was scored, else None."""
     try:
-        read_tested_summary(run_dir)
+        return read_tested_summary(run_dir)
     except NeuromathError:
-        return False
-    return True
+        return None
 
 
 def usable_cpus() -> int:
@@ -138,7 +138,7 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
     threads = None
     if not any(setting.split("=", 1)[0].strip() == "train.num_threads" for setting in overrides):
         threads = max(1, usable_cpus() // jobs)
-    todo = [run for run in runs if not is_finished(run.run_dir)]
+    todo = [run for run in runs if tested_summary(run.run_dir) is None]
     print(f"sweep: {len(runs)} runs ({len(runs) // seeds} cells x {seeds} seeds), {len(runs) - len(todo)} already "
           f"finished; {min(jobs, max(len(todo), 1))} at a time, output in {out}", flush=True)
     failed = []
@@ -163,8 +163,8 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
                 finished += 1
                 took = time.monotonic() - started
                 where = f"[{finished}/{len(todo)}] {run.cell}/seed{run.seed}"
-                if process.returncode == 0 and is_finished(run.run_dir):
-                    summary = read_tested_summary(run.run_dir)
+                summary = tested_summary(run.run_dir) if process.returncode == 0 else None
+                if summary is not None:
                     print(f"{where}: {describe(summary)} ({took:.0f} s)", flush=True)
                 else:
                     failed.append(run)
@@ -176,7 +176,7 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
             process.wait()
         print("sweep interrupted: the same command resumes it", file=sys.stderr)
         raise
-    done = [run.run_dir for run in runs if is_finished(run.run_dir)]
+    done = [run.run_dir for run in runs if tested_summary(run.run_dir) is not None]
     if done:
         combined = {Path(group).name: row for group, row in combine_runs(done).items()}
         table = combined_runs_table(combined)

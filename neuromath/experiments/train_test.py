@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,7 +18,14 @@ from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary, write_predictions
-from neuromath.evaluation.identities import by_depth, mean_and_std, mean_std_table, verification_metrics
+from neuromath.evaluation.identities import (
+    by_depth,
+    mean_and_std,
+    mean_std,
+    mean_std_cell,
+    mean_std_table,
+    verification_metrics,
+)
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
@@ -54,11 +60,9 @@ def sequence_outcome(summary: dict, task) -> list[str]:
 
 
 def combine_sequence_seeds(config: Config, tested: list[dict], out: Path) -> tuple[dict, str]:
-    values = [t["value_accuracy"] for t in tested]
-    combined = {"value_accuracy": {"mean": statistics.fmean(values),
-                                   "std": statistics.stdev(values) if len(values) > 1 else 0.0}}
+    combined = {"value_accuracy": mean_std([t["value_accuracy"] for t in tested])}
     text = (f"test {percent(combined['value_accuracy']['mean'])} ± {100 * combined['value_accuracy']['std']:.1f} "
-            f"over {len(values)} seeds\n")
+            f"over {len(tested)} seeds\n")
     return combined, text
 
 
@@ -191,10 +195,6 @@ def read_tested_summary(run_dir: Path) -> dict:
     return summary
 
 
-def _spread(values: list[float]) -> dict:
-    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
-
-
 def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
     """The mean and standard deviation over each group's runs (``group_runs``) of what their summary.json holds:
     epochs, best validation accuracy and the held-out test scores (equation classifiers: accuracy, precision and
@@ -207,13 +207,13 @@ def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
         if len(kinds) > 1:
             raise NeuromathError(f"{group}: its runs mix equation classifiers and sequence models")
         row = {"kind": kinds.pop(), "runs": [str(run) for run in runs],
-               "epochs": _spread([s["epochs"] for s in summaries])}
+               "epochs": mean_std([s["epochs"] for s in summaries])}
         if row["kind"] == "classifier":
-            row["best_val_accuracy"] = _spread([s["best_val_accuracy"] for s in summaries])
+            row["best_val_accuracy"] = mean_std([s["best_val_accuracy"] for s in summaries])
             row["test"] = mean_and_std([s["test"] for s in summaries])
         else:
-            row["best_val_accuracy"] = _spread([s["best_val_value_accuracy"] for s in summaries])
-            row["test"] = {"value_accuracy": _spread([s["test"]["value_accuracy"] for s in summaries]),
+            row["best_val_accuracy"] = mean_std([s["best_val_value_accuracy"] for s in summaries])
+            row["test"] = {"value_accuracy": mean_std([s["test"]["value_accuracy"] for s in summaries]),
                            "seeds": len(summaries)}
         combined[group] = row
     return combined
@@ -221,10 +221,6 @@ def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
 
 def combined_runs_table(combined: dict[str, dict]) -> str:
     """Markdown: one row per group, ``mean ± std`` in percent; classifier rows add a column per test depth."""
-
-    def cell(values: dict | None) -> str:
-        return "" if not values or values["mean"] is None else f"{100 * values['mean']:.1f} ± {100 * values['std']:.1f}"
-
     depths = sorted({d for row in combined.values() if row["kind"] == "classifier" for d in by_depth(row["test"])})
     head = ["runs", "seeds", "epochs", "valid", "test"] + [f"depth {d}" for d in depths]
     lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
@@ -232,7 +228,7 @@ def combined_runs_table(combined: dict[str, dict]) -> str:
         test = row["test"]
         overall = test["accuracy"] if row["kind"] == "classifier" else test["value_accuracy"]
         per_depth = by_depth(test) if row["kind"] == "classifier" else {}
-        cells = [group, str(len(row["runs"])), f"{row['epochs']['mean']:.0f}", cell(row["best_val_accuracy"]),
-                 cell(overall)] + [cell(per_depth.get(d, {}).get("accuracy")) for d in depths]
+        cells = [group, str(len(row["runs"])), f"{row['epochs']['mean']:.0f}", mean_std_cell(row["best_val_accuracy"]),
+                 mean_std_cell(overall)] + [mean_std_cell(per_depth.get(d, {}).get("accuracy")) for d in depths]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
