@@ -1,5 +1,6 @@
 """``neuromath sweep`` (neuromath/experiments/sweep.py): grid parsing, cell names, configs checked before anything
-trains, runs in parallel child processes, a failed run reported with its log, a rerun that skips finished runs."""
+trains, runs in parallel child processes, a failed run reported with its log, a rerun that skips finished runs
+and resumes an interrupted one from its last checkpoint."""
 
 import json
 import random
@@ -91,3 +92,33 @@ def test_sweep_trains_each_cell_in_parallel_reports_a_failure_and_a_rerun_skips_
                  "--out", str(out)]) == 0
     assert "2 runs (2 cells x 1 seeds), 2 already finished" in capsys.readouterr().out
     assert (good[0] / "seed0" / "summary.json").stat().st_mtime_ns == finished
+
+
+@pytest.mark.slow
+def test_a_rerun_resumes_an_interrupted_run_from_its_last_checkpoint(tmp_path, capsys):
+    data = tmp_path / "tiny.json"
+    write_equations(data, tiny_equations(200, 1))
+    config = tmp_path / "config.yaml"
+    save_config(load_config(None, ["data.task=identities", "model.name=tree_lstm", f"data.train={data}",
+                                   "data.train_depths=2-3", "data.test_depths=2-3", "optim.schedule=plateau",
+                                   "train.max_epochs=2",
+                                   "train.patience=0"]), config)
+    out = tmp_path / "sweep"
+    sweep = ["sweep", "--config", str(config), "--grid", "model.d_model=8", "--out", str(out)]
+    assert main(sweep) == 0
+    run = out / "d_model=8" / "seed0"
+    assert json.loads((run / "summary.json").read_text())["epochs"] == 2
+    # An interrupted run: its checkpoints are there, its summary is not. A fresh start would be refused ("already
+    # holds a run"), so finishing proves the sweep passed --resume; the longer budget shows training went on.
+    (run / "summary.json").unlink()
+    capsys.readouterr()
+    assert main([*sweep, "--set", "train.max_epochs=4"]) == 0
+    assert "1 runs (1 cells x 1 seeds), 0 already finished" in capsys.readouterr().out
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["epochs"] == 4 and summary["test"]["n"] > 0
+    # without its checkpoint the same rerun starts the run afresh instead of failing
+    (run / "summary.json").unlink()
+    for checkpoint in (run / "checkpoints").iterdir():
+        checkpoint.unlink()
+    assert main([*sweep, "--set", "train.max_epochs=3"]) == 0
+    assert json.loads((run / "summary.json").read_text())["epochs"] == 3
