@@ -107,10 +107,13 @@ def mean_std(values: Sequence[float | None]) -> dict:
     return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
 
 
-def mean_std_cell(values: dict | None) -> str:
-    """A ``mean_std`` result as a table cell, ``mean ± std`` in percent (empty when there is none)."""
+def mean_std_cell(values: dict | None, runs: int | None = None) -> str:
+    """A ``mean_std`` result as a table cell, ``mean ± std`` in percent (empty when there is none); the mean alone
+    when it comes from ``runs`` = 1, whose spread was not measured."""
     if not values or values["mean"] is None:
         return ""
+    if runs == 1:
+        return f"{100 * values['mean']:.1f}"
     return f"{100 * values['mean']:.1f} ± {100 * values['std']:.1f}"
 
 
@@ -135,8 +138,9 @@ def mean_std_table(rows: dict[str, dict], measure: str = "accuracy") -> str:
              "|" + "---|" * (len(depths) + 3)]
     for name, metrics in rows.items():
         table = by_depth(metrics)
-        cells = [mean_std_cell(table.get(d, {}).get(measure)) for d in depths]
-        lines.append(f"| {name} | {metrics['seeds']} | {mean_std_cell(metrics[measure])} | " + " | ".join(cells) + " |")
+        runs = metrics["seeds"]
+        cells = [mean_std_cell(table.get(d, {}).get(measure), runs) for d in depths]
+        lines.append(f"| {name} | {runs} | {mean_std_cell(metrics[measure], runs)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

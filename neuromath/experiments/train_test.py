@@ -220,7 +220,8 @@ def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
 
 
 def combined_runs_table(combined: dict[str, dict]) -> str:
-    """Markdown: one row per group, ``mean ± std`` in percent; classifier rows add a column per test depth."""
+    """Markdown: one row per group, ``mean ± std`` in percent (the mean alone for a group of one run); classifier
+    rows add a column per test depth."""
     depths = sorted({d for row in combined.values() if row["kind"] == "classifier" for d in by_depth(row["test"])})
     head = ["runs", "seeds", "epochs", "valid", "test"] + [f"depth {d}" for d in depths]
     lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
@@ -228,7 +229,9 @@ def combined_runs_table(combined: dict[str, dict]) -> str:
         test = row["test"]
         overall = test["accuracy"] if row["kind"] == "classifier" else test["value_accuracy"]
         per_depth = by_depth(test) if row["kind"] == "classifier" else {}
-        cells = [group, str(len(row["runs"])), f"{row['epochs']['mean']:.0f}", mean_std_cell(row["best_val_accuracy"]),
-                 mean_std_cell(overall)] + [mean_std_cell(per_depth.get(d, {}).get("accuracy")) for d in depths]
+        runs = len(row["runs"])
+        cells = [group, str(runs), f"{row['epochs']['mean']:.0f}", mean_std_cell(row["best_val_accuracy"], runs),
+                 mean_std_cell(overall, runs)] + [mean_std_cell(per_depth.get(d, {}).get("accuracy"), runs)
+                                                  for d in depths]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -87,6 +87,7 @@ def test_mean_and_std_over_seeds():
     assert combined["by_depth"][1]["accuracy"]["mean"] == pytest.approx(0.75)
     assert combined["seeds"] == 2
     assert "| m | 2 | 80.0 ± 28.3 | 75.0 ± 35.4 | 83.3 ± 23.6 |" in mean_std_table({"m": combined})
+    assert "| one | 1 | 60.0 | 50.0 | 66.7 |" in mean_std_table({"one": mean_and_std(runs[:1])})  # no spread of one
 
 
 CANDIDATES = [
