@@ -5,7 +5,8 @@ A grid is one or more ``KEY=V1,V2,...`` (config keys as ``--set`` takes them); i
 trained as ``neuromath train`` would train it with those values set, in ``OUT/<cell>/seed<S>``, where ``<cell>``
 names the values (``d_model=100_dropout=0.1``; a file by its name). Every cell's config is checked before anything
 trains, so a typo fails at once. Each run is a child process (``python -m neuromath train``) writing its output to
-``OUT/<cell>/seed<S>.log``; with ``--jobs J`` and no ``train.num_threads`` given, each gets ``cpus // J`` threads.
+``OUT/<cell>/seed<S>/train.log``, inside its run folder, so that ``neuromath analyze seeds OUT/<cell>/seed*`` reads
+the cell's runs and nothing else; with ``--jobs J`` and no ``train.num_threads`` given, each gets ``cpus // J`` threads.
 A run whose summary.json holds test scores is finished and skipped, and one with a ``last.ckpt`` is resumed, so
 the same command continues an interrupted sweep. At the end ``OUT/sweep.md`` and ``OUT/sweep.json`` hold the table
 of ``neuromath.experiments.train_test.combine_runs``: one row per cell.
@@ -75,7 +76,7 @@ class SweepRun:
 
     @property
     def log(self) -> Path:
-        return self.run_dir.parent / f"{self.run_dir.name}.log"
+        return self.run_dir / "train.log"
 
 
 def plan_sweep(config_path: str, overrides: Sequence[str], grid: list[tuple[str, list[str]]], seeds: int,
@@ -149,7 +150,7 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
         while waiting or running:
             while waiting and len(running) < jobs:
                 run = waiting.pop(0)
-                run.run_dir.parent.mkdir(parents=True, exist_ok=True)
+                run.run_dir.mkdir(parents=True, exist_ok=True)
                 with open(run.log, "a", encoding="utf-8") as log:
                     process = subprocess.Popen(run_command(config_path, run, threads), stdout=log,
                                                stderr=subprocess.STDOUT)

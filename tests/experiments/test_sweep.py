@@ -74,12 +74,12 @@ def test_sweep_trains_each_cell_in_parallel_reports_a_failure_and_a_rerun_skips_
     assert main(["sweep", "--config", str(config), *grid, "--out", str(out), "--jobs", "2"]) == 1
     captured = capsys.readouterr()
     assert "4 runs (4 cells x 1 seeds), 0 already finished; 2 at a time" in captured.out
-    assert captured.out.count("FAILED") == 2 and "train=missing.json_d_model=8/seed0.log" in captured.err
+    assert captured.out.count("FAILED") == 2 and "train=missing.json_d_model=8/seed0/train.log" in captured.err
     good = [out / f"train=tiny.json_d_model={width}" for width in (8, 12)]
     for cell, width in zip(good, (8, 12)):
         run_config = load_config(cell / "seed0" / "config.yaml")
         assert run_config.model.d_model == width and run_config.train.num_threads >= 1
-        assert (cell / "seed0.log").is_file()
+        assert (cell / "seed0" / "train.log").is_file() and [p.name for p in cell.glob("seed*")] == ["seed0"]
     result = json.loads((out / "sweep.json").read_text())
     assert list(result["cells"]) == [cell.name for cell in good] and result["seeds"] == 1
     assert result["cells"][good[0].name]["test"]["n"] > 0
