@@ -172,9 +172,14 @@ def summarise_seeds(config: Config, summaries: Sequence[dict], out: Path) -> Non
 
 def group_runs(run_dirs: Sequence[str | Path]) -> dict[str, list[Path]]:
     """Runs grouped as ``--seeds`` writes them: a folder named ``seed<S>`` belongs to its parent's group, any other
-    folder is a group of its own; groups keep the order in which they first appear."""
+    folder is a group of its own; groups keep the order in which they first appear. A run named twice (``seed0
+    seed*``) is an error: it would count as two seeds."""
     groups: dict[str, list[Path]] = {}
+    seen: set[Path] = set()
     for run_dir in map(Path, run_dirs):
+        if run_dir.resolve() in seen:
+            raise NeuromathError(f"{run_dir}: named twice; each run may be counted once")
+        seen.add(run_dir.resolve())
         name = run_dir.name
         key = str(run_dir.parent) if name.startswith("seed") and name[4:].isdigit() else str(run_dir)
         groups.setdefault(key, []).append(run_dir)

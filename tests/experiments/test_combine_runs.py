@@ -29,6 +29,9 @@ def test_group_runs_puts_seed_folders_under_their_parent_and_keeps_other_folders
     runs = [tmp_path / "a" / "seed0", tmp_path / "b", tmp_path / "a" / "seed12", tmp_path / "c" / "seedling"]
     assert group_runs(runs) == {str(tmp_path / "a"): [runs[0], runs[2]], str(tmp_path / "b"): [runs[1]],
                                 str(tmp_path / "c" / "seedling"): [runs[3]]}
+    # `analyze seeds a/seed0 a/seed*` names seed0 twice: refused, or it would count as two seeds
+    with pytest.raises(NeuromathError, match="seed0: named twice"):
+        group_runs([tmp_path / "a" / "seed0", tmp_path / "a" / "seed1", tmp_path / "a" / ".." / "a" / "seed0"])
 
 
 def test_classifier_seeds_are_averaged_overall_and_by_depth(tmp_path, capsys):
