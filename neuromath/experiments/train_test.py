@@ -177,9 +177,10 @@ def group_runs(run_dirs: Sequence[str | Path]) -> dict[str, list[Path]]:
     groups: dict[str, list[Path]] = {}
     seen: set[Path] = set()
     for run_dir in map(Path, run_dirs):
-        if run_dir.resolve() in seen:
+        resolved = run_dir.resolve()
+        if resolved in seen:
             raise NeuromathError(f"{run_dir}: named twice; each run may be counted once")
-        seen.add(run_dir.resolve())
+        seen.add(resolved)
         name = run_dir.name
         key = str(run_dir.parent) if name.startswith("seed") and name[4:].isdigit() else str(run_dir)
         groups.setdefault(key, []).append(run_dir)

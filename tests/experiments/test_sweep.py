@@ -101,8 +101,7 @@ def test_a_rerun_resumes_an_interrupted_run_from_its_last_checkpoint(tmp_path, c
     config = tmp_path / "config.yaml"
     save_config(load_config(None, ["data.task=identities", "model.name=tree_lstm", f"data.train={data}",
                                    "data.train_depths=2-3", "data.test_depths=2-3", "optim.schedule=plateau",
-                                   "train.max_epochs=2",
-                                   "train.patience=0"]), config)
+                                   "train.max_epochs=2", "train.patience=0"]), config)
     out = tmp_path / "sweep"
     sweep = ["sweep", "--config", str(config), "--grid", "model.d_model=8", "--out", str(out)]
     assert main(sweep) == 0
