@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-import statistics
 import zlib
 from collections import defaultdict
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from neuromath.evaluation.spread import mean_std, mean_std_cell
 from neuromath.fileio import save_figure, write_text_atomic
 from neuromath.tasks.identities import (
     Candidate,
@@ -96,25 +96,6 @@ def depth_table(rows: dict[str, dict], measure: str = "accuracy") -> str:
     total = next(iter(rows.values()))["n"] if rows else 0
     lines.append(f"| equations | {total} | " + " | ".join(str(counts[d]) for d in depths) + " |")
     return "\n".join(lines) + "\n"
-
-
-def mean_std(values: Sequence[float | None]) -> dict:
-    """``{"mean", "std"}`` of the values that are not None (sample standard deviation; 0 for one value; both None
-    for none)."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return {"mean": None, "std": None}
-    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
-
-
-def mean_std_cell(values: dict | None, runs: int | None = None) -> str:
-    """A ``mean_std`` result as a table cell, ``mean ± std`` in percent (empty when there is none); the mean alone
-    when it comes from ``runs`` = 1, whose spread was not measured."""
-    if not values or values["mean"] is None:
-        return ""
-    if runs == 1:
-        return f"{100 * values['mean']:.1f}"
-    return f"{100 * values['mean']:.1f} ± {100 * values['std']:.1f}"
 
 
 def mean_and_std(runs: Sequence[dict]) -> dict:

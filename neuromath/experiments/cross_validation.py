@@ -26,7 +26,6 @@ import dataclasses
 import json
 import random
 import re
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -43,6 +42,7 @@ from neuromath.evaluation.evaluate import (
     unknown_input,
     write_predictions,
 )
+from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.vote import vote_runs
 from neuromath.experiments.train_test import train
 from neuromath.fileio import locked, write_text_atomic
@@ -65,13 +65,6 @@ FOLD_NAME_REGEX = re.compile(r"fold(\d+)")
 SPLIT_MANIFEST = "split.json"  # beside the random folds: k, seed and the test ids of each fold
 
 Fold = tuple[str, Path, Path]  # (name, training file, test file)
-
-
-def mean_std(values: Sequence[float]) -> tuple[float, float]:
-    """The mean and the sample standard deviation (n - 1 in the denominator); the deviation of one value is 0."""
-    if not values:
-        raise NeuromathError("no values to average")
-    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
 
 
 def find_folds(
@@ -405,15 +398,13 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
     report = {"model": config.model.name, "task": config.data.task, "k": len(rows), "out": str(out_dir),
               "refit": refit, "folds": rows}
     for measure in ("value_accuracy", "equation_accuracy"):
-        mean, std = mean_std([row[measure] for row in rows])
-        report[measure] = {"mean": mean, "std": std}
+        report[measure] = mean_std([row[measure] for row in rows])
     for measure in ("bleu", "unknown_token_rate"):
         values = [row[measure] for row in rows]
         if None in values:  # a fold reused from before the measure was taken
             report[measure] = None
         else:
-            mean, std = mean_std(values)
-            report[measure] = {"mean": mean, "std": std}
+            report[measure] = mean_std(values)
     report["test_examples"] = sum(row["test_examples"] for row in rows)
     report["wall_seconds"] = sum(row["wall_seconds"] or 0.0 for row in rows)  # every fold's run, reused ones too
     report["elapsed_seconds"] = time.perf_counter() - started  # this invocation
@@ -513,7 +504,7 @@ def vote_report(config: Config, folds: Sequence[Fold], out_dir: Path, reports: S
                          "equation_accuracy": report["equation_accuracy"]} for seed, report in zip(seeds, reports)]}
     for measure in ("value_accuracy", "equation_accuracy", "bleu", "unknown_token_rate", "any_correct", "unanimous"):
         values = [row[measure] for row in rows]
-        report[measure] = None if None in values else dict(zip(("mean", "std"), mean_std(values)))
+        report[measure] = None if None in values else mean_std(values)
     report["test_examples"] = sum(row["test_examples"] for row in rows)
     report["wall_seconds"] = sum(row["wall_seconds"] for row in rows)
     return report

@@ -18,14 +18,8 @@ from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary, write_predictions
-from neuromath.evaluation.identities import (
-    by_depth,
-    mean_and_std,
-    mean_std,
-    mean_std_cell,
-    mean_std_table,
-    verification_metrics,
-)
+from neuromath.evaluation.identities import by_depth, mean_and_std, mean_std_table, verification_metrics
+from neuromath.evaluation.spread import mean_std, mean_std_cell
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
