@@ -111,6 +111,9 @@ class ModelConfig(Section):
     # tree classifiers (identities): read every number leaf's value with a small network (numbers as evidence)
     number_encoder: bool = False
     tree_activation: str = "tanh"  # the Tree-RNN cells' node activation: tanh | sigmoid (Arabshahi et al.'s code)
+    # where the Tree-LSTM cells apply model.dropout: output (every node's h, where its parent reads it) | candidate
+    # (only the candidate u of c = i*u + f_l*c_l + f_r*c_r, as Arabshahi et al.'s code does for its Tree-LSTM)
+    dropout_site: str = "output"
     # Recurrent encoder-decoders of word problems (dns, bilstm_seq2seq, group_attention); d_model is the embedding size
     encoder_hidden: int = 256  # units of each encoder direction (the GRU of dns: of its one direction)
     decoder_hidden: int = 512  # units of the LSTM decoder
@@ -221,6 +224,8 @@ TREE_DECODERS = ("gts", "graph2tree")  # word problems: a Bi-GRU (and graph) enc
 SEQUENCE_MODELS = TRANSFORMERS + RECURRENT_MODELS + TREE_DECODERS  # encoder-decoders trained and decoded token by token
 TREE_CLASSIFIERS = ("tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm",
                     "stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu", "tree_smu_lstm")
+TREE_LSTM_CLASSIFIERS = ("tree_lstm", "mtree_lstm", "mi_tree_lstm", "stack_mtree_lstm", "stack_mi_tree_lstm",
+                         "tree_smu_lstm")  # the cells with a memory c and a candidate u (model.dropout_site)
 SEQUENCE_CLASSIFIERS = ("rnn", "lstm", "stack_rnn")
 TRAINED_CLASSIFIERS = TREE_CLASSIFIERS + SEQUENCE_CLASSIFIERS
 CLASSIFIER_NAMES = TRAINED_CLASSIFIERS + ("majority",)  # identities: the majority class has no parameters
@@ -269,6 +274,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.groups": ("group_attention",),
     "model.number_encoder": TREE_CLASSIFIERS,
     "model.tree_activation": ("tree_rnn", "second_order_tree_rnn"),
+    "model.dropout_site": TREE_LSTM_CLASSIFIERS,
     "model.numbers": TREE_DECODERS,
     "model.subtree_embedding": TREE_DECODERS,
     "model.shared_words": ("graph2tree",),
@@ -498,6 +504,16 @@ def tree_activation_is_known(model: "ModelConfig") -> tuple[str, str] | None:
     return None
 
 
+DROPOUT_SITES = ("output", "candidate")
+
+
+def dropout_site_is_known(model: "ModelConfig") -> tuple[str, str] | None:
+    if model.dropout_site not in DROPOUT_SITES:
+        return "model.dropout_site", (f"model.dropout_site must be one of {', '.join(DROPOUT_SITES)}, "
+                                      f"got {model.dropout_site!r}")
+    return None
+
+
 def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
     if decode.nbest > decode.beam:
         return "decode.nbest", f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})"
@@ -506,7 +522,7 @@ def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
 
 # section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
-    "model": (heads_divide_the_width, tree_positions_fit, tree_activation_is_known),
+    "model": (heads_divide_the_width, tree_positions_fit, tree_activation_is_known, dropout_site_is_known),
     "train": (last_step_is_validated, training_ends_without_validation, min_epochs_within_max, precision_is_known,
               strategy_is_known),
     "decode": (nbest_within_beam,),

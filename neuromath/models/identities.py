@@ -26,6 +26,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from neuromath.config import ModelConfig
+from neuromath.errors import ConfigError
 from neuromath.models.batching import EpochShuffleSampler, ShardSampler, move_batch, pad
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
 from neuromath.nn.precision import autocast
@@ -123,7 +124,17 @@ def _cell_options(cell: str, config: ModelConfig) -> dict:
         options["stack_depth"] = config.stack_depth
     if getattr(cell_class, "takes_activation", False):
         options["activation"] = config.tree_activation
+    if config.dropout_site == "candidate":
+        if not getattr(cell_class, "takes_candidate_dropout", False):
+            raise ConfigError(f"model.dropout_site candidate: {cell} has no candidate to drop (only the Tree-LSTM "
+                              "cells have one); use output")
+        options["candidate_dropout"] = config.dropout
     return options
+
+
+def _node_dropout(config: ModelConfig) -> float:
+    """The dropout on every node's output h: model.dropout unless the cell drops its candidate instead."""
+    return 0.0 if config.dropout_site == "candidate" else config.dropout
 
 
 def _register() -> None:
@@ -131,7 +142,7 @@ def _register() -> None:
         CLASSIFIERS.add(
             cell,
             lambda config, vocab, cell=cell: TreeClassifier(
-                cell, len(vocab), config.d_model, dropout=config.dropout, number_encoder=config.number_encoder,
+                cell, len(vocab), config.d_model, dropout=_node_dropout(config), number_encoder=config.number_encoder,
                 **_cell_options(cell, config)
             ),
         )

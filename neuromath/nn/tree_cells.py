@@ -121,6 +121,7 @@ class TreeCell(nn.Module):
     """Base class of the cells run by the level-batched tree engine (see the module docstring for the API)."""
 
     uses_stack: bool = False  # takes stack_depth (model.stack_depth)
+    takes_candidate_dropout: bool = False  # takes candidate_dropout (model.dropout_site candidate)
     takes_activation: bool = False  # takes activation (model.tree_activation)
 
     def __init__(self, hidden_size: int, n_operators: int, **options):
@@ -182,10 +183,20 @@ class TreeRNNCell(TreeCell):
 
 
 class TreeLSTMBase(TreeCell):
-    """What the three Tree-LSTM cells share: the leaf transform, the (h, c) state and the memory update."""
+    """What the Tree-LSTM cells share: the leaf transform, the (h, c) state and the memory update.
 
-    def __init__(self, hidden_size: int, n_operators: int, **options):
+    ``candidate_dropout`` p drops the candidate u of every internal node's update during training, c = i*drop(u) +
+    f_l*c_l + f_r*c_r (recurrent dropout, Semeniuta et al. 2016; where Arabshahi et al.'s code drops in its
+    Tree-LSTM): what a node adds to its memory is perturbed, the memories carried up from its children are not.
+    """
+
+    takes_candidate_dropout = True
+
+    def __init__(self, hidden_size: int, n_operators: int, candidate_dropout: float = 0.0, **options):
         super().__init__(hidden_size, n_operators, **options)
+        if not 0.0 <= candidate_dropout < 1.0:
+            raise ConfigError(f"candidate_dropout must be in [0, 1), got {candidate_dropout}")
+        self.candidate_dropout = candidate_dropout
         self.leaf_gates = nn.Linear(hidden_size, 3 * hidden_size)  # input gate, output gate, candidate
 
     def leaf(self, embedded):
@@ -202,6 +213,8 @@ class TreeLSTMBase(TreeCell):
         gates = torch.sigmoid(preactivations[:, : 4 * self.hidden_size])
         input_gate, forget_left, forget_right, output_gate = gates.chunk(4, dim=1)
         candidate = torch.tanh(preactivations[:, 4 * self.hidden_size:])
+        if self.training and self.candidate_dropout > 0:
+            candidate = nn.functional.dropout(candidate, self.candidate_dropout, training=True)
         memory = input_gate * candidate + forget_left * left_memory + forget_right * right_memory
         return (output_gate * torch.tanh(memory), memory)
 

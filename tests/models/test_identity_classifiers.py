@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from neuromath.config import ModelConfig
+from neuromath.errors import ConfigError
 from neuromath.models.identities import (
     CLASSIFIERS,
     OPERATORS,
@@ -57,10 +58,17 @@ def test_every_model_of_the_issue_is_registered():
 
 @pytest.mark.parametrize("name", LEARNED)
 def test_each_classifier_learns_a_tiny_verification_set(name):
+    losses, accuracy = fit_tiny_set(ModelConfig(name=name, d_model=16, stack_depth=4))
+    assert losses[-1] < 0.6 * losses[0], losses
+    assert accuracy > 0.8, (name, float(accuracy))
+
+
+def fit_tiny_set(config: ModelConfig) -> tuple[list[float], float]:
+    """Train on 400 tiny equations for 8 epochs: the mean training loss of each epoch and the held-out accuracy."""
     torch.manual_seed(0)
     train, held_out = tiny_set(400, 0), tiny_set(200, 1)
     vocab = node_vocabulary(train)
-    model = build_classifier(ModelConfig(name=name, d_model=16, stack_depth=4), vocab)
+    model = build_classifier(config, vocab)
     loader = torch.utils.data.DataLoader(
         EncodedEquations(train, vocab, model.input_kind), batch_size=50, shuffle=True,
         collate_fn=make_collate(model.input_kind),
@@ -80,8 +88,50 @@ def test_each_classifier_learns_a_tiny_verification_set(name):
     accuracy = (
         ((predict_logits(model, held_out, vocab) > 0) == torch.tensor([e.label for e in held_out])).float().mean()
     )
+    return losses, float(accuracy)
+
+
+def node_states(model, examples, vocab) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """h and c of every node of the examples' sides (leaves first) and the number of leaves."""
+    batch = make_collate(model.input_kind)([EncodedEquations(examples, vocab, model.input_kind)[i]
+                                            for i in range(len(examples))])
+    hidden, memory = model.encoder(batch["trees"])
+    return hidden, memory, int(batch["trees"].level_starts[1])
+
+
+@pytest.mark.parametrize("site", ["output", "candidate"])
+def test_the_dropout_site_decides_what_training_perturbs(site):
+    """model.dropout_site candidate (Arabshahi et al.'s Tree-LSTM) drops only the candidate u of each internal
+    node, so leaves keep their eval-mode states while internal nodes are perturbed; site output drops every
+    node's h, leaves included (memories are carried up undropped either way)."""
+    torch.manual_seed(0)
+    examples = tiny_set(20, 2)
+    vocab = node_vocabulary(examples)
+    model = build_classifier(ModelConfig(name="tree_lstm", d_model=16, dropout=0.5, dropout_site=site), vocab)
+    assert model.encoder.dropout == (0.5 if site == "output" else 0.0)
+    assert model.encoder.cell.candidate_dropout == (0.0 if site == "output" else 0.5)
+    model.eval()
+    with torch.no_grad():
+        hidden, memory, leaves = node_states(model, examples, vocab)
+        model.train()
+        dropped_hidden, dropped_memory, _ = node_states(model, examples, vocab)
+    leaves_kept = torch.equal(dropped_hidden[:leaves], hidden[:leaves])
+    assert leaves_kept == (site == "candidate")
+    assert torch.equal(dropped_memory[:leaves], memory[:leaves])  # leaf memories are never dropped
+    assert not torch.allclose(dropped_hidden[leaves:], hidden[leaves:])  # internal nodes are perturbed either way
+
+
+def test_candidate_dropout_still_learns_the_tiny_set():
+    losses, accuracy = fit_tiny_set(ModelConfig(name="tree_lstm", d_model=16, dropout=0.3, dropout_site="candidate"))
     assert losses[-1] < 0.6 * losses[0], losses
-    assert accuracy > 0.8, (name, float(accuracy))
+    assert accuracy > 0.8, accuracy
+
+
+@pytest.mark.parametrize("name", ["tree_rnn", "second_order_tree_rnn", "tree_smu"])
+def test_a_cell_without_a_candidate_refuses_candidate_dropout(name):
+    with pytest.raises(ConfigError, match="no candidate"):
+        build_classifier(ModelConfig(name=name, d_model=8, dropout=0.2, dropout_site="candidate"),
+                         node_vocabulary(tiny_set(10, 0)))
 
 
 def test_majority_follows_the_training_labels():
