@@ -35,7 +35,7 @@ ADDED_AFTER_SNAPSHOT = {
     "data": ("lowercase", "min_count", "word_dropout", "train_extra", "streaming", "shuffle_window", "loader_workers",
              "stream_vocab_records"),
     "model": ("numbers", "subtree_embedding", "number_encoder", "shared_words", "graph_text",
-              "tree_activation"),
+              "tree_activation", "dropout_site"),
     "optim": ("ema_decay", "step_epochs", "step_gamma"),
     "train": ("num_nodes", "strategy", "validate"),
 }
