@@ -51,8 +51,8 @@ CHANGED_SINCE_SNAPSHOT = {
         for name in ("lstm", "mi_tree_lstm", "mtree_lstm", "rnn", "second_order_tree_rnn", "stack_mi_tree_lstm",
                      "stack_mtree_lstm", "stack_rnn", "tree_smu")
     },
-    "configs/identities/tree_lstm.yaml": {**TRAINED_TO_CONVERGENCE, "model": {"dropout": 0.2}},
-    "configs/identities/tree_rnn.yaml": {**TRAINED_TO_CONVERGENCE, "model": {"dropout": 0.2}},
+    **{f"configs/identities/{name}.yaml": {**TRAINED_TO_CONVERGENCE, "model": {"dropout": 0.2}}
+       for name in ("tree_lstm", "tree_rnn")},
 }
 
 
