@@ -27,6 +27,27 @@ positive_int = integer_in(1)  # widths, sizes, counts of at least one
 nonnegative_int = integer_in(0)  # counts where 0 means all or none
 
 
+def integer_set(low: int, high: int):
+    """An argparse type: a set of integers from ``low`` to ``high`` written as ``8``, ``8-13`` or ``8,10-11``."""
+    allowed = f"integers from {low} to {high}, written like 8, 8-13 or 8,10-11"
+
+    def parse(text: str) -> set[int]:
+        values: set[int] = set()
+        for part in text.split(","):
+            first, dash, last = part.strip().partition("-")
+            try:
+                start, stop = int(first), int(last if dash else first)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}") from None
+            if not low <= start <= stop <= high:
+                raise argparse.ArgumentTypeError(f"must be {allowed}, got {part.strip()!r}")
+            values.update(range(start, stop + 1))
+        return values
+
+    parse.__name__ = allowed
+    return parse
+
+
 def finite_float(text: str) -> float:
     """An argparse type: a finite number (not nan or inf)."""
     try:

@@ -9,11 +9,12 @@ import random
 import time
 from pathlib import Path
 
-from neuromath.cli.common import integer_in, positive_int, unit_interval
+from neuromath.cli.common import integer_in, integer_set, positive_int, unit_interval
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
 from neuromath.tasks import get_task
-from neuromath.tasks.identities import generate_identity_files, write_equations
+from neuromath.tasks.identities import generate_identity_files, read_candidates, read_equations, write_equations
+from neuromath.tasks.identities.blanks import make_blanks
 from neuromath.tasks.identities.evaluations import EvaluationSettings, evaluation_summary, generate_evaluations
 from neuromath.tasks.identities.generator import MAX_DEPTH as IDENTITIES_MAX_DEPTH
 from neuromath.tasks.identities.rewrites import GENERATOR_STYLES, GeneratorSettings
@@ -82,6 +83,22 @@ def command_generate_evaluations(args: argparse.Namespace) -> int:
     print(evaluation_summary(examples))
     print(f"wrote {len(examples)} function-evaluation equations to {args.out} (seed {args.seed}); train on them "
           f"beside identities with --set data.train_extra={args.out} --set model.number_encoder=true")
+    return 0
+
+
+def command_generate_blanks(args: argparse.Namespace) -> int:
+    examples, candidates = read_equations(args.source), read_candidates(args.candidates)
+    if any(example.blank is not None for example in examples):
+        raise NeuromathError(f"{args.source} already holds blanks (blankNodeNum): give a verification file")
+    try:
+        blanks, report = make_blanks(examples, candidates, args.n, random.Random(args.seed), args.depths)
+    except ValueError as error:
+        raise NeuromathError(f"{args.source}: {error} of {args.candidates}") from None
+    with locked(output_file(args.out), is_folder=False):
+        write_equations(args.out, blanks)
+    print(f"{args.source}: {report.summary()}")
+    print(f"wrote {len(blanks)} equations with a blank to {args.out} (seed {args.seed}); rank the candidates with "
+          f"neuromath complete RUN --blanks {args.out} --candidates {args.candidates}")
     return 0
 
 
@@ -154,6 +171,21 @@ def register(commands) -> None:
     evaluations.add_argument("--constant-share", dest="constant_share", type=unit_interval, default=0.25,
                              help="share of arguments that are the identities' own constants (2, 1/2, pi, ...)")
     evaluations.set_defaults(handler=command_generate_evaluations)
+
+    blanks = generators.add_parser(
+        "blanks",
+        help="equation-completion problems from the true equations of a verification file (released JSON format): "
+             "one blank per equation, on a node written as one of the candidates",
+    )
+    blanks.add_argument("--from", dest="source", required=True,
+                        help="verification file, e.g. FILE.test.json of neuromath generate identities")
+    blanks.add_argument("--candidates", required=True, help="candidate classes file, released JSON format")
+    blanks.add_argument("--n", type=positive_int, required=True, help="blanks to make (at most one per equation)")
+    blanks.add_argument("--depths", type=integer_set(1, IDENTITIES_MAX_DEPTH), default=None,
+                        help="only equations of these depths, e.g. 8 or 8-13 (default: every depth)")
+    blanks.add_argument("--seed", type=int, default=0)
+    blanks.add_argument("--out", required=True, help="the JSON file to write")
+    blanks.set_defaults(handler=command_generate_blanks)
 
     symbolic = generators.add_parser(
         "symbolic", help="integration / ODE pairs in prefix notation (Lample & Charton's count|input<TAB>output)"

@@ -25,10 +25,10 @@ from neuromath.tasks.identities import (
     evaluate_arrays,
     numeric_check,
     path_to,
-    preorder,
     replace_path,
     subtree_at,
 )
+from neuromath.tasks.identities.blanks import blank_kind, token_key
 
 
 def _scores(labels: list[bool], predictions: list[bool]) -> dict:
@@ -148,29 +148,16 @@ def plot_accuracy_by_depth(rows: dict[str, dict], path: str | Path, title: str =
 # ------------------------------------------------------------------------------------------ completion
 
 
-def _token_key(tree) -> tuple:
-    return tuple(node.token for node in preorder(tree))
-
-
 def true_class(example: EquationExample, candidates: Sequence[Candidate]) -> str | None:
     """The value class of the blanked subtree: the class of the candidate written as that subtree."""
-    wanted = _token_key(subtree_at(example.tree, example.blank))
+    wanted = token_key(subtree_at(example.tree, example.blank))
     for candidate in candidates:
-        if _token_key(candidate.tree) == wanted:
+        if token_key(candidate.tree) == wanted:
             return candidate.value_class
     return None
 
 
-BLANK_KINDS = ("symbol", "number", "expression")
-
-
-def blank_kind(subtree: EquationNode) -> str:
-    """What a blank hides: a ``symbol`` (var_K), a ``number`` (any other leaf: integers, fractions, pi) or an
-    ``expression`` (an operator with its operands). Completion is reported per kind, since a blank that hides a
-    variable has few right values among the candidates and one that hides an expression many."""
-    if not subtree.is_leaf:
-        return "expression"
-    return "symbol" if subtree.func == "Symbol" else "number"
+BLANK_KINDS = ("symbol", "number", "expression")  # what a blank hides (``blank_kind``)
 
 
 CompletionScore = Callable[[EquationNode, tuple[int, ...]], Sequence[float]]
