@@ -6,6 +6,7 @@ import argparse
 import json
 import time
 
+from neuromath.cli.common import positive_int
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import run_names
 from neuromath.evaluation.identities import (
@@ -20,8 +21,12 @@ from neuromath.tasks.identities import read_candidates, read_equations
 
 def command_complete(args: argparse.Namespace) -> int:
     """Equation completion: rank every candidate for each blank by the run's verification logit."""
+    import torch
+
     from neuromath.api import load_classifier  # torch: loaded only by the commands that use it
 
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     examples = read_equations(args.blanks)
     examples = [e for e in examples if e.blank is not None]
     if not examples:
@@ -74,6 +79,9 @@ def register(commands) -> None:
     complete.add_argument("--ensemble", action="store_true",
                           help="add a row that ranks by the runs' mean logit (an ensemble of the runs)")
     complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row")
+    complete.add_argument("--threads", type=positive_int, default=None,
+                          help="torch CPU threads (default: torch's, one per core); on a machine busy with other "
+                               "work 1 is much faster, since the path-wise scoring is many small operations")
     complete.add_argument("--json", action="store_true", help="print one JSON object")
     complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")
     complete.set_defaults(handler=command_complete)

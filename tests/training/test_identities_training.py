@@ -7,6 +7,7 @@ import json
 import random
 
 import pytest
+import torch
 
 from neuromath.api import load_classifier
 from neuromath.cli import main
@@ -161,6 +162,18 @@ def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["runs"]["numeric checker"]["top1"] == 1.0
     assert result["runs"]["seed0"]["n"] == 1 and result["runs"]["seed0"]["top5"] == 1.0  # 3 candidates
+    threads = torch.get_num_threads()
+    try:  # --threads sets torch's CPU threads and changes no number
+        torch.set_num_threads(2)
+        assert main(["complete", str(run / "seed0"), "--blanks", str(blanks), "--candidates", str(candidates),
+                     "--numeric", "--json", "--threads", "1"]) == 0
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+    one_thread = json.loads(capsys.readouterr().out)["runs"]
+    for row in ("seed0", "numeric checker"):
+        assert {k: v for k, v in one_thread[row].items() if k != "seconds"} == \
+            {k: v for k, v in result["runs"][row].items() if k != "seconds"}
     assert main(["complete", str(run / "seed0"), "--blanks", str(blanks), "--candidates", str(candidates),
                  "--numeric"]) == 0
     printed = capsys.readouterr().out  # the table by what the blank hides: here one blank hiding a symbol
