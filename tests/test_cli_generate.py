@@ -111,3 +111,26 @@ def test_identities_with_substitutions_from_the_command_line(tmp_path, capsys):
     assert "--substitute-share: must be a number from 0 to 1, got 2.0" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"sub.{n}" for n in ("json", "stats.md", "test.json",
                                                                                  "train.json", "valid.json")]
+
+
+def test_substitute_fillers_from_a_candidate_file(tmp_path, capsys):
+    from neuromath.expr.equation_tree import apply, number
+    from neuromath.tasks.identities import Candidate, preorder, read_equations, write_candidates
+
+    fillers = [apply("tan", number(3)), apply("Mul", number(7), number(5))]
+    write_candidates(tmp_path / "candidates.json", [Candidate(tree, str(i)) for i, tree in enumerate(fillers)])
+    out = tmp_path / "pool.json"
+    assert main(["generate", "identities", "--n", "60", "--max-depth", "6", "--style", "paper", "--substitute-share",
+                 "1", "--substitute-from", str(tmp_path / "candidates.json"), "--no-baselines", "--no-progress",
+                 "--out", str(out)]) == 0
+    assert "substitute share 1, fillers from candidates.json (2)" in (tmp_path / "pool.stats.md").read_text()
+    substituted = [e for e in read_equations(out) if e.extra.get("edit") == "substitute"]
+    assert substituted and all(any(node in fillers for node in preorder(e.tree)) for e in substituted)
+    capsys.readouterr()
+    assert main(["generate", "identities", "--n", "4", "--style", "paper", "--substitute-from",
+                 str(tmp_path / "candidates.json"), "--out", str(tmp_path / "x.json")]) != 0
+    assert "set substitute_share above 0" in capsys.readouterr().err
+    assert main(["generate", "identities", "--n", "4", "--style", "paper", "--substitute-share", "0.5",
+                 "--substitute-from", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x.json")]) != 0
+    assert "missing.json" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()

@@ -55,10 +55,15 @@ def command_generate_mathematics(args: argparse.Namespace) -> int:
 
 def identity_settings(args: argparse.Namespace) -> GeneratorSettings:
     """The generator's settings from the options; ``GeneratorSettings`` checks how they combine."""
+    pool = tuple(candidate.tree for candidate in read_candidates(args.substitute_from)) if args.substitute_from else ()
     try:
-        return GeneratorSettings(style=args.style, substitute_share=args.substitute_share)
+        return GeneratorSettings(style=args.style, substitute_share=args.substitute_share, substitute_pool=pool,
+                                 substitute_source=Path(args.substitute_from).name if args.substitute_from else "")
     except ValueError as error:
-        raise NeuromathError(f"--style {args.style} --substitute-share {args.substitute_share:g}: {error}") from None
+        given = f" --substitute-from {args.substitute_from}" if args.substitute_from else ""
+        raise NeuromathError(
+            f"--style {args.style} --substitute-share {args.substitute_share:g}{given}: {error}"
+        ) from None
 
 
 def command_generate_identities(args: argparse.Namespace) -> int:
@@ -154,6 +159,9 @@ def register(commands) -> None:
                             help="paper style: make this share of false twins by replacing a subtree of at most 3 "
                                  "nodes with a random small term of another value (a wrong filler, as in equation "
                                  "completion); 0 keeps the paper's three edits")
+    identities.add_argument("--substitute-from", dest="substitute_from", default=None, metavar="CANDIDATES",
+                            help="draw the substitute edit's fillers from the trees of this candidate classes file "
+                                 "(released JSON format, e.g. the completion candidates) instead of random terms")
     identities.add_argument("--baselines", action=argparse.BooleanOptionalAction, default=True,
                             help="fit the audit's structure-blind baselines for FILE.stats.md (a few seconds per "
                                  "10,000 equations)")

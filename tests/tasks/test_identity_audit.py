@@ -11,7 +11,8 @@ import torch
 from neuromath.api import load
 from neuromath.cli import main
 from neuromath.config import load_config, save_config
-from neuromath.expr.equation_tree import apply, height, number, size, symbol
+from neuromath.expr.equation_tree import PI, apply, height, number, size, symbol
+from neuromath.expr.tree import preorder
 from neuromath.models.identities import build_classifier
 from neuromath.tasks.identities import EquationExample, read_equations
 from neuromath.tasks.identities.audit import (
@@ -119,6 +120,33 @@ def test_substitute_edit_puts_a_small_term_where_a_small_subtree_was():
         assert size(old) <= SMALL_SUBTREE_NODES and height(new) <= 1 and old != new
         replaced_sizes[size(old)] += 1
     assert set(replaced_sizes) == {1, 2, 3}  # leaves, f(leaf) and op(leaf, leaf) are all replaced
+
+
+def test_substitute_fillers_come_from_the_pool_when_one_is_given():
+    tree = eq(apply("sin", apply("Add", X, Y)), apply("Mul", apply("Pow", X, number(2)), apply("cos", Y)))
+    pool = (apply("tan", number(3)), apply("Add", PI, number(2)), X)
+    rng, fillers = random.Random(2), Counter()
+    for _ in range(300):
+        edited, kind = paper_edit(tree, rng, layout(tree), substitute_share=1.0, substitute_pool=pool)
+        old, new = replaced_subtree(tree, edited)
+        assert kind == SUBSTITUTE and new in pool and new != old and size(old) <= SMALL_SUBTREE_NODES
+        fillers[new] += 1
+    assert set(fillers) == set(pool)  # every term is drawn (X too, where it does not stand already)
+    # through the generator: every substitute twin holds one more pool term than its true twin
+    pool = pool[:2]
+    settings = GeneratorSettings(style="paper", substitute_share=1.0, substitute_pool=pool, substitute_source="p.json")
+    assert settings.description == "paper, substitute share 1, fillers from p.json (2)"
+    examples, _ = generate_with_counts(40, random.Random(5), max_depth=6, settings=settings)
+    pairs = [(t, f) for t, f in zip(examples[::2], examples[1::2]) if f.extra["edit"] == SUBSTITUTE]
+    assert len(pairs) >= 10
+
+    def pool_terms(tree):
+        return sum(node in pool for node in preorder(tree))
+
+    for true_one, false_one in pairs:
+        assert pool_terms(false_one.tree) == pool_terms(true_one.tree) + 1, (str(true_one.tree), str(false_one.tree))
+    with pytest.raises(ValueError, match="set substitute_share above 0"):
+        GeneratorSettings(style="paper", substitute_pool=pool)
 
 
 def test_a_zero_substitute_share_draws_the_paper_edits_as_before():

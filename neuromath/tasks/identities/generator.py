@@ -355,7 +355,9 @@ def generate_paper_chunk(
     def false_twin(state: EquationNode, depth: int, shape, inherited: tuple[EquationNode, str] | None):
         tries = ([inherited] if inherited is not None else []) + [None] * settings.twin_tries
         for item in tries:
-            twin, kind = item if item is not None else paper_edit(state, rng, shape, settings.substitute_share)
+            twin, kind = item if item is not None else paper_edit(
+                state, rng, shape, settings.substitute_share, settings.substitute_pool
+            )
             if height(twin) != depth or not screen(twin, depth, seen, counts):
                 continue
             label = checked_label(twin)

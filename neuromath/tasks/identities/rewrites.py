@@ -361,6 +361,8 @@ class GeneratorSettings:
     twin_tries: int = 6  # paper style: edits tried to make a true equation's false twin
     style: str = "chain"  # how false equations are made: "chain" or "paper" (``neuromath.tasks.identities.generator``)
     substitute_share: float = 0.0  # paper style: this share of twin edits are ``substitute`` (see ``paper_edit``)
+    substitute_pool: tuple[EquationNode, ...] = ()  # substitute's fillers drawn from these (random terms when empty)
+    substitute_source: str = ""  # where the pool came from, for the generation report
 
     def __post_init__(self) -> None:
         if self.style not in GENERATOR_STYLES:
@@ -369,11 +371,17 @@ class GeneratorSettings:
             raise ValueError(f"substitute_share must be in [0, 1], not {self.substitute_share}")
         if self.substitute_share and self.style != "paper":
             raise ValueError("substitute_share is an edit of the paper style: set style='paper' to use it")
+        if self.substitute_pool and not self.substitute_share:
+            raise ValueError("substitute_pool gives the substitute edit its fillers: set substitute_share above 0")
 
     @property
     def description(self) -> str:
         """The style as the generation report names it: ``paper, substitute share 0.5`` when that edit is on."""
-        return f"{self.style}, substitute share {self.substitute_share:g}" if self.substitute_share else self.style
+        if not self.substitute_share:
+            return self.style
+        pool = f", fillers from {self.substitute_source or 'a pool'} ({len(self.substitute_pool)})" \
+            if self.substitute_pool else ""
+        return f"{self.style}, substitute share {self.substitute_share:g}{pool}"
 
 
 def start_state(rng: random.Random, settings: GeneratorSettings) -> EquationNode:
@@ -528,31 +536,37 @@ SUBSTITUTE = "substitute"
 SMALL_SUBTREE_NODES = 3  # the subtrees that ``substitute`` replaces: leaves, f(leaf), f(g(leaf)), op(leaf, leaf)
 
 
-def substituted(node: EquationNode, rng: random.Random, in_use: list[str]) -> EquationNode:
+def substituted(
+    node: EquationNode, rng: random.Random, in_use: list[str], pool: tuple[EquationNode, ...] = ()
+) -> EquationNode:
     """A small random term other than ``node``: a leaf, a function of a leaf, or a sum, product or power of leaves
-    (``random_term`` of height 1, the shapes of the released completion candidates). Its value is not checked
+    (``random_term`` of height 1, the shapes of the released completion candidates), or, when ``pool`` is given,
+    one of its terms drawn uniformly (such as the candidates of a completion file). Its value is not checked
     here: the generator keeps the edited equation only when the numeric check calls it false."""
     for _ in range(10):
-        candidate = random_term(rng, 1, in_use)
+        candidate = rng.choice(pool) if pool else random_term(rng, 1, in_use)
         if candidate != node:
             return candidate
     return number(7) if node != number(7) else number(5)
 
 
 def paper_edit(
-    equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None, substitute_share: float = 0.0
+    equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None, substitute_share: float = 0.0,
+    substitute_pool: tuple[EquationNode, ...] = (),
 ) -> tuple[EquationNode, str]:
     """One local edit of a non-root node, and its kind: ``shrink`` (an operator node becomes one of its
     children), ``swap`` (a leaf becomes another leaf, an operator another of the same arity) or ``wrap`` (a node
     becomes a function of itself, ``t`` -> ``f(t)``); with probability ``substitute_share``, ``substitute`` (a
-    subtree of at most ``SMALL_SUBTREE_NODES`` nodes becomes another small term). With ``substitute_share`` 0 the
+    subtree of at most ``SMALL_SUBTREE_NODES`` nodes becomes another small term, from ``substitute_pool`` when it
+    is given). With ``substitute_share`` 0 the
     random stream is the one this function always drew, so earlier paper-style files are generated unchanged."""
     shape = shape or layout(equation)
     positions = [position for position in shape.positions if position.path]
     if substitute_share and rng.random() < substitute_share:
         small = [position for position in positions if size(position.node) <= SMALL_SUBTREE_NODES]
         position = rng.choice(small)  # never empty: every tree has leaves
-        return replace_path(equation, position.path, substituted(position.node, rng, shape.symbols)), SUBSTITUTE
+        filler = substituted(position.node, rng, shape.symbols, substitute_pool)
+        return replace_path(equation, position.path, filler), SUBSTITUTE
     kind = rng.choice(PAPER_EDITS)
     if kind == "shrink":
         operators = [position for position in positions if not position.node.is_leaf]
