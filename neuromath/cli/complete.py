@@ -21,9 +21,9 @@ from neuromath.tasks.identities import read_candidates, read_equations
 
 def command_complete(args: argparse.Namespace) -> int:
     """Equation completion: rank every candidate for each blank by the run's verification logit."""
-    import torch
+    import torch  # torch and the api: loaded only by the commands that use them
 
-    from neuromath.api import load_classifier  # torch: loaded only by the commands that use it
+    from neuromath.api import load_classifier
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)

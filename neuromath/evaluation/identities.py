@@ -28,7 +28,7 @@ from neuromath.tasks.identities import (
     replace_path,
     subtree_at,
 )
-from neuromath.tasks.identities.blanks import blank_kind, token_key
+from neuromath.tasks.identities.blanks import BLANK_KINDS, blank_kind, candidate_classes, token_key
 
 
 def _scores(labels: list[bool], predictions: list[bool]) -> dict:
@@ -150,14 +150,7 @@ def plot_accuracy_by_depth(rows: dict[str, dict], path: str | Path, title: str =
 
 def true_class(example: EquationExample, candidates: Sequence[Candidate]) -> str | None:
     """The value class of the blanked subtree: the class of the candidate written as that subtree."""
-    wanted = token_key(subtree_at(example.tree, example.blank))
-    for candidate in candidates:
-        if token_key(candidate.tree) == wanted:
-            return candidate.value_class
-    return None
-
-
-BLANK_KINDS = ("symbol", "number", "expression")  # what a blank hides (``blank_kind``)
+    return candidate_classes(candidates).get(token_key(subtree_at(example.tree, example.blank)))
 
 
 CompletionScore = Callable[[EquationNode, tuple[int, ...]], Sequence[float]]
@@ -177,10 +170,11 @@ def completion_metrics(
     per_depth: dict[int, list[int]] = defaultdict(list)
     per_kind: dict[str, list[int]] = defaultdict(list)
     no_class = 0
+    classes = candidate_classes(candidates)  # once, not once per blank (``true_class``)
     for example in examples:
         if example.blank is None:
             raise ValueError(f"{example.source}: the equation has no blank")
-        wanted = true_class(example, candidates)
+        wanted = classes.get(token_key(subtree_at(example.tree, example.blank)))
         if wanted is None:
             no_class += 1
             continue

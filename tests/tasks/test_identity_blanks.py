@@ -20,7 +20,7 @@ from neuromath.tasks.identities import (
     write_candidates,
     write_equations,
 )
-from neuromath.tasks.identities.blanks import make_blanks, token_key
+from neuromath.tasks.identities.blanks import candidate_classes, make_blanks, token_key
 
 X, Y = symbol("var_0"), symbol("var_1")
 CANDIDATES = [
@@ -54,6 +54,12 @@ def test_blanks_sit_on_candidate_nodes_of_true_equations_only():
     assert (report.read, report.not_true, report.no_candidate_node, report.eligible) == (4, 1, 1, 2)
     assert sum(report.kinds.values()) == 2 and report.kinds["number"] == 1
     assert "2 blanks" in report.summary() and "1 not labelled true" in report.summary()
+
+
+def test_candidate_classes_map_each_written_form_to_the_first_class_given():
+    classes = candidate_classes(CANDIDATES + [Candidate(X, "late")])
+    assert classes[token_key(X)] == "x" and classes[token_key(apply("Add", X, number(0)))] == "x"
+    assert len(classes) == 4
 
 
 def test_every_candidate_node_is_drawn_and_the_seed_decides():

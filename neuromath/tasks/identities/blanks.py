@@ -20,6 +20,17 @@ def token_key(tree: EquationNode) -> tuple:
     return tuple(node.token for node in preorder(tree))
 
 
+def candidate_classes(candidates: Sequence[Candidate]) -> dict[tuple, str]:
+    """The value class of each way a candidate is written (``token_key``); the first candidate wins a repeat."""
+    classes: dict[tuple, str] = {}
+    for candidate in candidates:
+        classes.setdefault(token_key(candidate.tree), candidate.value_class)
+    return classes
+
+
+BLANK_KINDS = ("symbol", "number", "expression")  # what a blank hides, in the order reports list them
+
+
 def blank_kind(subtree: EquationNode) -> str:
     """What a blank hides: a ``symbol`` (var_K), a ``number`` (any other leaf: integers, fractions, pi) or an
     ``expression`` (an operator with its operands). Completion is reported per kind, since a blank that hides a
@@ -42,7 +53,7 @@ class BlankReport:
 
     def summary(self) -> str:
         written = sum(self.kinds.values())
-        hidden = ", ".join(f"{kind} {self.kinds[kind]}" for kind in ("symbol", "number", "expression"))
+        hidden = ", ".join(f"{kind} {self.kinds[kind]}" for kind in BLANK_KINDS)
         return (f"{written} blanks ({hidden}) from {self.eligible} eligible equations; read {self.read}, left out "
                 f"{self.not_true} not labelled true, {self.other_depth} of other depths, {self.no_candidate_node} "
                 f"with no node written as a candidate")
@@ -61,7 +72,7 @@ def make_blanks(
     eligible."""
     if n < 1:
         raise ValueError(f"n must be at least 1, not {n}")
-    wanted = {token_key(candidate.tree) for candidate in candidates}
+    wanted = candidate_classes(candidates)
     report, eligible = BlankReport(read=len(examples)), []
     for example in examples:
         if example.label is not True:
