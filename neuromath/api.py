@@ -19,7 +19,7 @@ from neuromath.config import Config, DecodeConfig, load_config
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
-from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.errors import ConfigError, NeuromathError
 from neuromath.expr.tree import preorder
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, carried, collate, move_batch
@@ -30,7 +30,7 @@ from neuromath.models.identities import (
     predict_logits,
     reads_numbers,
 )
-from neuromath.models.weights import read_plain
+from neuromath.models.weights import load_run_weights
 from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.nn.recording import recording
 from neuromath.tasks import EquationTask, SequenceTask, get_task
@@ -144,31 +144,6 @@ def check_decode(decode: DecodeConfig, **changes) -> DecodeConfig:
     if unknown:
         raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")
     return dataclasses.replace(decode, **changes)
-
-
-def load_run_weights(model: torch.nn.Module, path: Path, device: str | torch.device = "cpu") -> None:
-    """Load a run's weights file (``model.pt``, a state dict) into ``model``, built from the same run's config and
-    vocabularies, with ``torch.load(weights_only=True)``. A file that is unreadable, truncated, not a state dict, or
-    the weights of another model (other keys or shapes, e.g. copied from another run) is a DataFormatError naming
-    the file and the reason, never a traceback."""
-    state = read_plain(path, device)
-    if not isinstance(state, dict) or not all(isinstance(value, torch.Tensor) for value in state.values()):
-        raise DataFormatError(path, None, f"not a weights file (a state dict of tensors), but a {type(state).__name__}")
-    expected = model.state_dict()
-    problems = [
-        f"size mismatch for {key}: checkpoint {tuple(state[key].shape)} vs model {tuple(value.shape)}"
-        for key, value in expected.items()
-        if key in state and state[key].shape != value.shape
-    ]
-    missing = [key for key in expected if key not in state]
-    unexpected = [key for key in state if key not in expected]
-    for keys, what in ((missing, "missing"), (unexpected, "unexpected")):
-        if keys:
-            more = f" and {len(keys) - 1} more" if len(keys) > 1 else ""
-            problems.append(f"{what} {keys[0]}{more}")
-    if problems:
-        raise DataFormatError(path, None, f"not a weights file of this run's model ({'; '.join(problems[:2])})")
-    model.load_state_dict(state)
 
 
 def attention_flags(attention: bool | Sequence[bool], count: int) -> list[bool]:

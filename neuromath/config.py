@@ -49,6 +49,9 @@ class DataConfig(Section):
     # identities: comma list of further files whose equations join the training set only (not the validation split,
     # whatever their depth), e.g. the function evaluations of `neuromath generate evaluations`
     train_extra: str | None = None
+    # identities: a candidate-classes file (released format) whose fillers the completion ranking loss draws
+    # (train.rank_weight > 0)
+    candidates: str | None = None
     format: str | None = None  # None -> detect from each file
     lenient: bool = False  # skip (and report) malformed rows instead of stopping
     generate_train: int = 4000
@@ -182,6 +185,15 @@ class TrainConfig(Section):
     # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;
     # the run trains max_epochs epochs (or max_steps steps) and keeps its last weights: the refit of `cv --refit`
     validate: bool = True
+    # tree classifiers (identities): start from the weights and node vocabulary of this trained run (fine-tuning)
+    init_from: str | None = None
+    # tree classifiers: the completion ranking loss (neuromath.training.ranking), weighted by rank_weight (0: off)
+    # and added to the verification loss; per step rank_groups blanks, each with rank_negatives wrong fillers from
+    # data.candidates, rank_hard of them those the model ranks highest
+    rank_weight: float = 0.0
+    rank_groups: int = 4
+    rank_negatives: int = 15
+    rank_hard: int = 8
 
 
 @dataclass(frozen=True)
@@ -249,6 +261,7 @@ TASK_KEYS: dict[str, tuple[str, ...]] = {  # data keys -> the tasks that read th
     "data.test_splits": ("mathematics_dataset",),
     "data.train_depths": ("identities",),
     "data.train_extra": ("identities",),
+    "data.candidates": ("identities",),
     "data.test_depths": ("identities",),
     "data.symbolic_method": ("symbolic",),
     "data.symbolic_max_ops": ("symbolic",),
@@ -290,6 +303,9 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "optim.step_gamma": SEQUENCE_MODELS,
     "train": SEQUENCE_MODELS + CLASSIFIER_NAMES,
     "train.validate": SEQUENCE_MODELS,  # the equation classifiers always validate (their plateau schedule reads it)
+    # fine-tuning and the completion ranking loss: tree classifiers (the loss mines fillers path-wise)
+    **{f"train.{key}": TREE_CLASSIFIERS for key in ("init_from", "rank_weight", "rank_groups", "rank_negatives",
+                                                    "rank_hard")},
     "decode": SEQUENCE_MODELS,  # the classifiers score equations, they decode nothing ...
     "decode.batch_size": SEQUENCE_MODELS + CLASSIFIER_NAMES,  # ... but validate in batches of this size
 }
@@ -422,6 +438,10 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "train.num_nodes": COUNT,
     "train.num_threads": NONNEGATIVE,  # 0: torch's default
     "train.max_time_minutes": NONNEGATIVE,  # 0: no limit
+    "train.rank_weight": NONNEGATIVE,  # 0: no completion ranking loss
+    "train.rank_groups": COUNT,
+    "train.rank_negatives": COUNT,
+    "train.rank_hard": NONNEGATIVE,  # 0: every wrong filler drawn uniformly
     "decode.max_len": COUNT,
     "decode.batch_size": COUNT,
     "decode.beam": COUNT,
@@ -469,6 +489,13 @@ def min_epochs_within_max(train: "TrainConfig") -> tuple[str, str] | None:
     if train.max_epochs != -1 and train.min_epochs > train.max_epochs:
         return "train.min_epochs", (f"train.min_epochs ({train.min_epochs}) cannot exceed train.max_epochs "
                                     f"({train.max_epochs})")
+    return None
+
+
+def hard_fillers_within_negatives(train: "TrainConfig") -> tuple[str, str] | None:
+    if train.rank_hard > train.rank_negatives:
+        return "train.rank_hard", (f"train.rank_hard ({train.rank_hard}) cannot exceed train.rank_negatives "
+                                   f"({train.rank_negatives}): the hard fillers are some of the negatives")
     return None
 
 
@@ -524,7 +551,7 @@ def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
     "model": (heads_divide_the_width, tree_positions_fit, tree_activation_is_known, dropout_site_is_known),
     "train": (last_step_is_validated, training_ends_without_validation, min_epochs_within_max, precision_is_known,
-              strategy_is_known),
+              strategy_is_known, hard_fillers_within_negatives),
     "decode": (nbest_within_beam,),
 }
 

@@ -33,11 +33,12 @@ DEFAULTS = config_to_dict(Config())
 # keys added after the snapshot was taken: an older config without them reads them at their defaults
 ADDED_AFTER_SNAPSHOT = {
     "data": ("lowercase", "min_count", "word_dropout", "train_extra", "streaming", "shuffle_window", "loader_workers",
-             "stream_vocab_records"),
+             "stream_vocab_records", "candidates"),
     "model": ("numbers", "subtree_embedding", "number_encoder", "shared_words", "graph_text",
               "tree_activation", "dropout_site"),
     "optim": ("ema_decay", "step_epochs", "step_gamma"),
-    "train": ("num_nodes", "strategy", "validate"),
+    "train": ("num_nodes", "strategy", "validate", "init_from", "rank_weight", "rank_groups", "rank_negatives",
+              "rank_hard"),
 }
 
 

@@ -70,6 +70,10 @@ def score_classifier_run(run_dir: Path, examples: list) -> tuple[dict, list[dict
 def classifier_outcome(summary: dict, task) -> list[str]:
     lines = [f"trained {summary['model']}: {summary['epochs']} epochs ({summary['steps']} steps); best validation "
              f"accuracy {percent(summary['best_val_accuracy'])}; run saved in {summary['run_dir']}"]
+    if "best_val_completion" in summary:  # a run trained and selected on completion (train.rank_weight)
+        completion = summary["best_val_completion"]
+        lines.append(f"selected on validation completion: top-1 {percent(completion['top1'])}, MRR "
+                     f"{completion['mrr']:.3f} on {completion['n']} blanks from the validation equations")
     if "test" in summary:
         test = summary["test"]
         lines.append(f"test: accuracy {percent(test['accuracy'])}, precision {percent(test['precision'])}, "

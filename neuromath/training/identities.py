@@ -26,11 +26,13 @@ from neuromath.models.identities import (
     predict_logits,
     reads_numbers,
 )
+from neuromath.models.weights import load_run_weights
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.tasks import get_task
-from neuromath.tasks.identities import EquationExample, is_correct, read_equations
+from neuromath.tasks.identities import EquationExample, is_correct, read_candidates, read_equations
 from neuromath.text import Vocabulary
 from neuromath.training.module import ClassifierModule
+from neuromath.training.ranking import CompletionRanking
 from neuromath.training.run import (
     TrainResult,
     check_run_dir,
@@ -140,8 +142,15 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     data = prepare_identity_data(config)
-    vocab = (Vocabulary.load(run_dir / "node_vocab.json") if resume
-             else node_vocabulary(data.train, config_reads_numbers(config.model)))
+    init_from = Path(config.train.init_from) if config.train.init_from else None
+    if init_from is not None and not (init_from / "model.pt").exists():
+        raise NeuromathError(f"train.init_from: {init_from} is not a trained identities run (no model.pt)")
+    if resume:
+        vocab = Vocabulary.load(run_dir / "node_vocab.json")
+    elif init_from is not None:  # the start run's vocabulary, so its embeddings keep their rows
+        vocab = Vocabulary.load(init_from / "node_vocab.json")
+    else:
+        vocab = node_vocabulary(data.train, config_reads_numbers(config.model))
     if is_rank_zero():  # every process of a multi-process run builds the same vocabulary; rank zero writes
         run_dir.mkdir(parents=True, exist_ok=True)
         vocab.save(run_dir / "node_vocab.json")
@@ -149,6 +158,17 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         write_text_atomic(run_dir / "data.json", json.dumps(data.report, indent=2))
 
     model = build_classifier(config.model, vocab)
+    if init_from is not None and not resume:  # a resumed run reads its own checkpoint instead
+        load_run_weights(model, init_from / "model.pt")
+    ranking = None
+    if config.train.rank_weight > 0:
+        if not config.data.candidates:
+            raise ConfigError("train.rank_weight > 0 needs data.candidates, the candidate file to draw fillers from")
+        ranking = CompletionRanking(
+            data.train, read_candidates(config.data.candidates), vocab, config.train.rank_groups,
+            config.train.rank_negatives, config.train.rank_hard, seed=config.train.seed, numbers=reads_numbers(model),
+            valid=data.valid,
+        )
     train_set = EncodedEquations(data.train, vocab, model.input_kind, reads_numbers(model))
     valid_set = EncodedEquations(data.valid, vocab, model.input_kind, reads_numbers(model))
     summary: dict = {
@@ -165,10 +185,11 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         save_weights(model.state_dict(), run_dir / "model.pt")
         summary.update({"epochs": 0, "steps": 0, "best_val_accuracy": predict_accuracy(model, data.valid, vocab)})
     else:
+        module = ClassifierModule(config, model, ranking)
         fitted = fit_and_keep_best(
-            config, run_dir, ClassifierModule(config, model),
+            config, run_dir, module,
             make_loader(train_set, config.train.batch_size, seed=config.train.seed),
-            make_loader(valid_set, config.decode.batch_size, shard=True), monitor="val_accuracy", resume=resume,
+            make_loader(valid_set, config.decode.batch_size, shard=True), monitor=module.monitor, resume=resume,
         )
         if not fitted.writer:  # another process of a multi-process run: rank zero writes the summary and tests
             return TrainResult({}, IdentityData([], [], [], data.report))
@@ -183,6 +204,13 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
                 **processes_summary(config, fitted.trainer),
             }
         )
+        if ranking is not None:  # selected on completion: score the chosen weights on both validation measures
+            model.eval()
+            completion = ranking.validate(model)
+            summary.update({
+                "best_val_accuracy": predict_accuracy(model, data.valid, vocab),
+                "best_val_completion": {key: completion[key] for key in ("n", "top1", "top5", "mrr")},
+            })
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
 

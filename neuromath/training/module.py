@@ -151,22 +151,31 @@ class ProgressBar(TQDMProgressBar):
 
 
 class ClassifierModule(pl.LightningModule):
-    """Equation classifiers: binary cross-entropy on the logits; validation accuracy drives the plateau schedule
-    (Adam, learning rate times ``optim.plateau_factor`` after ``optim.plateau_patience`` validations without a
-    better accuracy) and early stopping. Batches are dicts of tensors plus a ``TreeBatch``, moved by hand."""
+    """Equation classifiers: binary cross-entropy on the logits (plus ``train.rank_weight`` times the completion
+    ranking loss of ``ranking``, neuromath.training.ranking, when given); validation accuracy drives the plateau
+    schedule (Adam, learning rate times ``optim.plateau_factor`` after ``optim.plateau_patience`` validations
+    without a better accuracy) and early stopping. Batches are dicts of tensors plus a ``TreeBatch``, moved by hand."""
 
-    def __init__(self, config: Config, model: torch.nn.Module):
+    def __init__(self, config: Config, model: torch.nn.Module, ranking=None):
         super().__init__()
         self.config = config
         self.model = model
+        self.ranking = ranking  # a neuromath.training.ranking.CompletionRanking when train.rank_weight > 0
+        # what selects the run and drives the plateau schedule: completion when the run is trained to complete
+        self.monitor = "val_completion_mrr" if ranking is not None else "val_accuracy"
         self._right: list[torch.Tensor] = []  # per validation batch read by this process: 1 where the sign is right
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         return move_batch(batch, device)
 
     def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
+        size = batch["labels"].shape[0]
         loss = F.binary_cross_entropy_with_logits(self.model(batch), batch["labels"])
-        self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["labels"].shape[0])
+        if self.ranking is not None:
+            rank_loss = self.ranking.loss(self.model, self.device)
+            self.log("rank_loss", rank_loss, on_step=False, on_epoch=True, batch_size=size)
+            loss = loss + self.config.train.rank_weight * rank_loss
+        self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=size)
         return loss
 
     def on_validation_epoch_start(self) -> None:
@@ -183,6 +192,10 @@ class ClassifierModule(pl.LightningModule):
         mine = torch.cat(self._right) if self._right else torch.zeros(0, dtype=torch.long, device=self.device)
         right = gather_shards(mine, len(self.trainer.val_dataloaders.dataset))  # every example once
         self.log("val_accuracy", int(right.sum()) / max(1, len(right)), prog_bar=True)
+        if self.ranking is not None:
+            completion = self.ranking.validate(self.model)
+            self.log("val_completion", completion["top1"], prog_bar=True)
+            self.log("val_completion_mrr", completion["mrr"])
 
     def configure_optimizers(self):
         optim = self.config.optim
@@ -196,4 +209,4 @@ class ClassifierModule(pl.LightningModule):
         scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer, mode="max", factor=optim.plateau_factor, patience=optim.plateau_patience
         )
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "monitor": "val_accuracy"}}
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "monitor": self.monitor}}

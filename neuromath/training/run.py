@@ -453,12 +453,12 @@ def merge_metrics(run_dir: Path) -> list[dict]:
 
 
 def epoch_curves(rows: list[dict]) -> dict[str, list[tuple[int, float]]]:
-    """Per metric logged once per epoch or validation (``train_loss_epoch``, ``val_*``): (epoch, value) points in
-    order, from the rows of metrics.csv."""
+    """Per metric logged once per epoch or validation (``train_loss_epoch``, the completion ranking loss
+    ``rank_loss``, ``val_*``): (epoch, value) points in order, from the rows of metrics.csv."""
     curves: dict[str, list[tuple[int, float]]] = {}
     for row in rows:
         for key, value in row.items():
-            if (key == "train_loss_epoch" or key.startswith("val_")) and value not in ("", None):
+            if (key in ("train_loss_epoch", "rank_loss") or key.startswith("val_")) and value not in ("", None):
                 curves.setdefault(key, []).append((int(row["epoch"]), float(value)))
     return curves
 
