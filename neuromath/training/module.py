@@ -152,9 +152,10 @@ class ProgressBar(TQDMProgressBar):
 
 class ClassifierModule(pl.LightningModule):
     """Equation classifiers: binary cross-entropy on the logits (plus ``train.rank_weight`` times the completion
-    ranking loss of ``ranking``, neuromath.training.ranking, when given); validation accuracy drives the plateau
-    schedule (Adam, learning rate times ``optim.plateau_factor`` after ``optim.plateau_patience`` validations
-    without a better accuracy) and early stopping. Batches are dicts of tensors plus a ``TreeBatch``, moved by hand."""
+    ranking loss of ``ranking``, neuromath.training.ranking, when given); validation accuracy (with ``ranking``:
+    the validation completion MRR, ``monitor``) drives the plateau schedule (Adam, learning rate times
+    ``optim.plateau_factor`` after ``optim.plateau_patience`` validations without a better score) and early stopping.
+    Batches are dicts of tensors plus a ``TreeBatch``, moved by hand."""
 
     def __init__(self, config: Config, model: torch.nn.Module, ranking=None):
         super().__init__()
