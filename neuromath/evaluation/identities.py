@@ -28,7 +28,14 @@ from neuromath.tasks.identities import (
     replace_path,
     subtree_at,
 )
-from neuromath.tasks.identities.blanks import BLANK_KINDS, blank_kind, candidate_classes, token_key
+from neuromath.tasks.identities.blanks import (
+    BLANK_KINDS,
+    blank_kind,
+    candidate_classes,
+    right_rank,
+    summarise_ranks,
+    token_key,
+)
 
 
 def _scores(labels: list[bool], predictions: list[bool]) -> dict:
@@ -181,17 +188,12 @@ def completion_metrics(
         scores = np.asarray(score(example.tree, path_to(example.tree, example.blank)), dtype=float)
         if scores.shape != (len(candidates),):
             raise ValueError(f"the scorer gave {scores.size} scores for {len(candidates)} candidates")
-        order = np.argsort(-scores, kind="stable")  # ties keep the candidates' order
-        rank = next(position for position, i in enumerate(order.tolist(), 1) if candidates[i].value_class == wanted)
+        rank = right_rank(scores, candidates, wanted)
         per_depth[example.depth].append(rank)
         per_kind[blank_kind(subtree_at(example.tree, example.blank))].append(rank)
 
     def summarise(ranks: list[int]) -> dict:
-        result = {"n": len(ranks)}
-        for k in ks:
-            result[f"top{k}"] = sum(r <= k for r in ranks) / len(ranks) if ranks else None
-        result["mrr"] = sum(1 / r for r in ranks) / len(ranks) if ranks else None
-        return result
+        return summarise_ranks(ranks, ks)
 
     everything = [r for ranks in per_depth.values() for r in ranks]
     metrics = summarise(everything)

@@ -205,7 +205,6 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
             }
         )
         if ranking is not None:  # selected on completion: score the chosen weights on both validation measures
-            model.eval()
             completion = ranking.validate(model)
             summary.update({
                 "best_val_accuracy": predict_accuracy(model, data.valid, vocab),

@@ -30,11 +30,17 @@ from neuromath.expr.equation_tree import path_to, replace_path, subtree_at
 from neuromath.expr.tree import preorder
 from neuromath.models.batching import move_batch
 from neuromath.models.identities import CompletionScorer, make_collate, side_tree
-from neuromath.tasks.identities.blanks import candidate_classes, make_blanks, token_key
+from neuromath.tasks.identities.blanks import (
+    candidate_classes,
+    make_blanks,
+    right_rank,
+    summarise_ranks,
+    token_key,
+)
 from neuromath.tasks.identities.equations import Candidate, EquationExample
 from neuromath.text import Vocabulary
 
-VALID_BLANKS = 500  # validation blanks scored per validation (about 1-4 s for a hidden-50 tree cell on one core)
+VALID_BLANKS = 500  # validation blanks scored per validation (`complete` ranks 500 generated ones in 3-6 s, one thread)
 
 
 class CompletionRanking:
@@ -69,16 +75,13 @@ class CompletionRanking:
 
     def validate(self, model: torch.nn.Module) -> dict:
         """Completion of ``model`` on the validation blanks: n, top1, top5 and mrr, each blank ranked as
-        ``neuromath.evaluation.identities.completion_metrics`` ranks it (ties keep the candidates' order)."""
+        ``neuromath.evaluation.identities.completion_metrics`` ranks it (``right_rank``)."""
         scorer = CompletionScorer(model, self.vocab, [c.tree for c in self.candidates])
-        ranks = []
-        for example in self.valid_blanks:
-            wanted = self.classes[token_key(subtree_at(example.tree, example.blank))]
-            scores = scorer(example.tree, path_to(example.tree, example.blank)).float()
-            order = torch.argsort(-scores, stable=True).tolist()
-            ranks.append(next(place for place, i in enumerate(order, 1) if self.candidates[i].value_class == wanted))
-        return {"n": len(ranks), "top1": sum(r <= 1 for r in ranks) / len(ranks),
-                "top5": sum(r <= 5 for r in ranks) / len(ranks), "mrr": sum(1 / r for r in ranks) / len(ranks)}
+        return summarise_ranks([
+            right_rank(scorer(e.tree, path_to(e.tree, e.blank)).float(), self.candidates,
+                       self.classes[token_key(subtree_at(e.tree, e.blank))])
+            for e in self.valid_blanks
+        ])
 
     def draw(self, model: torch.nn.Module) -> list[tuple[EquationExample, tuple[int, ...], list[int]]]:
         """``groups`` draws of (true equation, path of its blank, indices of the wrong candidates to put there): the

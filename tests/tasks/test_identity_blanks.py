@@ -103,3 +103,15 @@ def test_cli_writes_a_blank_file_that_the_numeric_checker_completes(tmp_path, ca
                  "--out", str(tmp_path / "again.json")]) == 2
     assert "already holds blanks" in capsys.readouterr().err
     assert not (tmp_path / "again.json").exists()
+
+
+def test_right_rank_orders_by_score_and_ties_keep_the_candidates_order():
+    from neuromath.tasks.identities import Candidate, number
+    from neuromath.tasks.identities.blanks import right_rank, summarise_ranks
+
+    candidates = [Candidate(number(i), cls) for i, cls in enumerate(["a", "b", "a", "c"])]
+    assert right_rank([0.1, 0.9, 0.5, 0.2], candidates, "a") == 2  # b first, then the better a
+    assert right_rank([0.5, 0.5, 0.5, 0.5], candidates, "b") == 2  # a tie: the file's order
+    assert right_rank([0.5, 0.5, 0.5, 0.5], candidates, "c") == 4
+    assert summarise_ranks([1, 2, 10]) == {"n": 3, "top1": 1 / 3, "top5": 2 / 3, "mrr": (1 + 0.5 + 0.1) / 3}
+    assert summarise_ranks([]) == {"n": 0, "top1": None, "top5": None, "mrr": None}

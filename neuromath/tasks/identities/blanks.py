@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
+
 from neuromath.expr.equation_tree import EquationNode, subtree_at
 from neuromath.expr.tree import preorder
 from neuromath.tasks.identities.equations import Candidate, EquationExample
@@ -26,6 +28,23 @@ def candidate_classes(candidates: Sequence[Candidate]) -> dict[tuple, str]:
     for candidate in candidates:
         classes.setdefault(token_key(candidate.tree), candidate.value_class)
     return classes
+
+
+def right_rank(scores: Sequence[float], candidates: Sequence[Candidate], wanted: str) -> int:
+    """The place (1 = first) of the first candidate of value class ``wanted`` when the candidates are ordered by
+    ``scores``, highest first; ties keep the candidates' order."""
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    return next(place for place, i in enumerate(order.tolist(), 1) if candidates[i].value_class == wanted)
+
+
+def summarise_ranks(ranks: Sequence[int], ks: tuple[int, ...] = (1, 5)) -> dict:
+    """``n``, the share of ranks within each k (``top1``, ``top5``) and the mean reciprocal rank (``mrr``); None
+    for no rank."""
+    result: dict = {"n": len(ranks)}
+    for k in ks:
+        result[f"top{k}"] = sum(r <= k for r in ranks) / len(ranks) if ranks else None
+    result["mrr"] = sum(1 / r for r in ranks) / len(ranks) if ranks else None
+    return result
 
 
 BLANK_KINDS = ("symbol", "number", "expression")  # what a blank hides, in the order reports list them
