@@ -25,7 +25,7 @@ from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
 from neuromath.tasks import get_task
 from neuromath.training.identities import fit_classifier
-from neuromath.training.run import TrainResult, fit_sequence_model
+from neuromath.training.run import CONVERGED, STOP_REASONS, TrainResult, fit_sequence_model
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ def score_sequence_run(run_dir: Path, examples: list) -> tuple[dict, list[dict]]
 
 def sequence_outcome(summary: dict, task) -> list[str]:
     lines = [f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation {task.accuracy_label} "
-             f"{percent(summary['best_val_value_accuracy'])}; run saved in {summary['run_dir']}"]
+             f"{percent(summary['best_val_value_accuracy'])}; run saved in {summary['run_dir']}",
+             *stop_lines(summary)]
     if "test" in summary:
         test = summary["test"]
         equation = f", {task.equation_label} {percent(test['equation_accuracy'])}" if task.equation_label else ""
@@ -51,6 +52,16 @@ def sequence_outcome(summary: dict, task) -> list[str]:
         if "unknown_token_rate" in test:
             lines.append(f"test input unknown to the run's vocabulary: {unknown_summary(test)}")
     return lines
+
+
+def stop_lines(summary: dict) -> list[str]:
+    """A warning line when a limit, not early stopping, ended the training (``summary['stopped_by']``; summaries
+    written before it was recorded have none, and get no line)."""
+    stopped_by = summary.get("stopped_by")
+    if stopped_by is None or stopped_by in CONVERGED:
+        return []
+    return [f"warning: training ended by {STOP_REASONS[stopped_by]} before early stopping: validation may still "
+            f"have been improving, so these are not the scores of a converged run"]
 
 
 def combine_sequence_seeds(config: Config, tested: list[dict], out: Path) -> tuple[dict, str]:
@@ -69,7 +80,8 @@ def score_classifier_run(run_dir: Path, examples: list) -> tuple[dict, list[dict
 
 def classifier_outcome(summary: dict, task) -> list[str]:
     lines = [f"trained {summary['model']}: {summary['epochs']} epochs ({summary['steps']} steps); best validation "
-             f"accuracy {percent(summary['best_val_accuracy'])}; run saved in {summary['run_dir']}"]
+             f"accuracy {percent(summary['best_val_accuracy'])}; run saved in {summary['run_dir']}",
+             *stop_lines(summary)]
     if "best_val_completion" in summary:  # a run trained and selected on completion (train.rank_weight)
         completion = summary["best_val_completion"]
         lines.append(f"selected on validation completion: top-1 {percent(completion['top1'])}, MRR "

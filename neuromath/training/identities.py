@@ -201,6 +201,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
                 "best_val_accuracy": float(score) if score is not None else None,
                 "epochs": fitted.trainer.current_epoch,
                 "steps": fitted.trainer.global_step,
+                "stopped_by": fitted.stopped_by,
                 **processes_summary(config, fitted.trainer),
             }
         )

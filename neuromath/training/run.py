@@ -21,7 +21,7 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import torch
-from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, ModelCheckpoint
+from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, ModelCheckpoint, Timer
 from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, applies, config_to_dict, load_config, save_config
@@ -237,6 +237,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "best_val_value_accuracy": float(best_score) if best_score is not None else None,
         "epochs": trainer.current_epoch,
         "steps": trainer.global_step,
+        "stopped_by": fitted.stopped_by,
         "train_examples": train_examples,
         "valid_examples": len(valid_set),
         "source_vocab_size": len(source_vocab),
@@ -294,6 +295,7 @@ class FitResult:
     best_path: str  # the best checkpoint (the last one when no validation ran)
     weights: dict | None  # the model's weights from the best checkpoint, without the module's "model." prefix
     writer: bool = True  # False in the processes other than rank zero of a multi-process run: they wrote nothing
+    stopped_by: str | None = None  # what ended the fit (``stop_reason``); None in the processes other than rank zero
 
 
 def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid_loader, monitor: str,
@@ -374,11 +376,42 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
                 plot_learning_curves(merge_metrics(run_dir), run_dir / "learning_curves.png")
     if not trainer.is_global_zero:
         return FitResult(trainer, best, "", None, writer=False)
+    stopped_by = stop_reason(trainer, config)
     best_path = checkpoints / ("best.ckpt" if (checkpoints / "best.ckpt").exists() else "last.ckpt")  # by name
     state = read_checkpoint(best_path)["state_dict"]
     weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
     save_weights(weights, run_dir / "model.pt")
-    return FitResult(trainer, best, str(best_path), weights)
+    return FitResult(trainer, best, str(best_path), weights, stopped_by=stopped_by)
+
+
+STOP_REASONS = {  # what ``stop_reason`` can answer, as the lines printed after training name it
+    "early_stopping": "early stopping",
+    "no_validation": "its budget (no validation)",
+    "max_time": "its time limit (train.max_time_minutes)",
+    "max_steps": "its step limit (train.max_steps)",
+    "max_epochs": "its epoch limit (train.max_epochs)",
+    "interrupted": "an interruption",
+}
+CONVERGED = ("early_stopping", "no_validation")  # the reasons that are not a limit cutting an improving run
+
+
+def stop_reason(trainer, config: Config) -> str:
+    """What ended a finished fit, a key of ``STOP_REASONS``: only ``early_stopping`` (or ``no_validation``, where
+    there is no early stopping to wait for) says that the run went on until validation stopped improving; a limit
+    (time, steps, epochs) may have cut a run that was still improving, and summary.json says which."""
+    for callback in trainer.callbacks:
+        if isinstance(callback, EarlyStopping) and callback.stopped_epoch > 0:
+            return "early_stopping"
+    if trainer.interrupted:
+        return "interrupted"
+    for callback in trainer.callbacks:
+        if isinstance(callback, Timer) and (callback.time_remaining() or 0.0) <= 0.0:
+            return "max_time"
+    if not config.train.validate:
+        return "no_validation"
+    if config.train.max_steps > 0 and trainer.global_step >= config.train.max_steps:
+        return "max_steps"
+    return "max_epochs"
 
 
 def planned_processes(config: Config) -> int:

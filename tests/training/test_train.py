@@ -237,3 +237,29 @@ def test_weight_average_is_what_the_checkpoints_and_model_pt_keep_and_resume_res
     for key in w2:
         torch.testing.assert_close(resumed["state_dict"][key], average[key], rtol=0, atol=0, msg=key)
         torch.testing.assert_close(resumed["current_model_state"][key], w2[key], rtol=0, atol=0, msg=key)
+
+
+def test_summary_says_what_ended_training_and_warns_when_a_limit_cut_it(tmp_path):
+    """Only early stopping means the run went on until validation stopped improving; an epoch, step or time limit
+    may cut an improving run, and the lines printed after training say so."""
+    from neuromath.experiments.train_test import sequence_outcome
+
+    cases = {
+        "max_epochs": ["train.max_epochs=1"],
+        "max_steps": ["train.max_epochs=5", "train.max_steps=1"],
+        "max_time": ["train.max_epochs=5", "train.max_time_minutes=0.00001"],
+        # a learning rate too small to change a prediction: validation never improves, patience 1 ends it
+        "early_stopping": ["train.max_epochs=30", "train.patience=1", "optim.lr_scale=1e-12"],
+    }
+    task = get_task("word_problems")
+    for reason, extra in cases.items():
+        config = small_config(tmp_path, "data.generate_train=32", "train.num_threads=1", *extra)
+        result = train(config, tmp_path / reason)
+        summary = json.loads((tmp_path / reason / "summary.json").read_text())
+        assert summary["stopped_by"] == reason == result.summary["stopped_by"], (reason, summary["epochs"])
+        warnings = [line for line in sequence_outcome(summary, task) if line.startswith("warning:")]
+        assert bool(warnings) == (reason != "early_stopping"), warnings
+        if reason == "early_stopping":
+            assert summary["epochs"] < 30
+    assert "time limit" in " ".join(sequence_outcome(json.loads((tmp_path / "max_time" / "summary.json").read_text()),
+                                                     task))
