@@ -26,7 +26,38 @@ def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:
     return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 
-class SequenceModule(pl.LightningModule):
+class RandomStatesInCheckpoint:
+    """Lightning module mixin: the process's random states travel with the checkpoint so that --resume continues
+    exactly (dropout included), with those of a module's own generators (``own_random_states``)."""
+
+    def own_random_states(self) -> dict:
+        """Generators of the module itself, by name: ``random.Random`` instances."""
+        return {}
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["random_states"] = {
+            "torch": torch.get_rng_state(),
+            "python": random.getstate(),
+            # as plain values and a tensor, so the checkpoint loads with torch.load(weights_only=True)
+            "numpy": [value.tolist() if isinstance(value, np.ndarray) else value for value in np.random.get_state()],
+            "own": {name: generator.getstate() for name, generator in self.own_random_states().items()},
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        states = checkpoint.get("random_states")
+        if states:
+            torch.set_rng_state(states["torch"])
+            random.setstate(states["python"])
+            name, keys, position, has_gauss, cached_gaussian = states["numpy"]
+            np.random.set_state((name, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached_gaussian))
+            own = states.get("own", {})  # checkpoints written before these were kept have none
+            for key, generator in self.own_random_states().items():
+                if key in own:
+                    version, internal, gauss = own[key]
+                    generator.setstate((version, tuple(internal), gauss))
+
+
+class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
     """Trains any model of the sequence contract; validation decodes greedily and asks ``scorer``.
 
     ``scorer(indices, hypotheses) -> [(value_correct, equation_correct), ...]`` says, for each validation example at
@@ -123,24 +154,6 @@ class SequenceModule(pl.LightningModule):
         )
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
-    # Random states travel with the checkpoint so that --resume continues exactly (dropout included).
-    def on_save_checkpoint(self, checkpoint: dict) -> None:
-        checkpoint["random_states"] = {
-            "torch": torch.get_rng_state(),
-            "python": random.getstate(),
-            # as plain values and a tensor, so the checkpoint loads with torch.load(weights_only=True)
-            "numpy": [value.tolist() if isinstance(value, np.ndarray) else value for value in np.random.get_state()],
-        }
-
-    def on_load_checkpoint(self, checkpoint: dict) -> None:
-        states = checkpoint.get("random_states")
-        if states:
-            torch.set_rng_state(states["torch"])
-            random.setstate(states["python"])
-            name, keys, position, has_gauss, cached_gaussian = states["numpy"]
-            np.random.set_state((name, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached_gaussian))
-
-
 class ProgressBar(TQDMProgressBar):
     """Lightning's progress bar without the logger's version number, which means nothing here."""
 
@@ -150,7 +163,7 @@ class ProgressBar(TQDMProgressBar):
         return metrics
 
 
-class ClassifierModule(pl.LightningModule):
+class ClassifierModule(RandomStatesInCheckpoint, pl.LightningModule):
     """Equation classifiers: binary cross-entropy on the logits (plus ``train.rank_weight`` times the completion
     ranking loss of ``ranking``, neuromath.training.ranking, when given); validation accuracy (with ``ranking``:
     the validation completion MRR, ``monitor``) drives the plateau schedule (Adam, learning rate times
@@ -165,6 +178,15 @@ class ClassifierModule(pl.LightningModule):
         # what selects the run and drives the plateau schedule: completion when the run is trained to complete
         self.monitor = "val_completion_mrr" if ranking is not None else "val_accuracy"
         self._right: list[torch.Tensor] = []  # per validation batch read by this process: 1 where the sign is right
+
+    def own_random_states(self) -> dict:
+        return {"ranking": self.ranking.rng} if self.ranking is not None else {}  # which groups it draws next
+
+    def on_fit_start(self) -> None:
+        # Processes of a multi-process run would draw the same groups: each draws its own from here on (rank and
+        # step seed it; only rank zero's state is checkpointed, so such a resume draws new, not the same, groups).
+        if self.ranking is not None and self.trainer.world_size > 1:
+            self.ranking.rng.seed(f"{self.config.train.seed}:{self.global_rank}:{self.global_step}")
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         return move_batch(batch, device)

@@ -151,6 +151,46 @@ def test_fine_tuning_starts_from_the_trained_weights(tmp_path, files):
             "train.init_from": tmp_path / "nowhere"}), tmp_path / "orphan")
 
 
+def test_a_resumed_ranked_run_draws_the_groups_an_uninterrupted_one_draws(tmp_path, files):
+    """The checkpoint keeps the generator of the ranking groups (and dropout's): 1 epoch + --resume to 2 ends with
+    the weights of 2 epochs straight. Before it was kept, the resumed epoch drew other groups."""
+    def config(epochs):
+        return config_for(tmp_path, "tree_lstm", files / "sameness.json", **{
+            "data.candidates": files / "candidates.json", "train.rank_weight": 1.0, "train.rank_negatives": 4,
+            "train.rank_hard": 2, "model.dropout": 0.2, "train.max_epochs": epochs})
+
+    train_classifier(config(2), tmp_path / "straight")
+    train_classifier(config(1), tmp_path / "resumed")
+    train_classifier(config(2), tmp_path / "resumed", resume=True)
+    straight = torch.load(tmp_path / "straight" / "checkpoints" / "last.ckpt", weights_only=True)
+    resumed = torch.load(tmp_path / "resumed" / "checkpoints" / "last.ckpt", weights_only=True)
+    assert straight["random_states"]["own"]["ranking"] == resumed["random_states"]["own"]["ranking"]
+    for key, value in straight["state_dict"].items():
+        assert torch.equal(value, resumed["state_dict"][key]), key
+
+
+def test_each_process_of_a_multi_process_run_draws_its_own_groups():
+    from types import SimpleNamespace
+
+    from neuromath.training.module import ClassifierModule
+
+    examples = sameness_set(200, 1)
+    config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "train.seed=5"])
+
+    def draws(rank, world, step=0):
+        ranking, model = ranking_for(examples, seed=5)
+        module = ClassifierModule(config, model, ranking)
+        module._trainer = SimpleNamespace(world_size=world, global_rank=rank, global_step=step)
+        module.on_fit_start()
+        position = {id(example): i for i, example in enumerate(examples)}
+        return [(position[id(e)], path) for e, path, _ in ranking.draw(model)]
+
+    assert draws(0, 1) == draws(0, 1, step=7)  # one process: the generator seeded by train.seed, untouched
+    assert draws(0, 2) != draws(1, 2)  # two processes: each its own groups
+    assert draws(1, 2) == draws(1, 2)  # by rank and step, reproducibly
+    assert draws(1, 2, step=7) != draws(1, 2)
+
+
 def test_settings_that_cannot_work_are_refused(tmp_path, files):
     with pytest.raises(ConfigError, match="rank_hard .* cannot exceed"):
         config_for(tmp_path, "tree_lstm", files / "sameness.json",
