@@ -3,7 +3,6 @@ three examples (the README's first command)."""
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import time
@@ -13,6 +12,7 @@ from typing import Sequence
 from neuromath.api import load
 from neuromath.config import load_config
 from neuromath.evaluation.evaluate import percent
+from neuromath.experiments.sweep import usable_cpus
 from neuromath.experiments.train_test import stop_lines, train
 
 DEMO_PROBLEMS = ("Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?",)
@@ -41,11 +41,7 @@ def busy_cores(interval: float = 0.5) -> float | None:
         return None
     if total_after <= total_before:
         return None
-    return (busy_after - busy_before) / (total_after - total_before) * usable_cores()
-
-
-def usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return (busy_after - busy_before) / (total_after - total_before) * usable_cpus()
 
 
 def demo_threads(cores: int, busy: float | None) -> int:
@@ -61,7 +57,7 @@ def run_demo(out: str | Path, seed: int = 0, config_path: str | None = None, ove
              progress: bool = True) -> dict:
     """Train the demo run in ``out`` (replaced on every demo run), print what it does; returns the test metrics."""
     started = time.perf_counter()
-    threads = demo_threads(usable_cores(), busy_cores())
+    threads = demo_threads(usable_cpus(), busy_cores())
     overrides = [*DEMO_OVERRIDES, f"train.num_threads={threads}", f"train.seed={seed}",
                  f"train.progress={str(progress).lower()}", *overrides]  # the caller's overrides come last and win
     config = load_config(config_path, overrides, strict=True)

@@ -1,6 +1,7 @@
 """The demo's choice of torch threads: the cores other work leaves free, at least one, at most two."""
 
-from neuromath.experiments.demo import MAX_DEMO_THREADS, busy_cores, demo_threads, usable_cores
+from neuromath.experiments.demo import MAX_DEMO_THREADS, busy_cores, demo_threads
+from neuromath.experiments.sweep import usable_cpus
 
 
 def test_demo_threads_leave_busy_cores_alone():
@@ -13,6 +14,6 @@ def test_demo_threads_leave_busy_cores_alone():
     assert demo_threads(4, None) == 2  # the load could not be read: as if idle
 
 
-def test_busy_cores_is_a_share_of_the_usable_cores():
+def test_busy_cores_is_a_share_of_the_usable_cpus():
     busy = busy_cores(0.05)
-    assert busy is None or 0.0 <= busy <= usable_cores() + 1e-9
+    assert busy is None or 0.0 <= busy <= usable_cpus() + 1e-9
