@@ -223,7 +223,10 @@ def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
         if len(kinds) > 1:
             raise NeuromathError(f"{group}: its runs mix equation classifiers and sequence models")
         row = {"kind": kinds.pop(), "runs": [str(run) for run in runs],
-               "epochs": mean_std([s["epochs"] for s in summaries])}
+               "epochs": mean_std([s["epochs"] for s in summaries]),
+               # runs a limit ended before early stopping (summary.json stopped_by): not at convergence
+               "cut_by_limit": [str(run) for run, s in zip(runs, summaries)
+                                if s.get("stopped_by") not in (None, *CONVERGED)]}
         if row["kind"] == "classifier":
             row["best_val_accuracy"] = mean_std([s["best_val_accuracy"] for s in summaries])
             row["test"] = mean_and_std([s["test"] for s in summaries])
@@ -237,7 +240,8 @@ def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
 
 def combined_runs_table(combined: dict[str, dict]) -> str:
     """Markdown: one row per group, ``mean ± std`` in percent (the mean alone for a group of one run); classifier
-    rows add a column per test depth."""
+    rows add a column per test depth. A group with runs that a limit ended before early stopping marks its epochs
+    with ``*`` and a note under the table names them."""
     depths = sorted({d for row in combined.values() if row["kind"] == "classifier" for d in by_depth(row["test"])})
     head = ["runs", "seeds", "epochs", "valid", "test"] + [f"depth {d}" for d in depths]
     lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
@@ -246,8 +250,14 @@ def combined_runs_table(combined: dict[str, dict]) -> str:
         overall = test["accuracy"] if row["kind"] == "classifier" else test["value_accuracy"]
         per_depth = by_depth(test) if row["kind"] == "classifier" else {}
         runs = len(row["runs"])
-        cells = [group, str(runs), f"{row['epochs']['mean']:.0f}", mean_std_cell(row["best_val_accuracy"], runs),
+        cut = row.get("cut_by_limit", [])
+        cells = [group, str(runs), f"{row['epochs']['mean']:.0f}{' *' if cut else ''}",
+                 mean_std_cell(row["best_val_accuracy"], runs),
                  mean_std_cell(overall, runs)] + [mean_std_cell(per_depth.get(d, {}).get("accuracy"), runs)
                                                   for d in depths]
         lines.append("| " + " | ".join(cells) + " |")
+    cut = [run for row in combined.values() for run in row.get("cut_by_limit", [])]
+    if cut:
+        lines += ["", f"\\* a limit (epochs, steps or time), not early stopping, ended {len(cut)} run"
+                      f"{'s' if len(cut) > 1 else ''}: {', '.join(cut)}; not at convergence"]
     return "\n".join(lines) + "\n"

@@ -83,3 +83,17 @@ def test_runs_without_test_scores_or_summary_or_of_two_kinds_are_errors(tmp_path
         combine_runs([tree, seq])
     assert main(["analyze", "seeds", str(untested)]) == 2
     assert "no test scores" in capsys.readouterr().err
+
+
+def test_runs_a_limit_ended_are_marked_not_converged(tmp_path):
+    converged = write_run(tmp_path / "a" / "seed0", {**classifier_summary(40, 0.8, {8: 0.7}),
+                                                     "stopped_by": "early_stopping"})
+    cut = write_run(tmp_path / "a" / "seed1", {**classifier_summary(300, 0.8, {8: 0.7}), "stopped_by": "max_epochs"})
+    older = write_run(tmp_path / "b" / "seed0", classifier_summary(40, 0.8, {8: 0.7}))  # written before stopped_by
+    combined = combine_runs([converged, cut, older])
+    assert combined[str(tmp_path / "a")]["cut_by_limit"] == [str(cut)]
+    assert combined[str(tmp_path / "b")]["cut_by_limit"] == []
+    table = combined_runs_table(combined)
+    assert f"| {tmp_path / 'a'} | 2 | 170 * |" in table and f"| {tmp_path / 'b'} | 1 | 40 |" in table
+    assert table.rstrip().endswith(f"ended 1 run: {cut}; not at convergence")
+    assert "not at convergence" not in combined_runs_table(combine_runs([converged, older]))

@@ -10,7 +10,7 @@ import pytest
 from neuromath.cli import main
 from neuromath.config import load_config, save_config
 from neuromath.errors import ConfigError
-from neuromath.experiments.sweep import cell_name, parse_grid, plan_sweep, short_values
+from neuromath.experiments.sweep import cell_name, describe, parse_grid, plan_sweep, short_values
 from neuromath.tasks.identities import EquationExample, apply, number, symbol, write_equations
 
 
@@ -121,3 +121,11 @@ def test_a_rerun_resumes_an_interrupted_run_from_its_last_checkpoint(tmp_path, c
         checkpoint.unlink()
     assert main([*sweep, "--set", "train.max_epochs=3"]) == 0
     assert json.loads((run / "summary.json").read_text())["epochs"] == 3
+
+
+def test_a_finished_run_a_limit_cut_is_described_as_not_converged():
+    summary = {"epochs": 300, "best_val_accuracy": 0.8, "test": {"accuracy": 0.7}}
+    assert describe({**summary, "stopped_by": "early_stopping"}) == "300 epochs, valid 80.0, test 70.0"
+    assert describe(summary) == "300 epochs, valid 80.0, test 70.0"  # written before stopped_by was recorded
+    assert describe({**summary, "stopped_by": "max_epochs"}) == (
+        "300 epochs (not converged: ended by its epoch limit (train.max_epochs)), valid 80.0, test 70.0")
