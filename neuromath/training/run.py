@@ -390,8 +390,7 @@ STOP_REASONS = {  # what ``stop_reason`` can answer, as the lines printed after 
     "max_time": "its time limit (train.max_time_minutes)",
     "max_steps": "its step limit (train.max_steps)",
     "max_epochs": "its epoch limit (train.max_epochs)",
-    "interrupted": "an interruption",
-}
+}  # an interrupted fit never gets here: Lightning exits (Ctrl+C) or re-raises the error
 CONVERGED = ("early_stopping", "no_validation")  # the reasons that are not a limit cutting an improving run
 
 
@@ -402,8 +401,6 @@ def stop_reason(trainer, config: Config) -> str:
     for callback in trainer.callbacks:
         if isinstance(callback, EarlyStopping) and callback.stopped_epoch > 0:
             return "early_stopping"
-    if trainer.interrupted:
-        return "interrupted"
     for callback in trainer.callbacks:
         if isinstance(callback, Timer) and (callback.time_remaining() or 0.0) <= 0.0:
             return "max_time"
