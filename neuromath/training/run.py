@@ -402,8 +402,10 @@ def stop_reason(trainer, config: Config) -> str:
         if isinstance(callback, EarlyStopping) and callback.stopped_epoch > 0:
             return "early_stopping"
     for callback in trainer.callbacks:
-        if isinstance(callback, Timer) and (callback.time_remaining() or 0.0) <= 0.0:
-            return "max_time"
+        if isinstance(callback, Timer):
+            remaining = callback.time_remaining()  # None before the timer started
+            if remaining is not None and remaining <= 0.0:
+                return "max_time"
     if not config.train.validate:
         return "no_validation"
     if config.train.max_steps > 0 and trainer.global_step >= config.train.max_steps:
