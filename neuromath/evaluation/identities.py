@@ -192,13 +192,10 @@ def completion_metrics(
         per_depth[example.depth].append(rank)
         per_kind[blank_kind(subtree_at(example.tree, example.blank))].append(rank)
 
-    def summarise(ranks: list[int]) -> dict:
-        return summarise_ranks(ranks, ks)
-
     everything = [r for ranks in per_depth.values() for r in ranks]
-    metrics = summarise(everything)
-    metrics["by_depth"] = {d: summarise(per_depth[d]) for d in sorted(per_depth)}
-    metrics["by_blank"] = {kind: summarise(per_kind[kind]) for kind in BLANK_KINDS if kind in per_kind}
+    metrics = summarise_ranks(everything, ks)
+    metrics["by_depth"] = {d: summarise_ranks(per_depth[d], ks) for d in sorted(per_depth)}
+    metrics["by_blank"] = {kind: summarise_ranks(per_kind[kind], ks) for kind in BLANK_KINDS if kind in per_kind}
     metrics["no_class"] = no_class
     metrics["candidates"] = len(candidates)
     return metrics

@@ -28,7 +28,7 @@ from neuromath.config import load_config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.experiments.train_test import combine_runs, combined_runs_table, read_tested_summary
 from neuromath.fileio import write_text_atomic
-from neuromath.training.run import CONVERGED, STOP_REASONS
+from neuromath.training.run import STOP_REASONS, limit_that_ended
 
 
 def parse_grid(entries: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -198,8 +198,8 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
 
 def describe(summary: dict) -> str:
     test = summary["test"]
-    stopped_by = summary.get("stopped_by")
-    cut = f" (not converged: ended by {STOP_REASONS[stopped_by]})" if stopped_by not in (None, *CONVERGED) else ""
+    limit = limit_that_ended(summary)
+    cut = f" (not converged: ended by {STOP_REASONS[limit]})" if limit else ""
     if "accuracy" in test:
         return (f"{summary['epochs']} epochs{cut}, valid {100 * summary['best_val_accuracy']:.1f}, "
                 f"test {100 * test['accuracy']:.1f}")

@@ -25,7 +25,7 @@ from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
 from neuromath.tasks import get_task
 from neuromath.training.identities import fit_classifier
-from neuromath.training.run import CONVERGED, STOP_REASONS, TrainResult, fit_sequence_model
+from neuromath.training.run import STOP_REASONS, TrainResult, fit_sequence_model, limit_that_ended
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,10 @@ def sequence_outcome(summary: dict, task) -> list[str]:
 def stop_lines(summary: dict) -> list[str]:
     """A warning line when a limit, not early stopping, ended the training (``summary['stopped_by']``; summaries
     written before it was recorded have none, and get no line)."""
-    stopped_by = summary.get("stopped_by")
-    if stopped_by is None or stopped_by in CONVERGED:
+    limit = limit_that_ended(summary)
+    if limit is None:
         return []
-    return [f"warning: training ended by {STOP_REASONS[stopped_by]} before early stopping: validation may still "
+    return [f"warning: training ended by {STOP_REASONS[limit]} before early stopping: validation may still "
             f"have been improving, so these are not the scores of a converged run"]
 
 
@@ -225,8 +225,7 @@ def combine_runs(run_dirs: Sequence[str | Path]) -> dict[str, dict]:
         row = {"kind": kinds.pop(), "runs": [str(run) for run in runs],
                "epochs": mean_std([s["epochs"] for s in summaries]),
                # runs a limit ended before early stopping (summary.json stopped_by): not at convergence
-               "cut_by_limit": [str(run) for run, s in zip(runs, summaries)
-                                if s.get("stopped_by") not in (None, *CONVERGED)]}
+               "cut_by_limit": [str(run) for run, s in zip(runs, summaries) if limit_that_ended(s)]}
         if row["kind"] == "classifier":
             row["best_val_accuracy"] = mean_std([s["best_val_accuracy"] for s in summaries])
             row["test"] = mean_and_std([s["test"] for s in summaries])

@@ -394,6 +394,13 @@ STOP_REASONS = {  # what ``stop_reason`` can answer, as the lines printed after 
 CONVERGED = ("early_stopping", "no_validation")  # the reasons that are not a limit cutting an improving run
 
 
+def limit_that_ended(summary: dict) -> str | None:
+    """The ``stopped_by`` of a run's summary when a limit ended it before early stopping (not at convergence), else
+    None; summaries written before ``stopped_by`` was recorded have none."""
+    stopped_by = summary.get("stopped_by")
+    return stopped_by if stopped_by is not None and stopped_by not in CONVERGED else None
+
+
 def stop_reason(trainer, config: Config) -> str:
     """What ended a finished fit, a key of ``STOP_REASONS``: only ``early_stopping`` (or ``no_validation``, where
     there is no early stopping to wait for) says that the run went on until validation stopped improving; a limit

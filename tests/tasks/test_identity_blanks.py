@@ -20,7 +20,7 @@ from neuromath.tasks.identities import (
     write_candidates,
     write_equations,
 )
-from neuromath.tasks.identities.blanks import candidate_classes, make_blanks, token_key
+from neuromath.tasks.identities.blanks import candidate_classes, make_blanks, right_rank, summarise_ranks, token_key
 
 X, Y = symbol("var_0"), symbol("var_1")
 CANDIDATES = [
@@ -106,9 +106,6 @@ def test_cli_writes_a_blank_file_that_the_numeric_checker_completes(tmp_path, ca
 
 
 def test_right_rank_orders_by_score_and_ties_keep_the_candidates_order():
-    from neuromath.tasks.identities import Candidate, number
-    from neuromath.tasks.identities.blanks import right_rank, summarise_ranks
-
     candidates = [Candidate(number(i), cls) for i, cls in enumerate(["a", "b", "a", "c"])]
     assert right_rank([0.1, 0.9, 0.5, 0.2], candidates, "a") == 2  # b first, then the better a
     assert right_rank([0.5, 0.5, 0.5, 0.5], candidates, "b") == 2  # a tie: the file's order

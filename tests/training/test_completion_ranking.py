@@ -4,6 +4,7 @@ selected on completion, and the errors for settings that cannot work."""
 
 import csv
 import random
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -26,6 +27,7 @@ from neuromath.tasks.identities import (
     write_equations,
 )
 from neuromath.tasks.identities.blanks import token_key
+from neuromath.training.module import ClassifierModule
 from neuromath.training.ranking import CompletionRanking
 from neuromath.training.run import epoch_curves
 
@@ -170,10 +172,6 @@ def test_a_resumed_ranked_run_draws_the_groups_an_uninterrupted_one_draws(tmp_pa
 
 
 def test_each_process_of_a_multi_process_run_draws_its_own_groups():
-    from types import SimpleNamespace
-
-    from neuromath.training.module import ClassifierModule
-
     examples = sameness_set(200, 1)
     config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "train.seed=5"])
 

@@ -13,7 +13,7 @@ import torch
 import neuromath
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, LockedError, NeuromathError
-from neuromath.experiments.train_test import train
+from neuromath.experiments.train_test import sequence_outcome, train
 from neuromath.tasks import get_task
 
 TINY = [
@@ -242,8 +242,6 @@ def test_weight_average_is_what_the_checkpoints_and_model_pt_keep_and_resume_res
 def test_summary_says_what_ended_training_and_warns_when_a_limit_cut_it(tmp_path):
     """Only early stopping means the run went on until validation stopped improving; an epoch, step or time limit
     may cut an improving run, and the lines printed after training say so."""
-    from neuromath.experiments.train_test import sequence_outcome
-
     cases = {
         "max_epochs": ["train.max_epochs=1"],
         "max_steps": ["train.max_epochs=5", "train.max_steps=1"],
