@@ -5,7 +5,7 @@ Usage: ``python benchmarks/serve.py [--run DIR | --untrained] [--requests N] [--
 [--max-batch B] [--max-wait-ms W] [--client raw|httpx] [--train-minutes M] [--keep DIR] [--json FILE]``
 
 The run: ``--run DIR`` serves a trained run folder; by default the script trains one itself with the CPU preset
-``configs/word_problems/transformer.yaml`` (d_model 128, 4 heads, 2 + 2 layers, d_ff 256) on the built-in generator
+the ``word_problems/transformer`` preset (d_model 128, 4 heads, 2 + 2 layers, d_ff 256) on the built-in generator
 for ``--train-minutes`` (default 2) on one thread, so that its decoder ends its equations as a trained model does and
 decoding costs what it costs in use; ``--keep DIR`` keeps that run for a later ``--run DIR``. ``--untrained`` instead
 writes a seeded untrained run of the same size (no training; an untrained decoder never writes eos, so each decode
@@ -45,11 +45,11 @@ from pathlib import Path
 
 import httpx
 
+from neuromath.config import find_config
 from neuromath.errors import NeuromathError
 from neuromath.serve.launch import start_server, stop_server
 
-ROOT = Path(__file__).resolve().parents[1]
-PRESET = ROOT / "configs" / "word_problems" / "transformer.yaml"
+PRESET = find_config("word_problems/transformer")
 TARGET_RATIO = 3.0
 
 
@@ -58,7 +58,7 @@ def train_run(out: Path, minutes: float) -> None:
     command = [sys.executable, "-m", "neuromath", "train", "--config", str(PRESET), "--out", str(out),
                "--set", f"train.max_time_minutes={minutes}", "--set", "train.num_threads=1",
                "--set", "train.progress=false", "--set", "train.max_epochs=100"]
-    print(f"training {PRESET.relative_to(ROOT)} for up to {minutes:g} min into {out} ...", flush=True)
+    print(f"training word_problems/transformer for up to {minutes:g} min into {out} ...", flush=True)
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))

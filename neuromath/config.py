@@ -1,7 +1,8 @@
 """Typed run configuration: nested frozen dataclasses, YAML files and dotted ``--set`` overrides.
 
 A YAML config names the keys of the ``Config`` dataclass it sets; the others keep their defaults, so a preset in
-``configs/<task>/<model>.yaml`` names ``data.task``, ``model.name`` and only the keys that differ from the defaults.
+``neuromath/configs/<task>/<model>.yaml`` (shipped in the package, named ``<task>/<model>`` without a path) names
+``data.task``, ``model.name`` and only the keys that differ from the defaults.
 Unknown keys and wrong types are errors (``ConfigError``) that name the key.
 
 Not every key means something to every run: ``data.modules`` is read only by the ``mathematics_dataset`` task,
@@ -14,6 +15,7 @@ apply to its task and model (``show_config`` prints the same).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import types
@@ -43,6 +45,9 @@ class Section:
 class DataConfig(Section):
     section: ClassVar[str] = "data"
     task: str = "word_problems"
+    # where relative data paths that are not in the working directory are read from (neuromath.dataroot);
+    # None -> $NEUROMATH_DATA, else ./data
+    root: str | None = None
     train: str | None = None  # a data file; None -> generate `generate_train` problems
     valid: str | None = None  # None -> generate, or carve `valid_fraction` out of `train`
     test: str | None = None
@@ -547,9 +552,23 @@ def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
     return None
 
 
+def task_is_known(data: "DataConfig") -> tuple[str, str] | None:
+    if data.task not in TASK_NAMES:
+        return "data.task", f"data.task: unknown task {data.task!r}; the tasks are: {', '.join(TASK_NAMES)}"
+    return None
+
+
+def model_is_known(model: "ModelConfig") -> tuple[str, str] | None:
+    if model.name not in MODEL_NAMES:
+        return "model.name", f"model.name: unknown model {model.name!r}; the models are: {', '.join(MODEL_NAMES)}"
+    return None
+
+
 # section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
-    "model": (heads_divide_the_width, tree_positions_fit, tree_activation_is_known, dropout_site_is_known),
+    "data": (task_is_known,),
+    "model": (model_is_known, heads_divide_the_width, tree_positions_fit, tree_activation_is_known,
+              dropout_site_is_known),
     "train": (last_step_is_validated, training_ends_without_validation, min_epochs_within_max, precision_is_known,
               strategy_is_known, hard_fillers_within_negatives),
     "decode": (nbest_within_beam,),
@@ -708,6 +727,37 @@ def _source(key: str, overrides: Sequence[str]) -> str | None:
     return None
 
 
+PRESETS = Path(__file__).resolve().parent / "configs"  # the presets, shipped as package data
+
+
+def preset_names() -> list[str]:
+    """The shipped presets' names, ``<task>/<model>`` (``word_problems/graph2tree``), sorted."""
+    return sorted(path.relative_to(PRESETS).with_suffix("").as_posix() for path in PRESETS.rglob("*.yaml"))
+
+
+def preset_description(name: str) -> str:
+    """The one-line description of a preset: the first line of its file, a comment."""
+    first = (PRESETS / f"{name}.yaml").read_text(encoding="utf-8").splitlines()[0]
+    return first.lstrip("#").strip()
+
+
+def find_config(name: str | Path) -> Path:
+    """The config file that ``name`` means: a YAML file when one is there, else the shipped preset of that name
+    (``word_problems/graph2tree``; ``.yaml`` and the ``configs/`` folder of the repository's older layout may be
+    written too). Neither is a ConfigError that lists the closest preset names."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    key = path.as_posix().removesuffix(".yaml").removeprefix("configs/")
+    names = preset_names()
+    if key in names:
+        return PRESETS / f"{key}.yaml"
+    close = difflib.get_close_matches(key, names, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise ConfigError(f"{name}: no such config file and no preset of that name{hint} (`neuromath config list` "
+                      "lists the presets)")
+
+
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *, strict: bool = False) -> Config:
     """Read a YAML config (or the defaults when ``path`` is None) and apply ``key=value`` overrides.
 
@@ -723,9 +773,9 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
     """
     values: dict = {}
     if path is not None:
-        path = Path(path)
+        file = find_config(path)  # messages name the config as the user wrote it
         try:
-            text = path.read_text(encoding="utf-8")
+            text = file.read_text(encoding="utf-8")
         except OSError as error:
             raise ConfigError(f"{path}: cannot read config: {error.strerror}") from None
         except UnicodeDecodeError as error:
@@ -736,7 +786,8 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
             raise ConfigError(f"{path}: not valid YAML: {error}") from None
         if values is None or values == {}:
             raise ConfigError(f"{path}: the config file is empty: it names no task (data.task, one of "
-                              f"{', '.join(TASK_NAMES)}); the presets in configs/ show what a config holds")
+                              f"{', '.join(TASK_NAMES)}); the presets (neuromath config list) show what a config "
+                              "holds")
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: a config file must hold a mapping")
     for override in overrides:

@@ -19,7 +19,7 @@ JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerr
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("cli") / "run"
-    assert main(["train", "--config", "configs/word_problems/transformer.yaml", *TINY, "--out", str(out)]) == 0
+    assert main(["train", "--config", "word_problems/transformer", *TINY, "--out", str(out)]) == 0
     return out
 
 
@@ -60,7 +60,7 @@ def test_solve_prints_an_equation_or_says_why(run_dir, capsys):
 
 
 def test_train_refuses_unknown_config_key(tmp_path, capsys):
-    code = main(["train", "--config", "configs/word_problems/transformer.yaml", "--set", "model.colour=red",
+    code = main(["train", "--config", "word_problems/transformer", "--set", "model.colour=red",
                  "--out", str(tmp_path / "r")])
     assert code == 2
     assert "unknown key in model: colour" in capsys.readouterr().err
@@ -152,7 +152,7 @@ def test_a_tree_variant_trains_saves_its_relation_table_and_decodes(tmp_path, ca
 
     out = tmp_path / "tree"
     tree = ["--set", "model.attention=tree_relative", "--set", "model.positions=tree", "--set", "model.tree_depth=8"]
-    assert main(["train", "--config", "configs/word_problems/transformer.yaml", *TINY, *tree, "--out", str(out)]) == 0
+    assert main(["train", "--config", "word_problems/transformer", *TINY, *tree, "--out", str(out)]) == 0
     solver = neuromath.load(out, beam=4, nbest=2)
     table = solver.model.target_tree.relation_table
     assert torch.equal(table, torch.load(out / "model.pt", weights_only=True)["target_tree.relation_table"])
@@ -181,13 +181,13 @@ def test_data_templates_counts_what_normalisation_merges(tmp_path, capsys):
 def test_config_show_prints_the_resolved_config_and_refuses_keys_that_do_not_apply(capsys):
     import yaml
 
-    assert main(["config", "show", "configs/word_problems/group_attention.yaml", "--set", "model.groups=question"]) == 0
+    assert main(["config", "show", "word_problems/group_attention", "--set", "model.groups=question"]) == 0
     shown = yaml.safe_load(capsys.readouterr().out)
     assert shown["model"]["name"] == "group_attention" and shown["model"]["groups"] == "question"  # the override
     assert shown["model"]["decoder_hidden"] == 256  # the preset's own key
     assert shown["train"]["seed"] == 0 and shown["decode"]["beam"] == 1  # defaults the preset does not name
     assert "attention" not in shown["model"] and "modules" not in shown["data"]  # keys of other models and tasks
-    assert main(["config", "show", "configs/word_problems/group_attention.yaml", "--set", "data.modules=x"]) == 2
+    assert main(["config", "show", "word_problems/group_attention", "--set", "data.modules=x"]) == 2
     assert "data.modules does not apply to the word_problems_normalized task" in capsys.readouterr().err
 
 

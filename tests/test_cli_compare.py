@@ -61,7 +61,7 @@ def two_runs(tmp_path_factory):
     for name, train in (("times", times[:60]), ("minus", minus[:60])):
         write_jsonl(train, folder / f"{name}.jsonl")
         runs[name] = folder / name
-        assert main(["train", "--config", "configs/word_problems/transformer.yaml",
+        assert main(["train", "--config", "word_problems/transformer",
                      "--set", f"data.train={folder / f'{name}.jsonl'}", *TINY, "--out", str(runs[name])]) == 0
     return runs["times"], runs["minus"], folder / "test.jsonl"
 

@@ -3,7 +3,7 @@ import re
 import pytest
 import yaml
 
-from neuromath.config import Config, apply_override, config_to_dict, load_config, save_config
+from neuromath.config import PRESETS, Config, apply_override, config_to_dict, load_config, save_config
 from neuromath.errors import ConfigError
 
 
@@ -54,9 +54,8 @@ def test_apply_override_does_not_mutate_its_input():
 
 
 def test_shipped_configs_load():
-    from pathlib import Path
 
-    paths = sorted((Path(__file__).resolve().parents[1] / "configs").rglob("*.yaml"))
+    paths = sorted(PRESETS.rglob("*.yaml"))
     assert paths, "no configs shipped"
     for path in paths:
         assert isinstance(load_config(path, strict=True), Config)  # every key a preset names applies to it
@@ -75,7 +74,7 @@ def test_override_reads_exponent_numbers_without_a_dot():
         load_config(None, ["model.attention=1e-4"])
 
 
-@pytest.mark.parametrize("path", sorted(str(p) for p in __import__("pathlib").Path("configs").rglob("*.yaml")))
+@pytest.mark.parametrize("path", sorted(str(p) for p in PRESETS.rglob("*.yaml")))
 def test_every_preset_loads_and_builds_its_model(path):
     from neuromath.models import build_task_model
     from neuromath.tasks import get_task
@@ -151,7 +150,7 @@ def test_a_value_out_of_range_in_a_file_names_the_file(tmp_path):
     path.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"dropout": 2}}))
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: model.dropout must be in \[0, 1\), got 2$"):
         load_config(path)
-    preset = "configs/word_problems/transformer.yaml"
+    preset = "word_problems/transformer"
     with pytest.raises(ConfigError, match=rf"^{preset}, --set model.d_model=0: model.d_model must be >= 1, got 0$"):
         load_config(preset, ["model.d_model=0"], strict=True)
 

@@ -1,11 +1,11 @@
-"""neuromath config show: print the resolved config of a preset (its keys over the defaults, with overrides), so
-nothing is hidden by presets that name only what differs."""
+"""neuromath config: list the shipped presets, and print the resolved config of a preset or file (its keys over the
+defaults, with overrides), so nothing is hidden by presets that name only what differs."""
 
 from __future__ import annotations
 
 import argparse
 
-from neuromath.config import show_config
+from neuromath.config import preset_description, preset_names, show_config
 
 
 def command_config_show(args: argparse.Namespace) -> int:
@@ -13,10 +13,47 @@ def command_config_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_config_list(args: argparse.Namespace) -> int:
+    names = [name for name in preset_names() if args.task is None or name.split("/", 1)[0] == args.task]
+    width = max((len(name) for name in names), default=0)
+    for name in names:
+        print(f"{name:<{width}}  {preset_description(name)}")
+    return 0
+
+
 def register(commands) -> None:
-    config = commands.add_parser("config", help="inspect configs")
-    config_commands = config.add_subparsers(dest="config_command", required=True, metavar="COMMAND")
-    show = config_commands.add_parser("show", help="print the resolved config: defaults, the file's keys, overrides")
-    show.add_argument("config", metavar="CONFIG", help="a preset or config file (YAML)")
+    config = commands.add_parser(
+        "config", help="list the presets, show a resolved config",
+        description="Inspect configs. A config is a YAML file or a preset shipped with neuromath, named without a "
+                    "path as <task>/<model> (word_problems/graph2tree); a preset names only what differs from the "
+                    "defaults.",
+        epilog="examples:\n  neuromath config list\n  neuromath config list --task identities\n"
+               "  neuromath config show word_problems/graph2tree --set model.encoder_hidden=512",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    config_commands = config.add_subparsers(dest="config_command", required=True, metavar="COMMAND",
+                                            help="list or show")
+    listing = config_commands.add_parser(
+        "list", help="print every shipped preset with a one-line description",
+        description="Print the name of every preset shipped with neuromath and what it trains, one per line. A "
+                    "preset's name is what --config takes (train, sweep, cv, config show).",
+        epilog="examples:\n  neuromath config list\n  neuromath config list --task word_problems",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    listing.add_argument("--task", choices=sorted({name.split("/", 1)[0] for name in preset_names()}),
+                         help="only the presets of this task family")
+    listing.set_defaults(handler=command_config_list)
+    show = config_commands.add_parser(
+        "show", help="print the resolved config: defaults, the file's keys, overrides",
+        description="Print the config a run would use, as YAML: every key that applies to its task and model, the "
+                    "defaults included, with the preset's or file's keys and the --set overrides applied. Keys "
+                    "that do not apply, unknown keys, unknown model or task names and values out of range are "
+                    "errors, as for train.",
+        epilog="examples:\n  neuromath config show word_problems/graph2tree\n"
+               "  neuromath config show identities/tree_lstm --set model.d_model=100\n"
+               "  neuromath config show my_config.yaml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    show.add_argument("config", metavar="CONFIG", help="a preset name (word_problems/graph2tree) or a YAML file")
     show.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     show.set_defaults(handler=command_config_show)

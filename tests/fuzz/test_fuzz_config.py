@@ -10,11 +10,12 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from neuromath.config import PRESETS as PRESET_FOLDER
 from neuromath.config import RANGES, TRANSFORMERS, Config, load_config
 from neuromath.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
-PRESETS = sorted((ROOT / "configs").rglob("*.yaml"))
+PRESETS = sorted(PRESET_FOLDER.rglob("*.yaml"))
 SECTIONS = [section.name for section in dataclasses.fields(Config)]
 KNOWN_KEYS = [
     f"{section.name}.{item.name}"

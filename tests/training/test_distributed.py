@@ -58,7 +58,7 @@ def train_in_two_processes(run: Path, watch: Path, writes: Path, *settings: str,
                    "NEUROMATH_TEST_WRITES": str(writes)}
     for name in ("RANK", "LOCAL_RANK", "NODE_RANK", "WORLD_SIZE"):
         environment.pop(name, None)
-    arguments = [sys.executable, "-m", "neuromath", "train", "--config", "configs/word_problems/transformer.yaml",
+    arguments = [sys.executable, "-m", "neuromath", "train", "--config", "word_problems/transformer",
                  "--out", str(run), *(f"--set={item}" for item in [*SETTINGS, *settings])]
     done = subprocess.run(arguments + (["--resume"] if resume else []), env=environment, capture_output=True,
                           text=True, timeout=600, cwd=Path(__file__).resolve().parents[2])
