@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/completion.py [--blanks FILE] [--candidates FILE] [--n-blanks 40] [--model tree_lstm]
 [--hidden 50] [--threads 2] [--rounds 3] [--seed 0]``
 
-A script, not a test. Defaults read the released blank file and candidate classes from ``../shared/data/identities``
+A script, not a test. Defaults read the released blank file and candidate classes under the data root (identities/)
 (about 277 blanks, 1,470 candidates). On the first ``--n-blanks`` blanks it times, in the same run and round-robin
 (``--rounds`` rounds, the median reported, so noise from other jobs falls on both sides alike):
 
@@ -25,16 +25,16 @@ import argparse
 import random
 import statistics
 import time
-from pathlib import Path
 
 import torch
 
 from neuromath.config import ModelConfig
+from neuromath.dataroot import data_root
 from neuromath.evaluation.identities import completion_metrics, fill_and_score, numeric_completion_score
 from neuromath.models.identities import CompletionScorer, build_classifier, node_vocabulary, predict_logits
 from neuromath.tasks.identities import numeric_check, read_candidates, read_equations
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "identities"
+SHARED = data_root() / "identities"  # $NEUROMATH_DATA, else ./data
 
 
 def old_numeric_score(filled, seed: int = 0, points: int = 6) -> list[float]:

@@ -3,8 +3,8 @@ against the sequence decoders (bilstm_seq2seq, group_attention) at the same batc
 
 Usage: ``python benchmarks/word_problems.py [--train FILE] [--threads N] [--rounds R] [--batches K] [--runs DIR ...]``
 
-Each model is built from its CPU preset in ``configs/word_problems/`` (same batch size for all, ``--batch``) over
-the vocabularies of ``--train`` (default: fold 0 of ``../shared/data/mawps-cv``). A round times ``--batches``
+Each model is built from its CPU preset ``word_problems/<model>`` (same batch size for all, ``--batch``) over
+the vocabularies of ``--train`` (default: fold 0 of ``mawps-cv`` under the data root). A round times ``--batches``
 training steps (forward, backward, Adam) of every model in turn, round-robin, so machine noise falls on all alike;
 the median round gives seconds per step, which times the steps of one epoch gives seconds per epoch.
 
@@ -31,12 +31,12 @@ import torch
 import torch.nn.functional as F
 
 from neuromath.config import load_config
+from neuromath.dataroot import data_root
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
-ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("gts", "graph2tree", "bilstm_seq2seq", "group_attention")
 
 
@@ -48,7 +48,7 @@ def cpu_seconds() -> float:
 def build(name: str, train_file: str, batch_size: int, n_batches: int, read: dict):
     """A model of ``name``'s CPU preset, its optimiser, timed batches and steps per epoch; ``read`` keeps the
     training file's examples per task, so the file is read once for all models of a task."""
-    config = load_config(ROOT / "configs" / "word_problems" / f"{name}.yaml")
+    config = load_config(f"word_problems/{name}")
     task = get_task(config.data.task)
     if task.name not in read:
         read[task.name] = task.read(train_file, None)
@@ -95,7 +95,7 @@ def best_epochs(folder: Path) -> list[tuple[str, str, int]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--train", default=str(ROOT.parent / "shared/data/mawps-cv/fold0/train.csv"))
+    parser.add_argument("--train", default=str(data_root() / "mawps-cv/fold0/train.csv"))
     parser.add_argument("--models", nargs="+", default=list(MODELS))
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--batches", type=int, default=4, help="timed steps per model per round")

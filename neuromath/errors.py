@@ -21,6 +21,15 @@ class LockedError(NeuromathError):
     """Another process is writing the run folder, cv folder or output file (it holds the lock)."""
 
 
+class MissingExtraError(NeuromathError):
+    """A command needs an optional dependency that is not installed; the message names the extra that brings it."""
+
+
+class DataNotFoundError(NeuromathError):
+    """A data file or folder is in neither the working directory nor the data root; the message names the corpus
+    when it is a known one, and where to get it."""
+
+
 class DataFormatError(NeuromathError):
     """A data file is malformed. The message names the file, the line (or row) and the reason."""
 

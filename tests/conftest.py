@@ -1,5 +1,6 @@
 """Fixtures shared by the whole test suite."""
 
+import os
 import socket
 import subprocess
 from pathlib import Path
@@ -7,6 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import settings
+
+# The benchmark corpora are read through the data root (neuromath.dataroot): the shared folder beside the checkout
+# when it is there and no other root is set. Tests that need a corpus skip, with the reason, when it is absent.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if not os.environ.get("NEUROMATH_DATA") and SHARED_DATA.is_dir():
+    os.environ["NEUROMATH_DATA"] = str(SHARED_DATA)
 
 # Property tests draw the same examples on every run, so CI is never flaky; run them with fresh random examples by
 # hand: python -m pytest --hypothesis-profile random -k "property or hypothesis" (and before every stop).

@@ -1,4 +1,4 @@
-"""The package's layout (README "Layout", DESIGN.md): every module imports in a fresh interpreter, no import circle,
+"""The package's layout (docs/design.md): every module imports in a fresh interpreter, no import circle,
 and imports only go down the layers."""
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ LAYERS = (
     ("tasks",),
     ("text",),
     ("expr",),
-    ("config", "registry", "errors", "fileio", "timelimit"),
+    ("config", "registry", "errors", "fileio", "timelimit", "dataroot", "extras"),
 )
 SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily
     ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
+    ("dataroot", "errors"), ("extras", "errors"),
 }
 
 

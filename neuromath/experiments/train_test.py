@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from neuromath.api import load, load_classifier
 from neuromath.config import Config
+from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary, write_predictions
 from neuromath.evaluation.identities import by_depth, mean_and_std, mean_std_table, verification_metrics
@@ -119,8 +120,11 @@ def train(
     test split, score it once with the best weights and add it to the summary (``summary["test"]``, also in
     summary.json), and with ``predictions`` write the test split's records there (JSON Lines, one per example in
     the order of the test split; sequence tasks: the records of ``neuromath.evaluation.evaluate.evaluate_examples``,
-    as ``neuromath evaluate`` writes them)."""
+    as ``neuromath evaluate`` writes them). Relative data paths are found in the working directory or under the data
+    root (``neuromath.dataroot``) first, so a missing file stops the run before anything trains, and the run's
+    config.yaml names the files it read."""
     run_dir = Path(run_dir)
+    config = resolve_data_paths(config)
     chosen = procedure(config)
     if not is_rank_zero():  # another process of a multi-process run: it trains beside rank zero, which writes
         return chosen.fit(config, run_dir, resume)

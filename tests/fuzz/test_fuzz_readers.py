@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutations import mutated_bytes
 
+from neuromath.dataroot import data_root
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.expr.symbolic_prefix import ARITIES, CONSTANTS, FUNCTION_LEAVES
 from neuromath.tasks.identities.equations import read_candidates, read_equations
@@ -30,7 +31,7 @@ WELL_FORMED_EXAMPLES = 200  # random well-formed hypotheses, checked by SymPy in
 FUZZ_SETTINGS = settings(
     deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )  # on top of the profile in force (derandomised in CI)
-SHARED_IDENTITIES = Path(__file__).resolve().parents[3] / "shared" / "data" / "identities" / "40k_test_blank_0.json"
+SHARED_IDENTITIES = data_root() / "identities" / "40k_test_blank_0.json"  # tests/conftest.py: ../shared/data
 
 SYMBOLIC_LINES = [
     "1|mul INT+ 2 x\tpow x INT+ 2",

@@ -1,13 +1,13 @@
 """Equation normalisation (Wang et al. 2018a) of neuromath/tasks/word_problems.py; the word_problems_normalized task."""
 
 from fractions import Fraction
-from pathlib import Path
 
 import hypothesis
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from neuromath.dataroot import data_root
 from neuromath.errors import ExpressionError
 from neuromath.expr import Node, from_prefix, to_prefix
 from neuromath.tasks import get_task
@@ -21,7 +21,7 @@ from neuromath.tasks.word_problems import (
     template_counts,
 )
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = data_root()  # the benchmark corpora ($NEUROMATH_DATA; tests/conftest.py points it at ../shared/data)
 
 
 def normalized(prefix: str) -> str:
@@ -336,7 +336,7 @@ def test_ill_formed_hypotheses_are_wrong_without_raising(apples, hypothesis):
 def test_normalisation_on_mawps_keeps_every_value():
     path = DATA / "mawps-cv" / "fold0" / "train.csv"
     if not path.exists():
-        pytest.skip(f"the shared data sets are not at {DATA}")
+        pytest.skip(f"the benchmark data is not under the data root {DATA}")
     examples = read_examples(path)
     assert examples
     for item in examples:

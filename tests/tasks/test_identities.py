@@ -5,11 +5,11 @@ import json
 import math
 import random
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from neuromath.dataroot import data_root
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.tasks.identities import (
     PI,
@@ -41,7 +41,7 @@ from neuromath.tasks.identities import (
     write_equations,
 )
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "identities"
+SHARED = data_root() / "identities"  # $NEUROMATH_DATA; tests/conftest.py points it at ../shared/data
 BLANKS = SHARED / "40k_test_blank_0.json"
 CANDIDATES = SHARED / "candidate_classes.json"
 needs_shared = pytest.mark.skipif(not BLANKS.exists(), reason="../shared/data/identities is not beside the repository")

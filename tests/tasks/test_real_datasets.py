@@ -11,13 +11,13 @@ appears in all five folds, so MAWPS's 13 mismatching problems count 65 times.
 """
 
 import re
-from pathlib import Path
 
 import pytest
 
+from neuromath.dataroot import data_root
 from neuromath.tasks.word_problems import detect_format, is_correct, read_examples
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA = data_root()  # the benchmark corpora ($NEUROMATH_DATA; tests/conftest.py points it at ../shared/data)
 
 NOT_LINEAR_IN_X = {"69", "497", "1017", "1023", "1124", "1350", "1466", "1921", "1986", "1990", "2276", "2290", "2360"}
 
@@ -39,7 +39,7 @@ DATA_SETS = {
 @pytest.fixture(scope="module", params=sorted(DATA_SETS))
 def data_set(request):
     if not DATA.is_dir():
-        pytest.skip(f"the shared data sets are not at {DATA.resolve()}")
+        pytest.skip(f"the benchmark data is not under the data root {DATA}")
     pattern, *expected = DATA_SETS[request.param]
     files = sorted(DATA.glob(pattern))
     assert files, f"no files match {pattern} in {DATA}"

@@ -7,13 +7,13 @@ answers and the malformed record of Math23K's test set.
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from neuromath.api import Candidate, Solution, Solver
 from neuromath.cli import main
 from neuromath.config import DecodeConfig
+from neuromath.dataroot import data_root
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.tasks import get_task
 from neuromath.tasks.word_problems import (
@@ -26,7 +26,7 @@ from neuromath.tasks.word_problems import (
     read_mwptoolkit_json,
 )
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = data_root()  # the benchmark corpora ($NEUROMATH_DATA; tests/conftest.py points it at ../shared/data)
 HUGE_FIELD = "many words " * 20_000  # 220,000 characters, over the CSV module's limit of 131,072
 JSONL_FIELDS = '"id": "a", "text": "t", "masked_text": "t"'
 
@@ -295,7 +295,7 @@ def test_a_mask_with_thousands_of_digits_is_an_unknown_token_on_its_line(tmp_pat
 def test_math23k_testset_has_one_record_whose_equation_carries_units():
     path = DATA / "math23k" / "testset.json"
     if not path.exists():
-        pytest.skip(f"the shared data sets are not at {DATA}")
+        pytest.skip(f"the benchmark data is not under the data root {DATA}")
     with pytest.raises(DataFormatError) as caught:
         read_examples(path)
     # x=80千米/小时 ("80 km / hour"): the record is malformed, the reader is right to refuse it.
