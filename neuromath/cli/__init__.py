@@ -1,5 +1,5 @@
-"""The neuromath command: demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve,
-config.
+"""The neuromath command (demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve,
+config) and its ``--help``.
 
 One module per command, each with a ``register(commands)`` that adds its sub-parser and handler; this module holds
 ``main`` and the error handling they share. Command modules import the heavy layers (torch, lightning) inside their
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from neuromath import __version__
 from neuromath.cli import (
     analyze,
     compare,
@@ -26,16 +27,35 @@ from neuromath.cli import (
     sweep,
     train,
 )
+from neuromath.cli.common import fill
 from neuromath.errors import NeuromathError
 
 # in the order --help lists them
 COMMANDS = (demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve, config)
 
 
+DESCRIPTION = (
+    "neuromath trains, evaluates and serves neural networks that solve mathematics problems: word problems, "
+    "DeepMind's Mathematics Dataset, equation verification and completion (identities), and symbolic integration "
+    "and differential equations. neuromath COMMAND --help says what a command reads and writes, with examples."
+)
+EPILOG = """\
+examples:
+  neuromath demo                   # generate word problems, train a small Transformer, solve three problems
+  neuromath config list            # the presets, named <task>/<model>
+  neuromath train --config word_problems/graph2tree --out runs/g2t
+  neuromath solve runs/g2t "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
+
+documentation: docs/ (mkdocs serve) and README.md"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="neuromath", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="neuromath", description=fill(DESCRIPTION), epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="store_true", help="show full tracebacks")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"neuromath {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     help="the command to run (neuromath COMMAND --help describes it)")
     for command in COMMANDS:
         command.register(commands)
     return parser

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from neuromath.cli.common import nonnegative_int, positive_int
+from neuromath.cli.common import data_path, documented, nonnegative_int, positive_int
 
 
 def command_analyze_roles(args: argparse.Namespace) -> int:
@@ -41,14 +41,38 @@ def command_analyze_seeds(args: argparse.Namespace) -> int:
 
 
 def register(commands) -> None:
-    analyze = commands.add_parser("analyze", help="look inside a trained run (roles: TP-Attention role vectors; "
-                                                 "edits: equation classifiers by the depth of the edit; "
-                                                 "seeds: mean ± std of runs trained apart)")
-    kinds = analyze.add_subparsers(dest="analysis", required=True)
-    roles = kinds.add_parser("roles", help="k-means of the TP-Attention role vectors of every head and layer "
-                                           "against token classes, with a shuffled baseline and a PCA plot")
-    roles.add_argument("run_dir", metavar="RUN_DIR")
-    roles.add_argument("--data", required=True, help="examples to run the model on (teacher-forced)")
+    analyze = commands.add_parser(
+        "analyze", help="look inside a trained run (roles: TP-Attention role vectors; edits: equation classifiers by "
+                        "the depth of the edit; seeds: mean ± std of runs trained apart)",
+        **documented(
+            "Look inside trained runs: the role vectors of a TP-Transformer's heads against token classes (roles), "
+            "how equation classifiers judge false equations by the depth of the edit that made them (edits), and "
+            "the mean ± std of the recorded scores of runs trained with different seeds (seeds). Run neuromath "
+            "analyze ANALYSIS --help for each one's options.",
+            "neuromath analyze roles runs/tp --data md4-test --out runs/tp/roles",
+            "neuromath analyze edits runs/tree_lstm/seed0 --data data/identities.test.json",
+            "neuromath analyze seeds runs/tree_lstm/seed0 runs/tree_lstm/seed1 runs/tree_lstm/seed2",
+        ),
+    )
+    kinds = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS", help="the analysis to run")
+    roles = kinds.add_parser(
+        "roles", help="k-means of the TP-Attention role vectors of every head and layer against token classes, with "
+                      "a shuffled baseline and a PCA plot",
+        **documented(
+            "Run a trained TP-Transformer teacher-forced over --data and collect the role vector of every head of "
+            "every TP-Attention layer at every token. Per head, cluster them with k-means and measure purity and "
+            "normalised mutual information against the tokens' classes (digit, letter, operator, ...), beside the "
+            "same clusters with the classes shuffled. Prints the table of heads and writes OUT/report.md, "
+            "OUT/report.json and OUT/roles_pca.png (one head's roles on their first two principal components).",
+            "neuromath analyze roles runs/tp --data md4-test --k 20 --out runs/tp/roles",
+            "neuromath analyze roles runs/tp --data md4-test --max-examples 500 --head 3 \\\n"
+            "    --out runs/tp/roles_head3",
+        ),
+    )
+    roles.add_argument("run_dir", metavar="RUN_DIR",
+                       help="a trained run whose model has TP-Attention layers, e.g. of mathematics_dataset/"
+                            "tp_transformer")
+    roles.add_argument("--data", type=data_path, required=True, help="examples to run the model on (teacher-forced)")
     roles.add_argument("--out", required=True, help="folder for report.md, report.json and roles_pca.png")
     roles.add_argument("--k", type=positive_int, default=20, help="clusters per head (default 20)")
     roles.add_argument("--max-examples", dest="max_examples", type=nonnegative_int, default=2000,
@@ -60,22 +84,45 @@ def register(commands) -> None:
     roles.add_argument("--head", type=positive_int, default=None, metavar="ROW",
                        help="the row of the printed table whose clusters and PCA plot the report shows "
                             "(default: the head with the largest NMI)")
-    roles.add_argument("--seed", type=int, default=0)
-    roles.add_argument("--batch-size", dest="batch_size", type=positive_int, default=64)
+    roles.add_argument("--seed", type=int, default=0,
+                       help="seed of the sample of token occurrences, k-means and the shuffles (default 0)")
+    roles.add_argument("--batch-size", dest="batch_size", type=positive_int, default=64,
+                       help="examples per forward pass (default 64)")
     roles.add_argument("--format", default=None, help="data format (default: detected from the file)")
     roles.add_argument("--json", action="store_true", help="print the report as one JSON object")
     roles.set_defaults(handler=command_analyze_roles)
-    edits = kinds.add_parser("edits", help="equation classifiers: the share of false equations called false, by "
-                                           "how far below the root the edit that made each one lies")
-    edits.add_argument("run_dirs", metavar="RUN_DIR", nargs="+")
-    edits.add_argument("--data", required=True, help="an identities file with true and false equations")
-    edits.add_argument("--batch-size", dest="batch_size", type=positive_int, default=512)
+    edits = kinds.add_parser(
+        "edits", help="equation classifiers: the share of false equations called false, by how far below the root "
+                      "the edit that made each one lies",
+        **documented(
+            "For every false equation of an identities file (--data), find the deepest position at which some true "
+            "equation of the same file equals it but for the subtree there (level 1: a whole side). Prints, per "
+            "run, the share of false equations called false at each level beside the share of true equations "
+            "called true; writes nothing.",
+            "neuromath analyze edits runs/tree_lstm/seed0 runs/tree_rnn --data data/identities.test.json",
+            "neuromath analyze edits runs/tree_lstm/seed0 --data data/identities.test.json --json",
+        ),
+    )
+    edits.add_argument("run_dirs", metavar="RUN_DIR", nargs="+", help="trained identities runs (equation classifiers)")
+    edits.add_argument("--data", type=data_path, required=True, help="an identities file with true and false equations")
+    edits.add_argument("--batch-size", dest="batch_size", type=positive_int, default=512,
+                       help="equations per forward pass (default 512)")
     edits.add_argument("--json", action="store_true", help="print the result as one JSON object")
     edits.set_defaults(handler=command_analyze_edits)
-    seeds = kinds.add_parser("seeds", help="mean ± std of the epochs, best validation accuracy and test scores "
-                                           "(by depth for equation classifiers) in runs' summary.json; runs named "
-                                           "seed<S> under one folder are one row")
-    seeds.add_argument("run_dirs", metavar="RUN_DIR", nargs="+")
+    seeds = kinds.add_parser(
+        "seeds", help="mean ± std of the epochs, best validation accuracy and test scores (by depth for equation "
+                      "classifiers) in runs' summary.json; runs named seed<S> under one folder are one row",
+        **documented(
+            "Read the summary.json of finished runs and print the mean ± std of their epochs, best validation "
+            "accuracy and test scores (by depth for equation classifiers). Runs named seed<S> under one folder make "
+            "one row, so seeds trained apart, one process each, give the table that train --seeds gives. Nothing "
+            "is trained or decoded; --out also writes the result as JSON.",
+            "neuromath analyze seeds runs/tree_lstm/seed0 runs/tree_lstm/seed1 runs/tree_lstm/seed2",
+            "neuromath analyze seeds runs/sweep/*/seed* --json --out runs/sweep_seeds.json",
+        ),
+    )
+    seeds.add_argument("run_dirs", metavar="RUN_DIR", nargs="+",
+                       help="finished runs (with a summary.json); runs named seed<S> under one folder are one row")
     seeds.add_argument("--json", action="store_true", help="print the result as one JSON object")
     seeds.add_argument("--out", default=None, help="also write the result as JSON to this file")
     seeds.set_defaults(handler=command_analyze_seeds)

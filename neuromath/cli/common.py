@@ -4,6 +4,28 @@ from __future__ import annotations
 
 import argparse
 import math
+import textwrap
+
+from neuromath.dataroot import find_data
+from neuromath.errors import DataNotFoundError
+
+HELP_WIDTH = 79  # the columns a description is filled to; examples are kept as written
+
+
+def fill(text: str) -> str:
+    """One paragraph of help text filled to ``HELP_WIDTH`` columns, never breaking a word or a hyphenated name."""
+    return textwrap.fill(" ".join(text.split()), HELP_WIDTH, break_long_words=False, break_on_hyphens=False)
+
+
+def documented(description: str, *examples: str) -> dict:
+    """Keyword arguments of ``add_parser`` that make a command's ``--help`` self-explanatory: ``description`` (what
+    the command does, reads and writes; paragraphs separated by a blank line) filled to ``HELP_WIDTH`` columns, and an
+    epilog ``examples:`` of command lines kept as written (a line break inside one continues it), under
+    ``RawDescriptionHelpFormatter`` so that argparse does not run the examples together."""
+    paragraphs = [fill(paragraph) for paragraph in description.split("\n\n")]
+    lines = [f"  {line}" for example in examples for line in example.splitlines()]
+    return {"description": "\n\n".join(paragraphs), "epilog": "\n".join(["examples:", *lines]),
+            "formatter_class": argparse.RawDescriptionHelpFormatter}
 
 
 def integer_in(low: int, high: int | None = None):
@@ -46,6 +68,16 @@ def integer_set(low: int, high: int):
 
     parse.__name__ = allowed
     return parse
+
+
+def data_path(text: str) -> str:
+    """An argparse type: a data file or folder, read from the working directory when it is there, else from the data
+    root ($NEUROMATH_DATA, else ./data; ``neuromath.dataroot``). Found in neither, it is refused with the corpus it
+    belongs to and where to get it."""
+    try:
+        return str(find_data(text))
+    except DataNotFoundError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def finite_float(text: str) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import finite_float, nonnegative_int, positive_int
+from neuromath.cli.common import data_path, documented, finite_float, nonnegative_int, positive_int
 
 
 def confidence_level(text: str) -> float:
@@ -29,12 +29,19 @@ def command_compare(args: argparse.Namespace) -> int:
 def register(commands) -> None:
     compare = commands.add_parser(
         "compare", help="is B better than A? paired bootstrap interval and McNemar's test on the same examples",
-        description="Compare two runs of one task on --data FILE (examples paired by position), or two cv output "
-                    "folders over the test problems of all their folds: both accuracies, the difference B - A with "
-                    "a paired bootstrap confidence interval, McNemar's exact test and the 2x2 table.")
+        **documented(
+            "Compare two runs of one task on --data FILE (examples paired by position), or two cv output folders "
+            "over the test problems of all their folds: both accuracies, the difference B - A with a paired "
+            "bootstrap confidence interval, McNemar's exact test and the 2x2 table. Runs are decoded and scored as "
+            "their task is evaluated; cv folders are read from each fold's predictions.jsonl. Writes nothing.",
+            "neuromath compare runs/gts runs/g2t --data mawps-cv/fold0/dev.csv",
+            "neuromath compare runs/cv_gts runs/cv_g2t",
+            "neuromath compare runs/cv_gts runs/cv_g2t --samples 10000 --seed 0 --confidence 0.95 --json",
+        ),
+    )
     compare.add_argument("a", metavar="A", help="a run folder, or a neuromath cv output folder")
     compare.add_argument("b", metavar="B", help="a run folder of the same task, or a cv folder over the same folds")
-    compare.add_argument("--data", default=None, metavar="FILE",
+    compare.add_argument("--data", type=data_path, default=None, metavar="FILE",
                          help="the examples two runs are scored on (not for cv folders: their test folds are used)")
     compare.add_argument("--format", default=None, help="data format (default: detected from the file)")
     compare.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")

@@ -6,7 +6,7 @@ import argparse
 import json
 import time
 
-from neuromath.cli.common import positive_int
+from neuromath.cli.common import data_path, documented, positive_int
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import run_names
 from neuromath.evaluation.identities import (
@@ -71,11 +71,25 @@ def command_complete(args: argparse.Namespace) -> int:
 
 def register(commands) -> None:
     complete = commands.add_parser(
-        "complete", help="equation completion: rank candidate fillers of blanks (identities)"
+        "complete", help="equation completion: rank candidate fillers of blanks (identities)",
+        **documented(
+            "Equation completion with trained identities runs: every candidate of --candidates is put into each "
+            "blank of --blanks, the filled equation is scored with the run's verification logit, and the "
+            "candidates are ranked; a candidate is right when it is in the blank's value class. Prints top-1, "
+            "top-5, the mean reciprocal rank and the seconds of each run, overall, by depth and by what the blank "
+            "hides (a symbol, a number or an expression).",
+            "neuromath complete runs/tree_lstm/seed0 --blanks identities/40k_test_blank_0.json \\\n"
+            "    --candidates identities/candidate_classes.json",
+            "neuromath complete runs/tree_lstm/seed0 runs/tree_lstm/seed1 runs/tree_lstm/seed2 --ensemble \\\n"
+            "    --numeric --threads 1 --blanks identities/40k_test_blank_0.json \\\n"
+            "    --candidates identities/candidate_classes.json --out runs/completion.json",
+        ),
     )
     complete.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="trained identities runs")
-    complete.add_argument("--blanks", required=True, help="equations with a blank (blankNodeNum), released JSON format")
-    complete.add_argument("--candidates", required=True, help="candidate classes file, released JSON format")
+    complete.add_argument("--blanks", type=data_path, required=True,
+                          help="equations with a blank (blankNodeNum), released JSON format")
+    complete.add_argument("--candidates", type=data_path, required=True,
+                          help="candidate classes file, released JSON format")
     complete.add_argument("--ensemble", action="store_true",
                           help="add a row that ranks by the runs' mean logit (an ensemble of the runs)")
     complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row")

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from neuromath.cli.common import data_path, documented
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
@@ -80,24 +81,54 @@ def dedup_path(path: str) -> Path:
 
 
 def register(commands) -> None:
-    data = commands.add_parser("data", help="inspect data files")
-    data_commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
-    templates = data_commands.add_parser(
-        "templates", help="word problems: distinct equation templates before and after normalisation"
+    data = commands.add_parser(
+        "data", help="inspect and prepare data files",
+        **documented(
+            "Inspect and prepare data files: count the equation templates of word-problem files and how many the "
+            "normalisation merges (templates), or remove duplicate inputs from symbolic pair files (dedup). Run "
+            "neuromath data COMMAND --help for each one's options.",
+            "neuromath data templates mawps-json/MAWPS.json --lenient",
+            "neuromath data dedup data/train.txt data/test.txt",
+        ),
     )
-    templates.add_argument("files", nargs="+", metavar="FILE")
+    data_commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND",
+                                        help="what to do with the files")
+    templates = data_commands.add_parser(
+        "templates", help="word problems: distinct equation templates before and after normalisation",
+        **documented(
+            "Read word-problem files and count, for each, the problems, their distinct equation templates, the "
+            "distinct templates after the normalisation of Wang et al. 2018a (operands of + and * ordered by their "
+            "numbers' positions, chains rebuilt left-deep) and how many templates it merged. Prints a Markdown "
+            "table (--json: a JSON list); writes nothing.",
+            "neuromath data templates mawps-json/MAWPS.json --lenient",
+            "neuromath data templates mawps-cv/fold0/train.csv asdiv-a-cv/fold0/train.csv --json",
+        ),
+    )
+    templates.add_argument("files", nargs="+", type=data_path, metavar="FILE",
+                           help="word-problem data files (svamp_csv, mwptoolkit_json, question_equation_csv or jsonl)")
     templates.add_argument("--format", default=None, help="data format (default: detected from each file)")
     templates.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
     templates.add_argument("--json", action="store_true", help="print one JSON list")
     templates.set_defaults(handler=command_data_templates)
     dedup = data_commands.add_parser(
-        "dedup", help="symbolic: remove duplicate inputs within TRAIN and TEST, and TEST pairs whose input is in TRAIN"
+        "dedup", help="symbolic: remove duplicate inputs within TRAIN and TEST, and TEST pairs whose input is in TRAIN",
+        **documented(
+            "Deduplicate a training and a test file of symbolic pairs (count|input<TAB>output lines): remove lines "
+            "whose input already occurred in the same file, and test lines whose input occurs in TRAIN, comparing "
+            "canonical forms (chains of add and of mul flattened, their operands sorted); merged duplicates add "
+            "their counts. Writes the kept pairs to new files (the inputs are never overwritten) and prints the "
+            "counts.",
+            "neuromath data dedup data/train.txt data/test.txt   # -> data/train.dedup.txt, data/test.dedup.txt",
+            "neuromath data dedup data/train.txt data/test.txt --train-out data/train.clean.txt \\\n"
+            "    --test-out data/test.clean.txt --json",
+        ),
     )
-    dedup.add_argument("train", metavar="TRAIN")
-    dedup.add_argument("test", metavar="TEST")
+    dedup.add_argument("train", metavar="TRAIN", help="the training pairs (count|input<TAB>output lines)")
+    dedup.add_argument("test", metavar="TEST", help="the test pairs, checked against TRAIN as well")
     dedup.add_argument("--train-out", dest="train_out", default=None,
-                       help="default TRAIN with .dedup before the suffix")
-    dedup.add_argument("--test-out", dest="test_out", default=None, help="default TEST with .dedup before the suffix")
+                       help="file for the kept training pairs (default TRAIN with .dedup before the suffix)")
+    dedup.add_argument("--test-out", dest="test_out", default=None,
+                       help="file for the kept test pairs (default TEST with .dedup before the suffix)")
     dedup.add_argument("--lenient", action="store_true", help="skip malformed lines and report them")
     dedup.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     dedup.set_defaults(handler=command_data_dedup)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from neuromath.cli.common import add_decode_options, nonnegative_int
+from neuromath.cli.common import add_decode_options, data_path, documented, nonnegative_int
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
@@ -21,9 +21,24 @@ def command_evaluate(args: argparse.Namespace) -> int:
 
 
 def register(commands) -> None:
-    evaluate = commands.add_parser("evaluate", help="evaluate one or more runs on a data file or folder")
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate one or more runs on a data file or folder",
+        **documented(
+            "Score one or more trained runs on the examples of --data, side by side; each run's task says how. Word "
+            "problems: value accuracy, equation accuracy and BLEU, the predictions written to "
+            "RUN_DIR/predictions.jsonl. Mathematics Dataset: exact match per module with a report folder; "
+            "identities: accuracy, precision and recall by depth beside a numeric checker; symbolic: verified "
+            "accuracy for each width of --beams on the full and the deduplicated test set. Decoding follows each "
+            "run's config unless --beam, --nbest, --length-penalty, --constrained or --verify say otherwise.",
+            "neuromath evaluate runs/g2t --data mawps-cv/fold0/dev.csv",
+            "neuromath evaluate runs/g2t --data mawps-cv/fold0/dev.csv --beam 5 --nbest 3 --json",
+            "neuromath evaluate runs/tp runs/plain --data md4-test --per-module 1000 --report runs/md_report",
+        ),
+    )
     evaluate.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="runs to evaluate (compared side by side)")
-    evaluate.add_argument("--data", required=True)
+    evaluate.add_argument("--data", type=data_path, required=True,
+                          help="the examples to score: a data file, or for Mathematics Dataset runs a release "
+                               "folder, a split folder or a module file")
     evaluate.add_argument("--format", default=None, help="data format (default: detected from the file)")
     evaluate.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from neuromath.cli.common import add_decode_options
+from neuromath.cli.common import add_decode_options, documented
 
 
 def command_solve(args: argparse.Namespace) -> int:
@@ -68,11 +68,27 @@ def print_unknown(tokens) -> None:
 
 
 def register(commands) -> None:
-    solve = commands.add_parser("solve", help="solve one problem with a trained run: a word problem, an integral or "
-                                              "ODE, a question, or an equation to verify")
-    solve.add_argument("run_dir")
-    solve.add_argument("text")
-    solve.add_argument("--json", action="store_true")
+    solve = commands.add_parser(
+        "solve", help="solve one problem with a trained run: a word problem, an integral or ODE, a question, or an "
+                      "equation to verify",
+        **documented(
+            "Solve one problem with a trained run; what TEXT is depends on the run's task: a word problem (prints "
+            "the equation and its value), an integrand or first-order ODE in ordinary notation (the answer with the "
+            "verifier's verdict), a Mathematics Dataset question (the answer), or an equation to verify (the "
+            "model's verdict and probability beside a numeric check). --nbest N lists the N best hypotheses, and "
+            "--attention FILE.png draws every attention layer and head for this input. Exit status: 0 with an "
+            "answer, 1 when the model's equation has none (the reason is printed), 2 for bad input.",
+            'neuromath solve runs/g2t "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry '
+            'have left?"',
+            'neuromath solve runs/int "x*cos(x)" --beam 10 --nbest 5',
+            'neuromath solve runs/verify "sin(x)^2 + cos(x)^2 = 1" --json',
+        ),
+    )
+    solve.add_argument("run_dir", metavar="RUN_DIR",
+                       help="a trained run folder (written by neuromath train or demo, or a fold of cv)")
+    solve.add_argument("text", metavar="TEXT", help="the problem, quoted as one argument")
+    solve.add_argument("--json", action="store_true",
+                       help="print one JSON object: the answer that neuromath serve's POST /api/solve gives")
     solve.add_argument("--attention", metavar="FILE.png", default=None,
                        help="draw every attention layer's weights for this input (one panel per head)")
     add_decode_options(solve)

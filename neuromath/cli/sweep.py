@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import positive_int
+from neuromath.cli.common import documented, positive_int
 
 
 def command_sweep(args: argparse.Namespace) -> int:
@@ -15,9 +15,24 @@ def command_sweep(args: argparse.Namespace) -> int:
 
 
 def register(commands) -> None:
-    sweep = commands.add_parser("sweep", help="train a grid of config values (several seeds, a few runs at a "
-                                              "time) and tabulate mean ± std per cell")
-    sweep.add_argument("--config", required=True)
+    sweep = commands.add_parser(
+        "sweep", help="train a grid of config values (several seeds, a few runs at a time) and tabulate mean ± std "
+                      "per cell",
+        **documented(
+            "Train every cell of a grid of config values (the product of the --grid lists), --seeds runs per cell "
+            "and --jobs runs at a time, each in its own process; every cell's config is checked before anything "
+            "trains. Runs go to OUT/<cell>/seed<S> (their output in train.log there), and one row per cell, the "
+            "mean ± std of epochs, best validation and test scores, to OUT/sweep.md and OUT/sweep.json. The same "
+            "command continues an interrupted sweep (finished runs are skipped, a run with a last.ckpt resumes); a "
+            "failed run is named with its log, the others go on, and the exit status is 1.",
+            "neuromath sweep --config identities/tree_lstm --grid model.d_model=50,100 \\\n"
+            "    --grid model.dropout=0,0.1,0.2 --seeds 3 --jobs 2 --out runs/sweep",
+            "neuromath sweep --config word_problems/graph2tree --grid optim.lr=0.001,0.0005 \\\n"
+            "    --set train.max_epochs=40 --out runs/sweep_lr",
+        ),
+    )
+    sweep.add_argument("--config", required=True,
+                       help="the config every run starts from: a preset named <task>/<model> or a YAML file")
     sweep.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", required=True,
                        help="values to sweep for one config key (repeatable: the cells are the product)")
     sweep.add_argument("--set", action="append", metavar="KEY=VALUE", help="a value of every run (repeatable)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import positive_int
+from neuromath.cli.common import documented, positive_int
 from neuromath.config import load_config
 
 
@@ -18,10 +18,27 @@ def command_train(args: argparse.Namespace) -> int:
 
 
 def register(commands) -> None:
-    train = commands.add_parser("train", help="train a model from a config")
-    train.add_argument("--config", required=True)
+    train = commands.add_parser(
+        "train", help="train a model from a config",
+        **documented(
+            "Train a model from a config, a preset named <task>/<model> (e.g. word_problems/graph2tree) or a YAML "
+            "file, with --set overrides; the config names the data files (data.train, data.valid, data.test; with "
+            "data.train null the task's generator makes the problems). The run folder OUT receives config.yaml, the "
+            "vocabularies, checkpoints/best.ckpt and last.ckpt, model.pt, metrics.csv, data.json and summary.json. "
+            "After training, the test split is scored with the best weights. With --seeds N the runs go to "
+            "OUT/seed<S> and the mean and standard deviation of their test scores to OUT/seeds.json.",
+            "neuromath train --config word_problems/graph2tree --out runs/g2t",
+            "neuromath train --config word_problems/transformer --set data.train=data/train.jsonl \\\n"
+            "    --set model.d_model=256 --set train.max_epochs=50 --out runs/wp256",
+            "neuromath train --config identities/tree_lstm --set data.train=data/identities.train.json \\\n"
+            "    --set data.valid=data/identities.valid.json --set data.test=data/identities.test.json \\\n"
+            "    --seeds 3 --out runs/tree_lstm",
+        ),
+    )
+    train.add_argument("--config", required=True,
+                       help="the config: a preset named <task>/<model> (e.g. word_problems/graph2tree) or a YAML file")
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
-    train.add_argument("--out", required=True, help="run directory")
+    train.add_argument("--out", required=True, help="run directory (with --seeds: the folder of OUT/seed<S>)")
     train.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoints/last.ckpt")
     train.add_argument("--seeds", type=positive_int, default=1,
                        help="train N runs with seeds train.seed, train.seed+1, ... in RUN_DIR/seed<S> and report "
