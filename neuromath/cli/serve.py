@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import integer_in, nonnegative_float, positive_int
+from neuromath.cli.common import documented, integer_in, nonnegative_float, positive_int
+from neuromath.extras import require
 
 
 def command_serve(args: argparse.Namespace) -> int:
     import torch  # the web framework and torch are loaded only here: `neuromath --help` stays fast
-    import uvicorn
+
+    require("fastapi", "neuromath serve")
+    uvicorn = require("uvicorn", "neuromath serve")
 
     from neuromath.serve.app import create_app
 
@@ -27,10 +30,24 @@ def command_serve(args: argparse.Namespace) -> int:
 
 
 def register(commands) -> None:
-    serve = commands.add_parser("serve", help="serve trained runs over HTTP: an API and a page to solve problems")
+    serve = commands.add_parser(
+        "serve", help="serve trained runs over HTTP: an API and a page to solve problems",
+        **documented(
+            "Load trained runs once and answer over HTTP until interrupted: POST /api/solve (the object that "
+            "neuromath solve --json prints), GET /api/runs, GET /api/health, and a page at / to pick a run, type a "
+            "problem and see the answer, the n-best list and the attention map. Requests for the same run and "
+            "decoding settings that arrive together are decoded as one batch. Binds to 127.0.0.1 (this machine "
+            "only) unless --host says otherwise.",
+            "neuromath serve runs/g2t runs/int runs/verify     # the page at http://127.0.0.1:8000/",
+            "neuromath serve runs/g2t --port 8080 --max-batch 16 --max-wait-ms 2 --threads 2",
+            "curl -s 127.0.0.1:8000/api/solve -H 'Content-Type: application/json' \\\n"
+            "    -d '{\"run\": \"g2t\", \"text\": \"Jerry had 135 pens. John took 19 pens from him. How many pens does "
+            "Jerry have left?\"}'",
+        ),
+    )
     serve.add_argument("runs", nargs="+", metavar="RUN", help="run folders; each is named by its folder's name")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", type=integer_in(0, 65535), default=8000)
+    serve.add_argument("--port", type=integer_in(0, 65535), default=8000, help="TCP port to listen on (default 8000)")
     serve.add_argument("--max-batch", dest="max_batch", type=positive_int, default=32,
                        help="most requests decoded together (default 32)")
     serve.add_argument("--max-wait-ms", dest="max_wait_ms", type=nonnegative_float, default=5.0,

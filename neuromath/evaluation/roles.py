@@ -27,6 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
+from neuromath.extras import require
 from neuromath.fileio import save_figure, write_text_atomic
 
 TOKEN_CLASSES = ("digit", "letter", "operator", "bracket", "space", "punctuation", "number", "special")
@@ -100,6 +101,7 @@ def purity(labels: np.ndarray, classes: np.ndarray) -> float:
 
 def analyse_head(sample: RoleSample, k: int, seed: int = 0, shuffles: int = 20) -> HeadAnalysis:
     """k-means (k clusters, at most the number of distinct vectors) of one head's roles against the token classes."""
+    require("sklearn", "the k-means of the role vectors (neuromath analyze roles)")
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
 
@@ -181,6 +183,7 @@ def plot_pca(analysis: HeadAnalysis, vectors: np.ndarray, path: str | Path, seed
     and by the same classes shuffled among the points (the chance picture)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    require("sklearn", "the PCA plot of the role vectors (neuromath analyze roles)")
     from sklearn.decomposition import PCA
 
     points = PCA(n_components=2, random_state=seed).fit_transform(np.asarray(vectors, dtype=np.float64))

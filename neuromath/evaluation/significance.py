@@ -10,11 +10,11 @@ which is better.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import binom
 
 BOOTSTRAP_CHUNK = 4_000_000  # resampled example indices held in memory at once (32 MB of int64)
 
@@ -65,7 +65,9 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     discordant = only_a + only_b
     if discordant == 0:
         return 1.0
-    return float(min(1.0, 2.0 * binom.cdf(min(only_a, only_b), discordant, 0.5)))
+    # the tail in exact integers, divided once: no rounding before the end, for any number of examples
+    tail = sum(math.comb(discordant, wins) for wins in range(min(only_a, only_b) + 1))
+    return min(1.0, 2 * tail / 2**discordant)
 
 
 def paired_bootstrap_interval(

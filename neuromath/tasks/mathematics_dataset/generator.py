@@ -23,6 +23,7 @@ import os
 import random
 import sys
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from sympy.solvers.diophantine.diophantine import base_solution_linear
 from tqdm import tqdm
 
 from neuromath.errors import NeuromathError
+from neuromath.extras import require
 from neuromath.fileio import write_text_atomic
 
 TRAIN_SPLITS = ("train-easy", "train-medium", "train-hard")
@@ -47,6 +49,30 @@ _prepared = False
 _entity_order = itertools.count()
 
 
+class ItemsetArray(numpy.ndarray):
+    """An array with NumPy 1's ``itemset(index, value)``: ``array[index] = value`` (an object array's element may
+    be a list, as the package stores there)."""
+
+    def itemset(self, index, value) -> None:
+        self[index] = value
+
+
+class NumpyWithItemset(types.ModuleType):
+    """NumPy as DeepMind's polynomial sampler sees it under NumPy 2: ``zeros`` and ``empty`` make ``ItemsetArray``
+    views; every other name is NumPy's own."""
+
+    def __getattr__(self, name: str):
+        return getattr(numpy, name)
+
+    @staticmethod
+    def zeros(*args, **kwargs) -> ItemsetArray:
+        return numpy.zeros(*args, **kwargs).view(ItemsetArray)
+
+    @staticmethod
+    def empty(*args, **kwargs) -> ItemsetArray:
+        return numpy.empty(*args, **kwargs).view(ItemsetArray)
+
+
 def prepare_mathematics_dataset() -> None:
     """Make ``mathematics_dataset`` importable and deterministic; call before importing it (idempotent).
 
@@ -54,6 +80,8 @@ def prepare_mathematics_dataset() -> None:
     - ``base_solution_linear`` moved from ``sympy.solvers.diophantine`` (a package since SymPy 1.7)
       to ``sympy.solvers.diophantine.diophantine``; it is made visible where the package looks.
     - ``np.object`` was removed in NumPy 1.24; it was an alias of ``object``.
+    - ``ndarray.itemset`` was removed in NumPy 2; the package's polynomial sampler calls it on the arrays it makes
+      with ``np.zeros`` and ``np.empty``, which now return ``ItemsetArray`` views (NumPy 2 only).
 
     Determinism patches (applied after the import):
     - ``Context.pop`` draws a fresh symbol with ``random.choice`` from a set of letters, whose order
@@ -76,6 +104,7 @@ def prepare_mathematics_dataset() -> None:
 
     # DeepMind's package is imported here, not at the top: it can only be imported after the two import fixes
     # above, and importing neuromath.tasks must not patch NumPy, SymPy and the package as a side effect.
+    require("mathematics_dataset", "DeepMind's Mathematics Dataset generator")
     from mathematics_dataset.util import composition
 
     allowed_symbols = composition._ALLOWED_SYMBOLS
@@ -88,6 +117,11 @@ def prepare_mathematics_dataset() -> None:
         symbol = random.choice(sorted(allowed))
         context._self_symbols.add(symbol)
         return symbol
+
+    if not hasattr(numpy.ndarray, "itemset"):  # NumPy 2
+        from mathematics_dataset.sample import polynomials
+
+        polynomials.np = NumpyWithItemset("numpy")
 
     composition.Context.pop = pop_symbol
     original_init = composition.Entity.__init__

@@ -1,0 +1,82 @@
+"""What the installed package carries and needs: presets and the serve page as package data, one version, extras
+that fail with the name of what to install."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import neuromath
+from neuromath.cli import main
+from neuromath.config import PRESETS, load_config, preset_description, preset_names
+from neuromath.errors import MissingExtraError
+from neuromath.extras import EXTRAS, require
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_every_preset_lies_in_the_package_and_has_a_one_line_description():
+    names = preset_names()
+    assert len(names) >= 40 and "word_problems/graph2tree" in names and "identities/tree_lstm" in names
+    assert PRESETS.parent == Path(neuromath.__file__).resolve().parent
+    for name in names:
+        description = preset_description(name)
+        assert 10 < len(description) <= 100, name
+        assert load_config(name, strict=True).data.task.startswith(name.split("/")[0])  # word_problems_normalized
+
+
+def test_package_data_names_the_presets_and_the_page():
+    data = PYPROJECT["tool"]["setuptools"]["package-data"]["neuromath"]
+    assert "configs/*/*.yaml" in data and "serve/page.html" in data and "py.typed" in data
+    assert (ROOT / "neuromath" / "py.typed").exists() and (ROOT / "neuromath" / "serve" / "page.html").exists()
+    assert not (ROOT / "configs").exists(), "presets live in neuromath/configs only"
+
+
+def test_the_version_is_written_once():
+    assert PYPROJECT["project"]["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "neuromath.__version__"}
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+def test_every_extra_named_in_the_code_exists_in_pyproject():
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert set(EXTRAS.values()) <= set(extras)
+    assert {"serve", "analysis", "mathematics", "docs", "test"} <= set(extras)
+    core = " ".join(PYPROJECT["project"]["dependencies"])
+    for optional in ("fastapi", "uvicorn", "scikit-learn", "scipy", "mathematics_dataset", "numpy<2"):
+        assert optional not in core, optional
+
+
+@pytest.mark.parametrize("module", sorted(EXTRAS))
+def test_a_missing_extra_is_an_error_naming_it(monkeypatch, module):
+    monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
+    with pytest.raises(MissingExtraError) as error:
+        require(module, "this command")
+    assert f"neuromath[{EXTRAS[module]}]" in str(error.value) and "this command" in str(error.value)
+
+
+def test_serve_without_its_extra_stops_with_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    assert main(["serve", str(tmp_path)]) == 2
+    assert "pip install 'neuromath[serve]'" in capsys.readouterr().err
+
+
+def test_config_list_prints_every_preset_once():
+    listed = subprocess.run([sys.executable, "-m", "neuromath", "config", "list"], capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    assert [line.split()[0] for line in listed] == preset_names()
+    assert all(len(line.split(None, 1)) == 2 for line in listed)
+    tasks = subprocess.run([sys.executable, "-m", "neuromath", "config", "list", "--task", "identities"],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    assert tasks and all(line.startswith("identities/") for line in tasks)
+
+
+def test_a_preset_is_named_without_a_path_and_a_wrong_name_suggests_the_closest(capsys):
+    assert main(["config", "show", "word_problems/graph2tree"]) == 0
+    assert "name: graph2tree" in capsys.readouterr().out
+    assert main(["config", "show", "word_problems/graph2tre"]) == 2
+    error = capsys.readouterr().err
+    assert "did you mean word_problems/graph2tree" in error and "neuromath config list" in error
