@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 import textwrap
+from pathlib import Path
 
-from neuromath.dataroot import find_data
+from neuromath.dataroot import corpus_of, find_data
 from neuromath.errors import DataNotFoundError
 
 HELP_WIDTH = 79  # the columns a description is filled to; examples are kept as written
@@ -72,12 +73,15 @@ def integer_set(low: int, high: int):
 
 def data_path(text: str) -> str:
     """An argparse type: a data file or folder, read from the working directory when it is there, else from the data
-    root ($NEUROMATH_DATA, else ./data; ``neuromath.dataroot``). Found in neither, it is refused with the corpus it
-    belongs to and where to get it."""
+    root ($NEUROMATH_DATA, else ./data; ``neuromath.dataroot``). Found in neither, a path into a known corpus
+    (``mawps-cv/fold0/dev.csv``) is refused with the corpus and where to get it; any other path is passed on as
+    written, for the command to report with the rest of its checks when it reads it."""
     try:
         return str(find_data(text))
     except DataNotFoundError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        if corpus_of(text) is not None and not Path(text).is_absolute():
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return text
 
 
 def finite_float(text: str) -> float:
