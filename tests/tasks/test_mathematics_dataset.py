@@ -268,3 +268,18 @@ def test_task_scores_exact_answer_strings():
     assert not task.is_correct(list("-1,3"), example) and not task.is_correct(list("-1, 3 "), example)
     record = task.describe(list("3, -1"), example)
     assert record["prediction"] == "3, -1" and record["correct"] is False and record["module"] == "comparison__sort"
+
+
+def test_under_numpy_2_the_polynomial_sampler_gets_itemset_back():
+    """NumPy 2 removed ndarray.itemset, which DeepMind's polynomial sampler calls on the arrays it makes with zeros and
+    empty; the shim's arrays set the element as NumPy 1 did (an object array's element may be a list)."""
+    import numpy
+
+    shimmed = mg.NumpyWithItemset("numpy")
+    coefficients = shimmed.zeros((2, 3), dtype=numpy.int64)
+    coefficients.itemset((1, 2), 7)
+    assert coefficients[1, 2] == 7 and coefficients.sum() == 7
+    expanded = shimmed.empty((2,), dtype=object)
+    expanded.itemset((1,), [3, 4])
+    assert expanded[1] == [3, 4]
+    assert shimmed.count_nonzero is numpy.count_nonzero  # everything else is NumPy's own
