@@ -1,7 +1,7 @@
 """Whole models assembled from ``neuromath.nn``, each registered in ``neuromath.registry.MODELS`` under a name.
 
 Every registered sequence model is built as ``Model(config: ModelConfig, inputs: ModelInputs)`` and implements
-``forward``, ``encode`` and ``decode_step`` (see DESIGN.md, Contracts); the identities classifiers are built by
+``forward``, ``encode`` and ``decode_step`` (see docs/design.md, Contracts); the identities classifiers are built by
 ``neuromath.models.identities.build_classifier``.
 """
 

@@ -15,7 +15,7 @@ dropout. Attention layers and positional encodings are built by name from
   prefix grammar for that side; the model then parses the tokens with ``nn.tree.TreeStructure``
   (incrementally during decoding, its state kept in the cache).
 
-Model contract (see DESIGN.md), shared by every sequence model:
+Model contract (see docs/design.md), shared by every sequence model:
   forward(batch) -> logits (B, T, V)           teacher forcing on batch["target_in"]
   encode(batch) -> memory                      a dict of batch-first tensors
   decode_step(memory, prefix, cache) -> (log_probs (B, V), cache)

@@ -6,7 +6,7 @@ and incremental decoding (one new token, the parser state kept in the decoder ca
 of an incomplete expression parses too: every token's place in the tree is fixed by the tokens
 before it.
 
-Conventions (documented in the README and tested in tests/nn/test_tree.py):
+Conventions (documented in docs/guides/transformers.md and tested in tests/nn/test_tree.py):
 
 * The sequence hangs under a *super-root*. In the decoder the super-root is the ``bos`` token
   (position 0, depth 0); in the encoder it is virtual. The expression's root is the super-root's
