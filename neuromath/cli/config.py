@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from neuromath.cli.common import documented
 from neuromath.config import preset_description, preset_names, show_config
 
 
@@ -24,35 +25,38 @@ def command_config_list(args: argparse.Namespace) -> int:
 def register(commands) -> None:
     config = commands.add_parser(
         "config", help="list the presets, show a resolved config",
-        description="Inspect configs. A config is a YAML file or a preset shipped with neuromath, named without a "
-                    "path as <task>/<model> (word_problems/graph2tree); a preset names only what differs from the "
-                    "defaults.",
-        epilog="examples:\n  neuromath config list\n  neuromath config list --task identities\n"
-               "  neuromath config show word_problems/graph2tree --set model.encoder_hidden=512",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **documented(
+            "Inspect configs. A config is a YAML file or a preset shipped with neuromath, named without a path as "
+            "<task>/<model> (word_problems/graph2tree); a preset names only what differs from the defaults.",
+            "neuromath config list",
+            "neuromath config list --task identities",
+            "neuromath config show word_problems/graph2tree --set model.encoder_hidden=512",
+        ),
     )
     config_commands = config.add_subparsers(dest="config_command", required=True, metavar="COMMAND",
                                             help="list or show")
     listing = config_commands.add_parser(
         "list", help="print every shipped preset with a one-line description",
-        description="Print the name of every preset shipped with neuromath and what it trains, one per line. A "
-                    "preset's name is what --config takes (train, sweep, cv, config show).",
-        epilog="examples:\n  neuromath config list\n  neuromath config list --task word_problems",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **documented(
+            "Print the name of every preset shipped with neuromath and what it trains, one per line. A preset's name "
+            "is what --config takes (train, sweep, cv, config show).",
+            "neuromath config list",
+            "neuromath config list --task word_problems",
+        ),
     )
     listing.add_argument("--task", choices=sorted({name.split("/", 1)[0] for name in preset_names()}),
                          help="only the presets of this task family")
     listing.set_defaults(handler=command_config_list)
     show = config_commands.add_parser(
         "show", help="print the resolved config: defaults, the file's keys, overrides",
-        description="Print the config a run would use, as YAML: every key that applies to its task and model, the "
-                    "defaults included, with the preset's or file's keys and the --set overrides applied. Keys "
-                    "that do not apply, unknown keys, unknown model or task names and values out of range are "
-                    "errors, as for train.",
-        epilog="examples:\n  neuromath config show word_problems/graph2tree\n"
-               "  neuromath config show identities/tree_lstm --set model.d_model=100\n"
-               "  neuromath config show my_config.yaml",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **documented(
+            "Print the config a run would use, as YAML: every key that applies to its task and model, the defaults "
+            "included, with the preset's or file's keys and the --set overrides applied. Keys that do not apply, "
+            "unknown keys, unknown model or task names and values out of range are errors, as for train.",
+            "neuromath config show word_problems/graph2tree",
+            "neuromath config show identities/tree_lstm --set model.d_model=100",
+            "neuromath config show my_config.yaml",
+        ),
     )
     show.add_argument("config", metavar="CONFIG", help="a preset name (word_problems/graph2tree) or a YAML file")
     show.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
