@@ -74,6 +74,16 @@ def test_config_list_prints_every_preset_once():
     assert tasks and all(line.startswith("identities/") for line in tasks)
 
 
+def test_a_reader_that_stops_early_gets_no_error():
+    """`neuromath config list | head -2`: the command stops quietly when the pipe closes, no "error: Broken pipe"."""
+    listing = subprocess.Popen([sys.executable, "-m", "neuromath", "config", "list"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    first = listing.stdout.readline()
+    listing.stdout.close()  # the reader goes; the command is still writing
+    error = listing.stderr.read().decode()
+    assert listing.wait(timeout=60) in (0, 1) and first.startswith(b"identities/") and error == ""
+
+
 def test_a_preset_is_named_without_a_path_and_a_wrong_name_suggests_the_closest(capsys):
     assert main(["config", "show", "word_problems/graph2tree"]) == 0
     assert "name: graph2tree" in capsys.readouterr().out

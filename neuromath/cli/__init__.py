@@ -9,6 +9,7 @@ handlers, so ``neuromath --help`` and the data commands start in a fraction of a
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from neuromath import __version__
@@ -70,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of the output has gone (neuromath config list | head -3): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush must not fail
+        return 1
     except OSError as error:
         if args.verbose:
             raise
