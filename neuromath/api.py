@@ -136,14 +136,18 @@ def decode_options(given: dict) -> dict:
     return options
 
 
-def check_decode(decode: DecodeConfig, **changes) -> DecodeConfig:
+def check_decode(decode: DecodeConfig, config: Config | None = None, /, **changes) -> DecodeConfig:
     """``decode`` with the decoding options ``changes`` (``DecodeConfig`` fields); an unknown option is a ConfigError,
     and so is a value out of its range or an nbest above the beam: a ``DecodeConfig`` checks itself when it is built
-    (``neuromath.config.RANGES``)."""
+    (``neuromath.config.RANGES``). With the run's ``config``, the rules between the decoding and the other sections
+    are checked too (``neuromath.config.CONFIG_CHECKS``: a max_len above the model's)."""
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(DecodeConfig)})
     if unknown:
         raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")
-    return dataclasses.replace(decode, **changes)
+    decode = dataclasses.replace(decode, **changes)
+    if config is not None:
+        dataclasses.replace(config, decode=decode)  # Config.__post_init__ checks it
+    return decode
 
 
 def attention_flags(attention: bool | Sequence[bool], count: int) -> list[bool]:
@@ -177,7 +181,7 @@ class Solver:
             raise NeuromathError(f"{run_dir} has no trained weights (model.pt); did training finish?")
         self.run_dir = run_dir
         self.config: Config = load_config(run_dir / "config.yaml")
-        self.decode = check_decode(self.config.decode, **decode)
+        self.decode = check_decode(self.config.decode, self.config, **decode)
         task = get_task(self.config.data.task)
         if not isinstance(task, SequenceTask):
             raise NeuromathError(
@@ -208,7 +212,7 @@ class Solver:
         takes them, changed from this solver's own), sharing its model, vocabularies and task: no weights are read
         again. A bad setting is a ConfigError, as at ``load``."""
         variant = copy.copy(self)
-        variant.decode = check_decode(self.decode, **decode)
+        variant.decode = check_decode(self.decode, self.config, **decode)
         variant.constraint = self.grammar_constraint(variant.decode)
         return variant
 

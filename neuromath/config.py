@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import functools
 import math
+import stat
 import types
 import typing
 from dataclasses import dataclass, field
@@ -26,8 +27,9 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import yaml
 
-from neuromath.errors import ConfigError
+from neuromath.errors import ConfigError, DataFormatError
 from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import CONFIG_LIMIT, file_kind, read_run_file
 
 
 class Section:
@@ -221,6 +223,14 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
 
+    def __post_init__(self) -> None:
+        """The rules between keys of different sections (``CONFIG_CHECKS``), as ``Section`` checks its own."""
+        for rule in CONFIG_CHECKS:
+            problem = rule(self)
+            if problem is not None:
+                key, message = problem
+                raise config_error(message, key)
+
 
 # ------------------------------------------------------------------------------------------ which keys apply where
 #
@@ -340,8 +350,9 @@ def applies(key: str, config: Config) -> bool:
 # ------------------------------------------------------------------------------------------ allowed values
 #
 # Every numeric key has a range, from how the code reads it: sizes and counts that must be at least 1, counts where 0
-# means "none" or "no limit", probabilities and fractions, -1 where Lightning reads it as "no limit". Floats must
-# also be finite. ``Section.__post_init__`` checks them, and the rules between keys in ``CROSS_CHECKS``, whenever a
+# means "none" or "no limit", probabilities and fractions, -1 where Lightning reads it as "no limit"; sizes, layers,
+# lengths, beams and batches also have an upper bound far above any real run (``MAX_WIDTH`` ...). Floats must also be
+# finite. ``Section.__post_init__`` checks them, and the rules between keys in ``CROSS_CHECKS``, whenever a
 # section is built. tests/test_config.py holds that every numeric key of every section is in ``RANGES``.
 
 
@@ -381,44 +392,62 @@ class Range:
         return text
 
 
-COUNT = Range(low=1)  # sizes, layers, widths: at least one
+COUNT = Range(low=1)  # counts that must be at least one (sizes and lengths also have upper bounds, below)
 NONNEGATIVE = Range(low=0)  # counts where 0 means none, off or no limit; float amounts that may be zero
 POSITIVE = Range(low=0, low_open=True)  # rates and factors that must not vanish
 PROBABILITY = Range(low=0, high=1)  # [0, 1): dropout, label smoothing, Adam's betas
-FINITE = Range()
 SEED = Range(low=0, high=2**32 - 1, high_closed=True)  # what numpy (Lightning's seed_everything) accepts
 NO_LIMIT_OR_COUNT = Range(low=1, sentinel=(-1, "no limit"))  # Lightning's max_epochs and max_steps
 
+# Upper bounds, checked before anything is built: a width of millions, 100,000 layers or a beam of a million fails
+# inside torch (out of memory, or a tensor too large) after seconds or minutes. Each bound is far above what any real
+# run needs, the shipped and paper presets included (their largest: d_model 512, d_ff 2048, 6 layers, 8 heads,
+# max_len 1024, beam 5, batch 1024, 200,000 generated problems).
+MAX_WIDTH = 65_536  # d_model, d_ff and the recurrent hidden sizes
+MAX_LAYERS = 256
+MAX_LENGTH = 100_000  # tokens of a source, a target or a decoded answer
+MAX_BEAM = 1_000  # beam width and n-best size
+MAX_BATCH = 100_000  # examples per training or decoding batch
+MAX_LENGTH_PENALTY = 10.0  # |alpha| in score / len^alpha: len^alpha stays a float for len <= MAX_LENGTH
+WIDTH = Range(low=1, high=MAX_WIDTH, high_closed=True)
+DEPTH = Range(low=1, high=MAX_LAYERS, high_closed=True)
+LENGTH = Range(low=1, high=MAX_LENGTH, high_closed=True)
+BEAM = Range(low=1, high=MAX_BEAM, high_closed=True)
+BATCH = Range(low=1, high=MAX_BATCH, high_closed=True)
+GENERATED = Range(low=0, high=100_000_000, high_closed=True)  # problems generated in memory; the presets: 200,000
+WORKERS = Range(low=0, high=4096, high_closed=True)  # processes or threads of one machine; 0: the default
+
 RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (optim.betas): each item
-    "data.generate_train": COUNT,
-    "data.generate_valid": NONNEGATIVE,  # 0: none generated, the validation set is carved out of the training set
-    "data.generate_test": NONNEGATIVE,  # 0: no test set
+    "data.generate_train": Range(low=1, high=GENERATED.high, high_closed=True),
+    "data.generate_valid": GENERATED,  # 0: none generated, the validation set is carved out of the training set
+    "data.generate_test": GENERATED,  # 0: no test set
     "data.generate_seed": SEED,
     "data.valid_fraction": Range(low=0, high=1, low_open=True),  # the carved-out share; some must be left to train
     "data.valid_max": NONNEGATIVE,  # 0: no cap
-    "data.max_source_len": COUNT,
-    "data.max_target_len": COUNT,
+    "data.max_source_len": LENGTH,
+    "data.max_target_len": LENGTH,
     "data.min_count": COUNT,  # 1: every training word is in the vocabulary
     "data.word_dropout": PROBABILITY,  # 0: no word dropout; 1 would leave no word to read
     "data.per_module": NONNEGATIVE,  # 0: every question of a module file
-    "data.symbolic_max_ops": COUNT,
-    "data.shuffle_window": COUNT,  # 1: read in file order
-    "data.loader_workers": NONNEGATIVE,  # 0: the training process reads
+    "data.symbolic_max_ops": Range(low=1, high=1000, high_closed=True),  # the presets: 15
+    "data.shuffle_window": Range(low=1, high=100_000_000, high_closed=True),  # records held; 1: in file order
+    "data.loader_workers": WORKERS,  # 0: the training process reads
     "data.stream_vocab_records": NONNEGATIVE,  # 0: every record
-    "model.d_model": COUNT,
-    "model.n_heads": COUNT,
-    "model.n_encoder_layers": COUNT,
-    "model.n_decoder_layers": COUNT,
-    "model.d_ff": COUNT,
+    "model.d_model": WIDTH,
+    "model.n_heads": WIDTH,  # at most d_model (heads divide it)
+    "model.n_encoder_layers": DEPTH,
+    "model.n_decoder_layers": DEPTH,
+    "model.d_ff": WIDTH,
     "model.dropout": PROBABILITY,
-    "model.relative_k": NONNEGATIVE,  # 0: every distance shares one embedding
-    "model.tree_depth": COUNT,
-    "model.tree_width": COUNT,
-    "model.tree_relations": Range(low=2),  # id 0 is shared by the rare relations, so at least one more
-    "model.stack_depth": COUNT,
-    "model.encoder_hidden": COUNT,
-    "model.decoder_hidden": COUNT,
-    "model.max_len": COUNT,
+    "model.relative_k": Range(low=0, high=MAX_LENGTH, high_closed=True),  # 0: every distance shares one embedding
+    "model.tree_depth": Range(low=1, high=1024, high_closed=True),  # the presets: 32
+    "model.tree_width": Range(low=1, high=1024, high_closed=True),
+    # id 0 is shared by the rare relations, so at least one more
+    "model.tree_relations": Range(low=2, high=MAX_LENGTH, high_closed=True),
+    "model.stack_depth": Range(low=1, high=4096, high_closed=True),
+    "model.encoder_hidden": WIDTH,
+    "model.decoder_hidden": WIDTH,
+    "model.max_len": LENGTH,
     "optim.lr": POSITIVE,
     "optim.lr_scale": POSITIVE,
     "optim.warmup_steps": COUNT,  # the warm-up schedule divides by warmup^1.5
@@ -433,7 +462,7 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "optim.step_gamma": Range(low=0, high=1, low_open=True),  # multiplies the rate: it must not grow, nor reach 0
     "optim.ema_decay": PROBABILITY,  # [0, 1): at 1 the average would never leave the initial weights
     "train.seed": SEED,
-    "train.batch_size": COUNT,
+    "train.batch_size": BATCH,
     "train.max_epochs": NO_LIMIT_OR_COUNT,
     "train.max_steps": NO_LIMIT_OR_COUNT,
     "train.val_every_steps": NONNEGATIVE,  # 0: validate every epoch
@@ -441,17 +470,17 @@ RANGES: dict[str, Range] = {  # dotted key -> its allowed values; a tuple key (o
     "train.min_epochs": NONNEGATIVE,
     "train.devices": Range(low=1, sentinel=(-1, "every device")),
     "train.num_nodes": COUNT,
-    "train.num_threads": NONNEGATIVE,  # 0: torch's default
+    "train.num_threads": WORKERS,  # 0: torch's default
     "train.max_time_minutes": NONNEGATIVE,  # 0: no limit
     "train.rank_weight": NONNEGATIVE,  # 0: no completion ranking loss
-    "train.rank_groups": COUNT,
-    "train.rank_negatives": COUNT,
+    "train.rank_groups": Range(low=1, high=MAX_BATCH, high_closed=True),
+    "train.rank_negatives": Range(low=1, high=MAX_BATCH, high_closed=True),
     "train.rank_hard": NONNEGATIVE,  # 0: every wrong filler drawn uniformly
-    "decode.max_len": COUNT,
-    "decode.batch_size": COUNT,
-    "decode.beam": COUNT,
-    "decode.nbest": COUNT,
-    "decode.length_penalty": FINITE,  # alpha in score / len^alpha
+    "decode.max_len": LENGTH,  # at most model.max_len (decode_fits_the_model)
+    "decode.batch_size": BATCH,
+    "decode.beam": BEAM,
+    "decode.nbest": BEAM,
+    "decode.length_penalty": Range(low=-MAX_LENGTH_PENALTY, high=MAX_LENGTH_PENALTY, high_closed=True),  # alpha
 }
 
 
@@ -564,6 +593,17 @@ def model_is_known(model: "ModelConfig") -> tuple[str, str] | None:
     return None
 
 
+def decode_fits_the_model(config: "Config") -> tuple[str, str] | None:
+    """A Transformer reads and writes at most model.max_len positions (its position tables), so a longer decoding
+    would fail in the middle of it. The recurrent and tree decoders have no such table: their run folders keep
+    loading whatever the two lengths are."""
+    model, decode = config.model, config.decode
+    if model.name in TRANSFORMERS and decode.max_len > model.max_len:
+        return "decode.max_len", (f"decode.max_len ({decode.max_len}) cannot exceed model.max_len ({model.max_len}): "
+                                  "the model writes at most model.max_len tokens")
+    return None
+
+
 # section -> rules between its keys: each returns None, or the dotted key at fault and what is wrong
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
     "data": (task_is_known,),
@@ -573,11 +613,12 @@ CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
               strategy_is_known, hard_fillers_within_negatives),
     "decode": (nbest_within_beam,),
 }
+CONFIG_CHECKS = (decode_fits_the_model,)  # rules between keys of different sections, checked by Config itself
 
 
 def format_number(value: int | float) -> str:
     """``2`` for 2 and 2.0, ``0.5``, ``nan``: how a message quotes the value it refuses."""
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:  # 1e308: not 309 digits
         return str(int(value))
     return str(value)
 
@@ -748,6 +789,12 @@ def find_config(name: str | Path) -> Path:
     path = Path(name)
     if path.is_file():
         return path
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # not there (or not a path): a preset's name
+        mode = None
+    if mode is not None and not stat.S_ISDIR(mode):  # a FIFO, device or socket is refused unread
+        raise ConfigError(f"{name}: not a regular file but {file_kind(mode)}")
     key = path.as_posix().removesuffix(".yaml").removeprefix("configs/")
     names = preset_names()
     if key in names:
@@ -774,10 +821,10 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
     values: dict = {}
     if path is not None:
         file = find_config(path)  # messages name the config as the user wrote it
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ConfigError(f"{path}: cannot read config: {error.strerror}") from None
+        try:  # a regular file of at most CONFIG_LIMIT bytes: a FIFO or a link to /dev/zero is refused, not read
+            text = read_run_file(file, CONFIG_LIMIT, "config file").decode("utf-8")
+        except DataFormatError as error:
+            raise ConfigError(f"{path}: {error.reason.replace('cannot read:', 'cannot read config:')}") from None
         except UnicodeDecodeError as error:
             raise ConfigError(f"{path}: not a config file (not UTF-8 text at byte {error.start})") from None
         try:

@@ -112,7 +112,7 @@ def test_every_preset_loads_and_builds_its_model(path):
 @pytest.mark.parametrize("override, message", [
     ("train.max_epochs=-5", "train.max_epochs must be -1 (no limit) or >= 1, got -5"),
     ("train.max_steps=0", "train.max_steps must be -1 (no limit) or >= 1, got 0"),
-    ("model.d_model=0", "model.d_model must be >= 1, got 0"),
+    ("model.d_model=0", "model.d_model must be in [1, 65536], got 0"),
     ("model.n_heads=5", "model.n_heads (5) must divide model.d_model (128)"),
     ("model.dropout=2", "model.dropout must be in [0, 1), got 2"),
     ("model.dropout=-0.1", "model.dropout must be in [0, 1), got -0.1"),
@@ -123,8 +123,8 @@ def test_every_preset_loads_and_builds_its_model(path):
     ("optim.betas=[0.9, 1]", "optim.betas[1] must be in [0, 1), got 1"),
     ("optim.warmup_steps=0", "optim.warmup_steps must be >= 1, got 0"),
     ("optim.plateau_factor=1", "optim.plateau_factor must be in (0, 1), got 1"),
-    ("decode.length_penalty=nan", "decode.length_penalty must be a finite number, got nan"),
-    ("decode.beam=0", "decode.beam must be >= 1, got 0"),
+    ("decode.length_penalty=nan", "decode.length_penalty must be in [-10, 10], got nan"),
+    ("decode.beam=0", "decode.beam must be in [1, 1000], got 0"),
     ("decode.nbest=3", "decode: nbest (3) cannot exceed the beam width (1)"),
     ("train.seed=-1", "train.seed must be in [0, 4294967295], got -1"),
     ("train.devices=0", "train.devices must be -1 (every device) or >= 1, got 0"),
@@ -133,7 +133,7 @@ def test_every_preset_loads_and_builds_its_model(path):
                                  "'ddp_spawn'"),
     ("data.valid_fraction=1", "data.valid_fraction must be in (0, 1), got 1"),
     ("data.per_module=-1", "data.per_module must be >= 0, got -1"),
-    ("model.tree_relations=1", "model.tree_relations must be >= 2, got 1"),
+    ("model.tree_relations=1", "model.tree_relations must be in [2, 100000], got 1"),
     ("model.tree_activation=relu", "model.tree_activation must be one of tanh, sigmoid, got 'relu'"),
     ("data.min_count=0", "data.min_count must be >= 1, got 0"),
     ("data.word_dropout=1", "data.word_dropout must be in [0, 1), got 1"),
@@ -145,13 +145,85 @@ def test_values_out_of_range_are_refused_with_the_range(override, message):
         load_config(None, [override])
 
 
+# ---- upper bounds: sizes no run needs fail before anything is built, not inside torch seconds later (issue 48)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("model.d_model=4000000", "model.d_model must be in [1, 65536], got 4000000"),
+    ("model.d_ff=4000000", "model.d_ff must be in [1, 65536], got 4000000"),
+    ("model.encoder_hidden=65537", "model.encoder_hidden must be in [1, 65536], got 65537"),
+    ("model.decoder_hidden=65537", "model.decoder_hidden must be in [1, 65536], got 65537"),
+    ("model.n_heads=100000", "model.n_heads must be in [1, 65536], got 100000"),
+    ("model.n_encoder_layers=100000", "model.n_encoder_layers must be in [1, 256], got 100000"),
+    ("model.n_decoder_layers=257", "model.n_decoder_layers must be in [1, 256], got 257"),
+    ("model.max_len=1000000000", "model.max_len must be in [1, 100000], got 1000000000"),
+    ("model.relative_k=100001", "model.relative_k must be in [0, 100000], got 100001"),
+    ("model.tree_depth=1025", "model.tree_depth must be in [1, 1024], got 1025"),
+    ("model.stack_depth=4097", "model.stack_depth must be in [1, 4096], got 4097"),
+    ("data.max_source_len=100001", "data.max_source_len must be in [1, 100000], got 100001"),
+    ("data.max_target_len=100001", "data.max_target_len must be in [1, 100000], got 100001"),
+    ("data.generate_train=1000000000", "data.generate_train must be in [1, 100000000], got 1000000000"),
+    ("data.symbolic_max_ops=1001", "data.symbolic_max_ops must be in [1, 1000], got 1001"),
+    ("data.loader_workers=5000", "data.loader_workers must be in [0, 4096], got 5000"),
+    ("train.batch_size=100001", "train.batch_size must be in [1, 100000], got 100001"),
+    ("train.num_threads=5000", "train.num_threads must be in [0, 4096], got 5000"),
+    ("decode.beam=1000000", "decode.beam must be in [1, 1000], got 1000000"),
+    ("decode.batch_size=100001", "decode.batch_size must be in [1, 100000], got 100001"),
+    ("decode.max_len=100001", "decode.max_len must be in [1, 100000], got 100001"),
+    ("decode.length_penalty=1e308", "decode.length_penalty must be in [-10, 10], got 1e+308"),
+    ("decode.length_penalty=-10.5", "decode.length_penalty must be in [-10, 10], got -10.5"),
+])
+def test_values_above_the_upper_bounds_are_refused_naming_the_key(override, message):
+    with pytest.raises(ConfigError, match=f"^{re.escape(f'--set {override}: {message}')}$"):
+        load_config(None, [override])
+
+
+def test_the_upper_bounds_are_inclusive_and_leave_room_above_every_preset():
+    from neuromath.config import MAX_BEAM, MAX_LAYERS, MAX_LENGTH, MAX_WIDTH, preset_names
+
+    config = load_config(None, [f"model.d_model={MAX_WIDTH}", f"model.d_ff={MAX_WIDTH}", f"model.max_len={MAX_LENGTH}",
+                                f"model.n_encoder_layers={MAX_LAYERS}", f"decode.beam={MAX_BEAM}",
+                                f"decode.max_len={MAX_LENGTH}", "decode.length_penalty=10"])
+    assert (config.model.d_model, config.decode.beam, config.decode.max_len) == (MAX_WIDTH, MAX_BEAM, MAX_LENGTH)
+    for name in preset_names():
+        preset = load_config(name, strict=True)
+        assert 4 * preset.model.d_model <= MAX_WIDTH and 4 * preset.model.d_ff <= MAX_WIDTH, name
+        assert 10 * max(preset.model.n_encoder_layers, preset.model.n_decoder_layers) <= MAX_LAYERS, name
+        assert 10 * max(preset.model.max_len, preset.decode.max_len) <= MAX_LENGTH, name
+        assert 10 * preset.decode.beam <= MAX_BEAM, name
+
+
+def test_decode_max_len_cannot_exceed_model_max_len(tmp_path):
+    with pytest.raises(ConfigError, match=r"^--set decode.max_len=600: decode.max_len \(600\) cannot exceed "
+                                          r"model.max_len \(512\): the model writes at most model.max_len tokens$"):
+        load_config(None, ["decode.max_len=600"])
+    with pytest.raises(ConfigError, match=r"^decode.max_len \(64\) cannot exceed model.max_len \(32\)"):
+        load_config(None, ["model.max_len=32"])  # the default decode.max_len
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"max_len": 40},
+                                    "decode": {"max_len": 41}}))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: decode.max_len \(41\) cannot exceed"):
+        load_config(path)
+    assert load_config(None, ["model.max_len=64", "decode.max_len=64"]).decode.max_len == 64
+    # the equation classifiers decode nothing: neither key applies to them
+    assert load_config(None, ["data.task=identities", "model.name=tree_lstm", "decode.max_len=600"]).decode.max_len \
+        == 600
+    # a recurrent decoder has no position table: a run folder of one loads whatever the two lengths are
+    assert load_config(None, ["model.name=gts", "decode.max_len=600"]).decode.max_len == 600
+    import dataclasses
+
+    with pytest.raises(ConfigError, match=r"decode.max_len \(513\) cannot exceed model.max_len \(512\)"):
+        dataclasses.replace(Config(), decode=dataclasses.replace(Config().decode, max_len=513))
+
+
 def test_a_value_out_of_range_in_a_file_names_the_file(tmp_path):
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"dropout": 2}}))
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: model.dropout must be in \[0, 1\), got 2$"):
         load_config(path)
     preset = "word_problems/transformer"
-    with pytest.raises(ConfigError, match=rf"^{preset}, --set model.d_model=0: model.d_model must be >= 1, got 0$"):
+    with pytest.raises(ConfigError,
+                       match=rf"^{preset}, --set model.d_model=0: model.d_model must be in \[1, 65536\], got 0$"):
         load_config(preset, ["model.d_model=0"], strict=True)
 
 

@@ -26,12 +26,12 @@ LAYERS = (
     ("tasks",),
     ("text",),
     ("expr",),
-    ("config", "registry", "errors", "fileio", "timelimit", "dataroot", "extras"),
+    ("config", "registry", "errors", "fileio", "timelimit", "dataroot", "extras", "safe_read"),
 )
 SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily
     ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
-    ("dataroot", "errors"), ("extras", "errors"),
+    ("dataroot", "errors"), ("extras", "errors"), ("safe_read", "errors"), ("config", "safe_read"),
 }
 
 

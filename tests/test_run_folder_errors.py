@@ -6,43 +6,12 @@ import shutil
 
 import pytest
 import torch
+from run_folders import JERRY, error_line, write_classifier_run, write_sequence_run
 
 import neuromath
 from neuromath.api import load_run_weights
 from neuromath.cli import main
-from neuromath.config import load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.models import build_task_model
-from neuromath.models.identities import build_classifier
-from neuromath.tasks import get_task
-from neuromath.text import Vocabulary
-
-JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
-TINY = ["model.d_model=16", "model.n_heads=2", "model.d_ff=32", "model.n_encoder_layers=1", "model.n_decoder_layers=1"]
-
-
-def write_sequence_run(run_dir, source_words=("had", "pens", "took", ".")):
-    """A word-problem run folder as training leaves it (config, vocabularies, weights), without training."""
-    run_dir.mkdir(parents=True)
-    config = load_config(None, ["data.task=word_problems", *TINY])
-    source = Vocabulary(["n0", "n1", *source_words])
-    target = Vocabulary(["+", "-", "*", "/", "n0", "n1"])
-    save_config(config, run_dir / "config.yaml")
-    source.save(run_dir / "source_vocab.json")
-    target.save(run_dir / "target_vocab.json")
-    model = build_task_model(config.model, get_task("word_problems"), source, target)
-    torch.save(model.state_dict(), run_dir / "model.pt")
-    return run_dir
-
-
-def write_classifier_run(run_dir, d_model=8):
-    run_dir.mkdir(parents=True)
-    config = load_config(None, ["data.task=identities", "model.name=tree_lstm", f"model.d_model={d_model}"])
-    vocab = Vocabulary(["Equality", "Add", "var_0", "var_1"])
-    save_config(config, run_dir / "config.yaml")
-    vocab.save(run_dir / "node_vocab.json")
-    torch.save(build_classifier(config.model, vocab).state_dict(), run_dir / "model.pt")
-    return run_dir
 
 
 @pytest.fixture
@@ -55,13 +24,6 @@ def data_file(tmp_path):
     path = tmp_path / "test.jsonl"
     assert main(["generate", "word_problems", "--n", "3", "--seed", "1", "--out", str(path)]) == 0
     return path
-
-
-def error_line(capsys) -> str:
-    """What the command printed on stderr: exactly one line, the error."""
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 def test_an_intact_hand_made_run_loads_and_solves(run_dir, capsys):
@@ -151,11 +113,14 @@ def test_a_classifier_run_with_foreign_or_truncated_weights(tmp_path):
 
 @pytest.mark.parametrize("option, value, message", [
     ("--per-module", "-1", "argument --per-module: must be an integer >= 0, got -1"),
-    ("--beam", "0", "argument --beam: must be an integer >= 1, got 0"),
-    ("--nbest", "-1", "argument --nbest: must be an integer >= 1, got -1"),
+    ("--beam", "0", "argument --beam: must be an integer from 1 to 1000, got 0"),
+    ("--beam", "1000000", "argument --beam: must be an integer from 1 to 1000, got 1000000"),
+    ("--nbest", "-1", "argument --nbest: must be an integer from 1 to 1000, got -1"),
     ("--length-penalty", "nan", "argument --length-penalty: must be a finite number, got nan"),
     ("--length-penalty", "inf", "argument --length-penalty: must be a finite number, got inf"),
-    ("--beam", "two", "argument --beam: must be an integer >= 1, got 'two'"),
+    ("--length-penalty", "1e308", "argument --length-penalty: must be a number from -10 to 10, got 1e+308"),
+    ("--length-penalty", "-11", "argument --length-penalty: must be a number from -10 to 10, got -11"),
+    ("--beam", "two", "argument --beam: must be an integer from 1 to 1000, got 'two'"),
 ])
 def test_numeric_options_out_of_range_are_refused_at_parsing(run_dir, data_file, capsys, option, value, message):
     with pytest.raises(SystemExit) as exit:
@@ -168,10 +133,19 @@ def test_numeric_options_out_of_range_are_refused_at_parsing(run_dir, data_file,
 
 
 def test_decoding_options_from_python_are_checked_like_the_config(run_dir):
-    with pytest.raises(ConfigError, match=r"decode.length_penalty must be a finite number, got nan"):
+    with pytest.raises(ConfigError, match=r"decode.length_penalty must be in \[-10, 10\], got nan"):
         neuromath.load(run_dir, length_penalty=float("nan"))
-    with pytest.raises(ConfigError, match=r"decode.beam must be >= 1, got 0"):
+    with pytest.raises(ConfigError, match=r"decode.length_penalty must be in \[-10, 10\], got 1e\+308"):
+        neuromath.load(run_dir, length_penalty=1e308)
+    with pytest.raises(ConfigError, match=r"decode.beam must be in \[1, 1000\], got 0"):
         neuromath.load(run_dir, beam=0, nbest=1)
+    with pytest.raises(ConfigError, match=r"decode.beam must be in \[1, 1000\], got 1000000"):
+        neuromath.load(run_dir, beam=1_000_000)
+    with pytest.raises(ConfigError, match=r"^decode.max_len \(513\) cannot exceed model.max_len \(512\)"):
+        neuromath.load(run_dir, max_len=513)
+    with pytest.raises(ConfigError, match=r"^decode.max_len \(513\) cannot exceed model.max_len \(512\)"):
+        neuromath.load(run_dir).with_decode(max_len=513)
+    assert neuromath.load(run_dir, max_len=512).decode.max_len == 512
     with pytest.raises(ConfigError, match=r"nbest \(4\) cannot exceed the beam width \(2\)"):
         neuromath.load(run_dir, beam=2, nbest=4)
     with pytest.raises(ConfigError, match="unknown decoding option"):

@@ -7,6 +7,7 @@ import math
 import textwrap
 from pathlib import Path
 
+from neuromath.config import MAX_BEAM, MAX_LENGTH_PENALTY
 from neuromath.dataroot import corpus_of, find_data
 from neuromath.errors import DataNotFoundError
 
@@ -111,12 +112,29 @@ def unit_interval(text: str) -> float:
     return value
 
 
+def float_in(low: float, high: float):
+    """An argparse type: a finite number from ``low`` to ``high``; anything else is refused with the allowed range."""
+    allowed = f"a number from {low:g} to {high:g}"
+
+    def parse(text: str) -> float:
+        value = finite_float(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {value:g}")
+        return value
+
+    parse.__name__ = allowed  # what argparse names the type in its own messages
+    return parse
+
+
 def add_decode_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--beam", type=positive_int, default=None, metavar="K",
+    """--beam, --nbest, --length-penalty, --constrained and --verify, within the ranges of the decode keys
+    (``neuromath.config.RANGES``)."""
+    parser.add_argument("--beam", type=integer_in(1, MAX_BEAM), default=None, metavar="K",
                         help="beam width (default: the run's, greedy = 1)")
-    parser.add_argument("--nbest", type=positive_int, default=None, metavar="N",
+    parser.add_argument("--nbest", type=integer_in(1, MAX_BEAM), default=None, metavar="N",
                         help="keep the N best hypotheses (N <= beam)")
-    parser.add_argument("--length-penalty", dest="length_penalty", type=finite_float, default=None, metavar="ALPHA",
+    parser.add_argument("--length-penalty", dest="length_penalty", default=None, metavar="ALPHA",
+                        type=float_in(-MAX_LENGTH_PENALTY, MAX_LENGTH_PENALTY),
                         help="rank hypotheses by score / length^ALPHA")
     parser.add_argument("--constrained", action=argparse.BooleanOptionalAction, default=None,
                         help="only decode tokens that can still complete a well-formed expression")

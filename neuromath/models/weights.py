@@ -1,6 +1,8 @@
 """Reading saved weights and checkpoints as plain data: ``torch.load(weights_only=True)`` only, so a file can hold
 tensors, numbers, strings and containers of them but never code, and a file that is not such data is a
-DataFormatError naming it and the reason instead of one of the many exceptions torch raises."""
+DataFormatError naming it and the reason instead of one of the many exceptions torch raises. Only a regular file is
+read (``neuromath.safe_read``): a FIFO or a device is refused before torch opens it, so that it cannot hang or flood
+the reader."""
 
 from __future__ import annotations
 
@@ -10,13 +12,17 @@ from pathlib import Path
 import torch
 
 from neuromath.errors import DataFormatError
+from neuromath.safe_read import open_regular
 
 
 def read_plain(path: str | Path, map_location: str | torch.device = "cpu") -> object:
-    """What ``path`` holds, loaded with ``torch.load(weights_only=True)``."""
+    """What ``path`` holds, loaded with ``torch.load(weights_only=True)``; ``path`` must be a regular file (of any
+    size)."""
     path = Path(path)
+    stream = open_regular(path)  # a DataFormatError for a FIFO, device or folder, or a file that cannot be opened
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        with stream:
+            return torch.load(stream, map_location=map_location, weights_only=True)
     except Exception as error:  # torch raises zip, pickle, runtime and index errors for truncated or foreign files
         if isinstance(error, OSError) and error.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR):
             raise DataFormatError(path, None, f"cannot read: {error.strerror}") from None

@@ -9,6 +9,7 @@ from typing import Iterable, Sequence
 
 from neuromath.errors import DataFormatError
 from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import VOCABULARY_LIMIT, read_run_file
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
@@ -89,11 +90,16 @@ class Vocabulary:
 
     @classmethod
     def load(cls, path: str | Path) -> "Vocabulary":
+        """The vocabulary saved at ``path``: a regular file of at most ``VOCABULARY_LIMIT`` bytes (a FIFO, a device or
+        a larger file is refused unread) holding what ``save`` writes; anything else is a DataFormatError."""
         path = Path(path)
+        data = read_run_file(path, VOCABULARY_LIMIT, "vocabulary")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(data.decode("utf-8"))
             tokens, level = data["tokens"], data["level"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except RecursionError:
+            raise DataFormatError(path, None, "not a vocabulary file (JSON nested too deeply)") from None
+        except (ValueError, KeyError, TypeError) as error:
             raise DataFormatError(path, None, f"not a vocabulary file ({error})") from None
         if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
             raise DataFormatError(path, None, "not a vocabulary file (tokens must be a list of strings)")
