@@ -5,6 +5,7 @@ named. The decoders are stood in for by fixed hypotheses where a test is about w
 
 import math
 import random
+import time
 
 import pytest
 import sympy
@@ -170,3 +171,51 @@ def test_a_run_of_the_normalised_word_problem_task_solves_a_typed_problem(tmp_pa
     answering(solver, monkeypatch, "n0 n1 -")  # postfix, as the normalised task's models write
     solution = solver.solve(text)
     assert (solution.equation, solution.answer_text) == ("135 - 19", "116")
+
+
+@pytest.mark.parametrize("text,reason", [
+    (" + ".join(["x"] * 500) + " = 1", "the equation is 500 levels deep"),  # was a RecursionError in format_infix
+    ("1" + "0" * 309 + " * x = 1", "is too large: numbers up to 1.798e"),  # was an OverflowError in leaf_float
+    ("x^" + "9" * 400 + " = 1", "is too large"),
+    ("1" + "0" * 5000 + " * x = 1", "has 5001 digits; at most 4299 are read"),  # was int()'s ValueError
+])
+def test_solve_refuses_an_equation_the_identities_task_cannot_take_in_one_error_line(tmp_path, capsys, text, reason):
+    run = tmp_path / "run"
+    run.mkdir()
+    config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "model.d_model=8"])
+    vocab = Vocabulary(["Add", "Mul", "Pow", "sin", "cos", "var_0", "1", "2", "-1"])
+    save_config(config, run / "config.yaml")
+    vocab.save(run / "node_vocab.json")
+    torch.save(build_classifier(config.model, vocab).state_dict(), run / "model.pt")
+
+    with pytest.raises(NeuromathError, match=reason):
+        load(run).solve(text)
+    assert main(["solve", str(run), text]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("error: ") and reason in captured.err
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    # the largest sum the task takes is answered
+    assert main(["solve", str(run), " + ".join(["x"] * 99) + " = 99*x"]) == 0
+    assert "numeric check: true" in capsys.readouterr().out
+
+
+def test_a_symbolic_problem_with_a_5000_digit_integer_is_one_clear_error():
+    with pytest.raises(NeuromathError, match="has 5000 digits; at most 4299 are read"):
+        prepare_problem("9" * 5000 + "*x")
+
+
+@pytest.mark.parametrize("text", ["9^9^9*x", "x + 2^100000", "x*2^-100000", "(3^3000)^4*x", "x*3^9100",
+                                  "Y' - Y = 7^9999"])
+def test_a_constant_too_large_to_compute_is_refused_before_sympy_spends_its_time_limit(text):
+    # 9^9^9 held SymPy's worker, and every solve behind it, for the whole 10 s time limit
+    start = time.perf_counter()
+    with pytest.raises(NeuromathError, match="more than 4300 digits"):
+        prepare_problem(text)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("text,same_as", [("2^10*x", "1024*x"), ("x*1^(9^9)", "x"), ("x*(-1)^(9^9)", "-x"),
+                                          ("x*0^(9^9) + x", "x"), ("x^(9^9)", "x^387420489")])
+def test_constants_of_a_bounded_size_are_still_read(text, same_as):
+    assert prepare_problem(text).source == prepare_problem(same_as).source

@@ -191,15 +191,16 @@ FUNCTIONS_SHOWN_WITH_ARGUMENT = UNARY_FUNCTIONS  # shown as sin(...), exp(...)
 
 
 def format_infix(node: EquationNode) -> str:
-    """A readable infix string (x, y, z, w for var_0 .. var_3); not meant to be parsed back."""
+    """A readable infix string (x, y, z, w for var_0 .. var_3); not meant to be parsed back. Built bottom-up in
+    post-order without recursion, so an equation of any depth is shown (a sum of 500 terms typed by a user is 500
+    deep)."""
 
-    def show(current: EquationNode) -> str:
+    def show(current: EquationNode, parts: list[str]) -> str:
         if current.is_leaf:
             if current.func == "Symbol":
                 return SYMBOL_NAMES.get(current.value, current.value)
             text = current.token
             return f"({text})" if text.startswith("-") or "/" in text else text
-        parts = [show(child) for child in current.children]
         if current.func in ("Equality", *FUNCTIONS_SHOWN_WITH_ARGUMENT):  # a sum needs no brackets of its own here
             parts = [part[1:-1] if child.func == "Add" else part for child, part in zip(current.children, parts)]
         if current.func == "Equality":
@@ -216,5 +217,11 @@ def format_infix(node: EquationNode) -> str:
             return f"{base}^{exponent}"
         return f"{current.func}({parts[0]})"
 
-    text = show(node)
+    shown: list[str] = []  # a stack of the strings of finished subtrees: post-order visits children before parents
+    for current in postorder(node):
+        count = len(current.children)
+        parts = shown[len(shown) - count:] if count else []
+        del shown[len(shown) - count:]
+        shown.append(show(current, parts))
+    text = shown[0]
     return text[1:-1] if text.startswith("(") and text.endswith(")") and node.func == "Add" else text

@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Iterable
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.numbers import shorten
+from neuromath.expr.numbers import MAX_NUMBER_DIGITS, shorten
 from neuromath.expr.symbolic_prefix import FUNCTIONS, MAX_DEPTH, PrefixNode
 
 ALIASES = {
@@ -41,8 +41,19 @@ def _integer(value: int) -> PrefixNode:
     return PrefixNode("INT", value=value)
 
 
+# The most digits a number typed in ordinary notation may have: one fewer than Python converts between integers and
+# strings (``sys.get_int_max_str_digits``), since a decimal's denominator (10 ** places) has one digit more.
+MAX_ORDINARY_DIGITS = MAX_NUMBER_DIGITS - 1
+
+
 def number_node(text: str) -> PrefixNode:
-    """``12`` as an integer leaf, ``0.25`` as ``div 1 4`` (exact)."""
+    """``12`` as an integer leaf, ``0.25`` as ``div 1 4`` (exact). A number of more than ``MAX_ORDINARY_DIGITS``
+    digits is an ExpressionError: its value could not be written out again (Python refuses to convert integers
+    of more than 4,300 digits to strings), and no expression of the tasks needs one."""
+    digits = sum(char.isdigit() for char in text)
+    if digits > MAX_ORDINARY_DIGITS:
+        raise ExpressionError(
+            f"the number {shorten(text)!r} has {digits} digits; at most {MAX_ORDINARY_DIGITS} are read")
     value = Fraction(text)
     if value.denominator == 1:
         return _integer(value.numerator)
@@ -128,7 +139,10 @@ class _Parser:
         kind, text, position = self.tokens[self.index]
         self.index += 1
         if kind == "number":
-            return number_node(text)
+            try:
+                return number_node(text)
+            except ExpressionError as error:
+                raise self.error(str(error), position) from None
         if kind == "name":
             name = ALIASES.get(text, text)
             if self.peek("("):

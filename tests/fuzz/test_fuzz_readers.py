@@ -10,6 +10,7 @@ tests/conftest.py); ``--hypothesis-profile random`` draws fresh cases.
 """
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from neuromath.dataroot import data_root
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.expr.symbolic_prefix import ARITIES, CONSTANTS, FUNCTION_LEAVES
 from neuromath.tasks.identities.equations import read_candidates, read_equations
+from neuromath.tasks.json_text import lone_surrogate_in
 from neuromath.tasks.mathematics_dataset.release import read_examples, read_module_file
 from neuromath.tasks.symbolic import SymbolicExample, read_pairs
 from neuromath.tasks.symbolic.verify import VERDICTS, verdicts
@@ -154,12 +156,13 @@ def mutated_identities(draw) -> str:
                 mutate_list(draw, entries, st.sampled_from(["#", "", "Add", "sin", "Symbol", "One", "var_0", "x"]
                                                           + NASTY_STRINGS))
                 equation[key] = ",".join(entries)
-    return json.dumps(groups, indent=1, ensure_ascii=False)
+    # written as UTF-8, a lone surrogate is invalid bytes; escaped ("\ud800"), it is valid JSON the reader must refuse
+    return json.dumps(groups, indent=1, ensure_ascii=draw(st.booleans()))
 
 
 def assert_reads_or_refuses(read, path: Path, lenient_mode: bool = True) -> None:
     """``read(path, lenient=..., skipped=...)`` returns a list or raises NeuromathError; every skipped row is a
-    DataFormatError that names its line."""
+    DataFormatError that names its line, and no record returned holds a lone surrogate (issue 48)."""
     for lenient in (False, True) if lenient_mode else (False,):
         skipped: list = []
         try:
@@ -168,6 +171,8 @@ def assert_reads_or_refuses(read, path: Path, lenient_mode: bool = True) -> None
             continue
         assert isinstance(records, list)
         assert all(isinstance(error, DataFormatError) and error.line is not None for error in skipped)
+        assert lone_surrogate_in([dataclasses.asdict(record) for record in records
+                                  if dataclasses.is_dataclass(record)]) is None
 
 
 @settings(FUZZ_SETTINGS, max_examples=READER_EXAMPLES)

@@ -27,6 +27,7 @@ import numpy as np
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.expr.equation_tree import ARITY, LEAF_KINDS, EquationNode, height, postorder, size, symbols_of
 from neuromath.fileio import write_text_atomic
+from neuromath.tasks.json_text import check_text
 
 EMPTY = "#"
 
@@ -236,6 +237,7 @@ def iterate_records(text: str, path: str | Path) -> Iterator[tuple[int, int, dic
 def _record_tree(record: object, path: str | Path, line: int) -> EquationNode:
     if not isinstance(record, dict) or not isinstance(record.get("equation"), dict):
         raise DataFormatError(path, line, "a record needs an 'equation' object")
+    check_text(record, path, line)
     equation = record["equation"]
     if not isinstance(equation.get("func"), str) or not isinstance(equation.get("vars"), str):
         raise DataFormatError(path, line, "'equation' needs string fields 'func' and 'vars'")
@@ -387,10 +389,18 @@ def leaf_value(node: EquationNode, point: dict[str, float]) -> float:
 
 @functools.lru_cache(maxsize=8192)
 def leaf_float(func: str, value: str) -> float:
-    """The float of a number leaf, parsed once (the numeric checks evaluate the same leaves many times)."""
+    """The float of a number leaf, parsed once (the numeric checks evaluate the same leaves many times). A number
+    beyond the floats (``10**310``) is an infinity of its sign, as ``float("1e310")`` is: any operation on it gives
+    no finite value, so the numeric checks find it outside the domain rather than overflowing."""
     if func == "Pi":
         return math.pi
-    return float(value) if func == "Float" else float(Fraction(value))
+    if func == "Float":
+        return float(value)
+    fraction = Fraction(value)
+    try:
+        return float(fraction)
+    except OverflowError:
+        return math.inf if fraction > 0 else -math.inf
 
 
 def evaluate(node: EquationNode, point: dict[str, float]) -> float:

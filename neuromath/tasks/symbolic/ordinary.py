@@ -3,19 +3,25 @@ without ``eval`` (``neuromath.expr.ordinary``) and written in the canonical pref
 form of the expression, as ``sympy_to_prefix`` gives it), and a hypothesis written back in ordinary notation.
 
 Both steps go through SymPy, whose automatic simplification of what a user typed can take unbounded time (``2^10^10``
-is computed), so they run in a worker process with a time limit (``neuromath.timelimit``).
+is computed), so they run in a worker process with a time limit (``neuromath.timelimit``). Before that, a constant
+whose exact value would have more than ``MAX_NUMBER_DIGITS`` digits (``9^9^9``, ``2^100000``) is refused at once:
+SymPy would spend the whole time limit computing it, holding up every other ``solve`` behind the one worker, and
+its digits could not be written out anyway.
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
+import math
 import threading
+from fractions import Fraction
 from typing import Sequence
 
 from neuromath.errors import ExpressionError, NeuromathError
+from neuromath.expr.numbers import MAX_NUMBER_DIGITS
 from neuromath.expr.ordinary import parse_ordinary, parse_ordinary_equation
-from neuromath.expr.symbolic_prefix import FUNCTION_LEAVES, LEAVES, PrefixNode, check_prefix, node_tokens
+from neuromath.expr.symbolic_prefix import FUNCTION_LEAVES, LEAVES, PrefixNode, check_prefix, fold, node_tokens
 from neuromath.expr.sympy_bridge import prefix_to_sympy, sympy_to_prefix
 from neuromath.tasks.symbolic.pairs import SymbolicExample, kind_of
 from neuromath.timelimit import TimeLimitedPool
@@ -50,6 +56,51 @@ def in_worker(job: str, tokens: Sequence[str]):
     return outcome.value
 
 
+MAX_CONSTANT_BITS = int(MAX_NUMBER_DIGITS * math.log2(10))  # a numerator or denominator of at most 4,300 digits
+
+
+def _bits(value: Fraction) -> int:
+    return max(value.numerator.bit_length(), value.denominator.bit_length())
+
+
+def _constant_leaf(node: PrefixNode) -> Fraction | None:
+    return Fraction(node.value) if node.token == "INT" else None
+
+
+def _constant_operation(node: PrefixNode, args: list[Fraction | None]) -> Fraction | None:
+    """The exact value of an operation on constants, None when it is not one (a symbol, a function, a root); an
+    ExpressionError when it has more than ``MAX_CONSTANT_BITS`` bits, found before a power is computed."""
+    if any(arg is None for arg in args) or node.token not in ("add", "sub", "mul", "div", "pow"):
+        return None
+    left, right = args
+    if node.token == "add":
+        value = left + right
+    elif node.token == "sub":
+        value = left - right
+    elif node.token == "mul":
+        value = left * right
+    elif node.token == "div":
+        if right == 0:
+            return None
+        value = left / right
+    else:
+        if right.denominator != 1 or (left == 0 and right < 0):
+            return None  # a root or a division by zero: SymPy keeps it as it is
+        # |left| of b bits is at least 2 ** (b - 1): the power has at least (b - 1) * |right| bits
+        if abs(left) != 1 and (_bits(left) - 1) * abs(right) > MAX_CONSTANT_BITS:
+            raise ExpressionError(f"a power of {left} has more than {MAX_NUMBER_DIGITS} digits, too many to compute")
+        value = left ** int(right)
+    if _bits(value) > MAX_CONSTANT_BITS:
+        raise ExpressionError(f"a constant of the expression has more than {MAX_NUMBER_DIGITS} digits")
+    return value
+
+
+def check_constants(tree: PrefixNode) -> None:
+    """Raise ExpressionError when a constant part of the expression (``9^9^9``) would have more than
+    ``MAX_NUMBER_DIGITS`` digits. Costs a pass over the tree and arithmetic on numbers of bounded size."""
+    fold(tree, _constant_leaf, _constant_operation)
+
+
 def prepare_problem(text: str) -> SymbolicExample:
     """An integrand (``x*cos(x)``) or a first-order ODE in ``x``, ``Y`` and ``Y'`` (``Y' - Y = x``, read as
     ``Y' - Y - x = 0``; the solution is in ``x`` and the constant ``c``) as an example for ``solve``."""
@@ -59,6 +110,7 @@ def prepare_problem(text: str) -> SymbolicExample:
             tree = PrefixNode("sub", (left, right))
         else:
             tree = parse_ordinary(text, LEAVES)
+        check_constants(tree)
         source = in_worker("canonical", node_tokens(tree))
     except ExpressionError as error:
         raise NeuromathError(str(error)) from None

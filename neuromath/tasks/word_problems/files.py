@@ -29,6 +29,7 @@ from neuromath.errors import ConfigError, DataFormatError, ExpressionError, Neur
 from neuromath.expr import BINARY_OPERATORS, evaluate, format_number, is_number, parse_infix, parse_number
 from neuromath.expr.numbers import MAX_NUMBER_DIGITS, shorten
 from neuromath.fileio import write_text_atomic
+from neuromath.tasks.json_text import check_text
 from neuromath.tasks.word_problems.equations import example_from_equation
 from neuromath.tasks.word_problems.records import Example, number_value
 from neuromath.tasks.word_problems.scoring import equation_value
@@ -293,6 +294,7 @@ def _mwptoolkit_example(record: object, line: int) -> Example:
     if missing:
         raise DataFormatError(None, None, f"missing key(s) {', '.join(missing)}")
     _check_utf8(list(record.values()))
+    check_text(record)
     text, equation = record["original_text"], record["equation"]
     segmented_text = record.get("segmented_text")
     if not all(isinstance(value, str) for value in (text, equation, "" if segmented_text is None else segmented_text)):
@@ -324,6 +326,7 @@ def _jsonl_example(line_text: object, line: int) -> Example:
         raise DataFormatError(None, None, f"cannot decode the line: {_json_limit(error)}") from None
     if not isinstance(record, dict):
         raise DataFormatError(None, None, f"a line must hold a JSON object, got {type(record).__name__}")
+    check_text(record)
     missing = [name for name in _EXAMPLE_FIELDS if name not in record]
     unknown = sorted(set(record) - set(_EXAMPLE_FIELDS))
     if missing or unknown:

@@ -156,10 +156,27 @@ def _is_number_word(token: str) -> bool:
     return all(part in _NUMBER_WORDS for part in token.lower().split("-"))
 
 
+# The most tokens a number in words can have: a group below a thousand has at most five parts ("nine hundred and
+# ninety nine"), there are at most four groups, joined by the scale words in falling order, and a token is at least
+# one part (a hyphenated one is two). Looking no further than this from a token keeps reading number words linear in
+# the length of the text: a run of 1,000 "and" costs no more per token than a run of ten.
+_MAX_NUMBER_WORD_TOKENS = 4 * 5 + len(_SCALE_WORDS)
+# The words a number in words can start with: a group starts with a unit (before "hundred"), a teen or a tens word.
+_FIRST_NUMBER_WORDS = {*_UNIT_WORDS, *_TEEN_WORDS, *_TENS_WORDS}
+
+
 def _number_word_run(words: list[str], start: int) -> tuple[int, int] | None:
-    """The longest run of words from ``start`` that reads as a number of at least two: (end, value)."""
+    """The longest run of words from ``start`` that reads as a number of at least two: (end, value).
+
+    Only the first ``_MAX_NUMBER_WORD_TOKENS`` words from ``start`` can be part of a number, and a run that starts
+    with a word no number starts with ("and", "hundred", "thousand") is none, so each call costs a bounded amount of
+    work whatever the text holds.
+    """
+    if words[start].lower().partition("-")[0] not in _FIRST_NUMBER_WORDS:
+        return None
+    limit = min(len(words), start + _MAX_NUMBER_WORD_TOKENS)
     end = start
-    while end < len(words) and _is_number_word(words[end]):
+    while end < limit and _is_number_word(words[end]):
         end += 1
     for stop in range(end, start, -1):
         try:
