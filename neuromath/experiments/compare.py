@@ -33,6 +33,7 @@ from neuromath.evaluation.evaluate import PREDICTIONS_FILE, REFIT_DIR, evaluate_
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evaluate import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
+from neuromath.safe_read import read_summary
 from neuromath.tasks import get_task
 
 CV_REPORT = "report.json"  # what tells a cross-validation folder from a run folder (which has config.yaml)
@@ -222,9 +223,9 @@ def score_fold(fold_dir: Path) -> tuple[Scored, str]:
     scored = PAIRED_SCORING.get(task.evaluation)(fold_dir, test, format=config.data.format,
                                                  lenient=config.data.lenient)
     try:  # the cross-validation's own count of right answers, when it kept one
-        summary = json.loads((fold_dir / "summary.json").read_text(encoding="utf-8"))
+        summary = json.loads(read_summary(fold_dir / "summary.json"))
         expected = summary["test"]["value_correct"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, NeuromathError):
         expected = None
     if expected is not None and expected != sum(scored.correct):
         print(f"note: {fold_dir}: decoding got {sum(scored.correct)} of {len(scored.correct)} right where the fold's "

@@ -48,6 +48,7 @@ from neuromath.experiments.train_test import train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
+from neuromath.safe_read import read_summary
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems import write_jsonl
 from neuromath.training.run import (
@@ -240,7 +241,7 @@ def previous_summary(fold_dir: Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = json.loads(read_summary(path))  # a FIFO or a huge file in its place: an error naming it
     except ValueError:
         return None  # half a file cannot be: summaries are written atomically; treat a foreign one as absent
     return summary if isinstance(summary, dict) and "test" in summary else None

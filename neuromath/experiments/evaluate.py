@@ -36,6 +36,7 @@ from neuromath.evaluation.identities import (
 from neuromath.evaluation.modules_report import build_report, to_markdown, write_report
 from neuromath.evaluation.symbolic import format_report, score_beams, write_symbolic_report
 from neuromath.registry import EVALUATION
+from neuromath.safe_read import read_summary
 from neuromath.tasks.identities import read_equations
 from neuromath.tasks.symbolic import read_pairs
 
@@ -139,8 +140,8 @@ def evaluate_module_runs(run_dirs: list[str], request: EvaluateRequest) -> int:
 def run_meta(run_dir: str) -> dict:
     """Parameters and steps of a run (from summary.json), shown beside its accuracies."""
     try:
-        summary = json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        summary = json.loads(read_summary(Path(run_dir) / "summary.json"))
+    except (OSError, ValueError, NeuromathError):
         return {}
     return {key: summary[key] for key in ("parameters", "steps") if key in summary}
 

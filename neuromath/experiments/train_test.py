@@ -24,6 +24,7 @@ from neuromath.evaluation.spread import mean_std, mean_std_cell
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
+from neuromath.safe_read import read_summary
 from neuromath.tasks import get_task
 from neuromath.training.identities import fit_classifier
 from neuromath.training.run import STOP_REASONS, TrainResult, fit_sequence_model, limit_that_ended
@@ -203,10 +204,10 @@ def group_runs(run_dirs: Sequence[str | Path]) -> dict[str, list[Path]]:
 
 def read_tested_summary(run_dir: Path) -> dict:
     path = run_dir / "summary.json"
-    if not path.is_file():
+    if not path.exists():  # one that is there but no regular file (a FIFO, a folder): read_summary names it
         raise NeuromathError(f"{run_dir}: no summary.json (not a run folder, or its training has not finished)")
     try:
-        summary = json.loads(path.read_text())
+        summary = json.loads(read_summary(path))
     except json.JSONDecodeError as error:
         raise NeuromathError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
     if "test" not in summary:

@@ -11,14 +11,19 @@
 A run is named by its folder's name (``runs/wp`` is ``wp``); a request names a run among those, never a path. Bad
 input is a 4xx answer ``{"error": message}``: an unknown run 404, a text over ``MAX_TEXT_CHARACTERS`` 413, a body
 that is not a JSON object of the right fields and types 422, text the run's task cannot read 422 (the
-``NeuromathError``'s message). Anything unexpected is a 500 ``{"error": "internal error"}``, its traceback logged,
-never sent. Requests with the same run and decoding settings are decoded in batches (``neuromath.serve.batching``).
+``NeuromathError``'s message; a RecursionError, OverflowError or ValueError that escapes a task reading a text, too,
+logged in one line). Anything unexpected is a 500 ``{"error": "internal error"}``, its traceback logged, never sent.
+Every answer is strict JSON: a non-finite number (from a summary.json, a score, an attention weight) is written as
+null. Requests with the same run and decoding settings are decoded in batches (``neuromath.serve.batching``); a
+request whose client has gone is dropped before its batch is decoded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import math
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +37,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, decode_options, load
 from neuromath.errors import NeuromathError
+from neuromath.safe_read import read_summary
 from neuromath.serve.batching import Batcher
 from neuromath.serve.page import PAGE
 
 MAX_TEXT_CHARACTERS = 2000  # a longer text is refused (413) before it reaches a model
 MAX_BEAM = 20  # beam and nbest of one request
 MAX_BODY_BYTES = 64 * 1024  # a request body over this is refused (413) before it is read whole
+CLIENT_CLOSED = 499  # the status (nginx's) of a request whose client went away before its answer; nobody reads it
+# what a task's code raises on a text it was not made for (a 500-term sum past the recursion limit, a 310-digit
+# integer turned into a float, a 5,000-digit integer past int's string limit): the text's fault, so a 422, never a 500
+INPUT_FAILURES = (RecursionError, OverflowError, ValueError)
 # the page loads nothing from elsewhere: its CSS and script are inline, and it talks only to this server
 CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
                            "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'")
@@ -96,20 +106,21 @@ def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
     summary.json (the test accuracy when the run was tested, else the best validation accuracy), or counted from
     the loaded model when it has none."""
     try:
-        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        summary = json.loads(read_summary(path / "summary.json"))
+    except (OSError, ValueError, NeuromathError):  # none, or one that is not a run's (a FIFO, too large, not JSON)
         summary = {}
     summary = summary if isinstance(summary, dict) else {}
     test = summary.get("test") if isinstance(summary.get("test"), dict) else {}
     accuracy, accuracy_of = None, None
     for source, where, keys in ((test, "test", ("value_accuracy", "accuracy")),
                                 (summary, "validation", ("best_val_value_accuracy", "best_val_accuracy"))):
-        found = [source[key] for key in keys if isinstance(source.get(key), (int, float))]
+        found = [source[key] for key in keys if isinstance(source.get(key), (int, float))
+                 and not isinstance(source[key], bool) and math.isfinite(source[key])]  # NaN: no accuracy
         if found:
             accuracy, accuracy_of = float(found[0]), where
             break
     parameters = summary.get("parameters")
-    if not isinstance(parameters, int):
+    if not isinstance(parameters, int) or isinstance(parameters, bool) or parameters < 0:
         parameters = sum(p.numel() for p in solver.model.parameters())
     sequence = isinstance(solver, Solver)
     return {
@@ -195,6 +206,10 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
     async def service_error(request: Request, error: ServiceError):
         return error_response(error.status, error.message)
 
+    @app.exception_handler(ClientGone)
+    async def client_gone(request: Request, error: ClientGone):
+        return error_response(CLIENT_CLOSED, "the client closed the connection before the answer")
+
     @app.exception_handler(NeuromathError)
     async def neuromath_error(request: Request, error: NeuromathError):
         return error_response(422, str(error))
@@ -223,14 +238,15 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
         return {"status": "ok", "runs": len(served), "batching": batching,
                 "max_batch": batcher.max_batch, "max_wait_ms": max_wait_ms,
                 "max_text_characters": MAX_TEXT_CHARACTERS, "max_beam": MAX_BEAM,
-                "batches": {str(size): count for size, count in sorted(batcher.batch_sizes.items())}}
+                "batches": {str(size): count for size, count in sorted(batcher.batch_sizes.items())},
+                "dropped": batcher.dropped}
 
     @app.get("/api/runs")
     async def list_runs():
         return [run.info for run in served.values()]
 
     @app.post("/api/solve")
-    async def solve(body: SolveRequest):
+    async def solve(body: SolveRequest, request: Request):
         run = find_run(served, body.run)
         if len(body.text) > MAX_TEXT_CHARACTERS:
             raise ServiceError(413, f"the text has {len(body.text)} characters; at most {MAX_TEXT_CHARACTERS}")
@@ -241,7 +257,13 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
         given = {"beam": body.beam, "nbest": body.nbest}
         options = tuple(sorted(decode_options({name: given.get(name) for name in DECODE_OPTIONS}).items()))
         run.solver_for(options)  # refuses settings that do not apply before the request joins a batch
-        result = await batcher.submit((run.name, options), (body.text, body.attention))
+        turn = batcher.submit((run.name, options), (body.text, body.attention))
+        try:
+            result = await unless_disconnected(request, turn)
+        except NeuromathError:
+            raise
+        except INPUT_FAILURES as error:
+            raise input_failure(run.name, body.text, error) from None
         return ServiceJSONResponse(result.to_json())
 
     return app
@@ -288,6 +310,50 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
+class ClientGone(Exception):
+    """The client of a request closed its connection before the answer."""
+
+
+async def unless_disconnected(request: Request, work):
+    """The result of the awaitable ``work`` (a request's turn in the batcher), unless the client disconnects first:
+    then ``work`` is cancelled, which cancels the request's future, and the batcher drops the request before it is
+    decoded (``Batcher`` skips done futures), rather than decoding for nobody. The body has been read by now, so the
+    next ASGI message is the disconnect, which the server sends when the connection closes."""
+    task = asyncio.ensure_future(work)
+
+    async def disconnected() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(disconnected())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()  # cancels the future the task awaits at once: the batcher sees it done
+    if task.done() and not task.cancelled():
+        return task.result()
+    raise ClientGone
+
+
+def input_failure(run: str, text: str, error: BaseException) -> ServiceError:
+    """The 422 of a text whose reading raised one of ``INPUT_FAILURES`` inside a task (a safety net: tasks are meant
+    to raise a NeuromathError with the reason), logged in one line with where it was raised, for a fix."""
+    frames = error.__traceback__
+    while frames is not None and frames.tb_next is not None:
+        frames = frames.tb_next
+    where = (f" in {frames.tb_frame.f_code.co_name} ({Path(frames.tb_frame.f_code.co_filename).name}:"
+             f"{frames.tb_lineno})" if frames is not None else "")
+    log.warning("input error on run %r: %s%s: %.200s (a text of %d characters)", run, type(error).__name__, where,
+                error, len(text))
+    reason = {RecursionError: "it is nested or repeated too deeply",
+              OverflowError: "a number in it is too large"}.get(type(error))
+    if reason is None:
+        reason = f"{error}"[:200] or type(error).__name__
+    return ServiceError(422, f"the text cannot be read: {reason}")
+
+
 def find_run(served: dict[str, ServedRun], name: str | None) -> ServedRun:
     if name is None:
         if len(served) == 1:
@@ -298,11 +364,26 @@ def find_run(served: dict[str, ServedRun], name: str | None) -> ServedRun:
     return served[name]
 
 
+def json_safe(value):
+    """``value`` with every non-finite float (NaN, inf, -inf, which strict JSON has no words for) replaced by None,
+    in dicts, lists and tuples at any depth; the convention of ``neuromath.api.finite_or_none``, so that a NaN in a
+    run's summary.json or in attention weights is null in every answer rather than a 500 for everyone."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
+
+
 class ServiceJSONResponse(JSONResponse):
-    """JSON as FastAPI writes it, but never failing on text that UTF-8 cannot hold (a lone surrogate that came in a
-    request, e.g. in the name of an unknown key): such text is written with escapes."""
+    """Strict JSON as FastAPI writes it, with non-finite numbers as null (``json_safe``), never failing on text that
+    UTF-8 cannot hold (a lone surrogate that came in a request, e.g. in the name of an unknown key): such text is
+    written with escapes."""
 
     def render(self, content) -> bytes:
+        content = json_safe(content)
         try:
             return super().render(content)
         except UnicodeEncodeError:

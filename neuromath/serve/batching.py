@@ -11,6 +11,10 @@ the keys of one run share its model, and so its lock), whatever the number of ke
 that item's request alone. When ``solve_batch`` itself raises on a batch of several items, each item is run again
 alone, so that one bad request never fails the others. With ``batching=False`` every request is a batch of one:
 one-at-a-time decoding, the baseline of ``benchmarks/serve.py``.
+
+A request given up on (its future cancelled: the app cancels it when the client disconnects) is dropped, never
+decoded: when its batch is collected, and again once the batch holds its model's lock, since a batch may wait there
+behind another one for a while.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Batcher:
         self.model_of = model_of
         self.executor = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="neuromath-decode")
         self.batch_sizes: Counter[int] = Counter()  # how many batches of each size ran (GET /api/health)
+        self.dropped = 0  # requests given up on before their decode (clients that disconnected)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queues: dict[Hashable, asyncio.Queue] = {}
         self.collectors: dict[Hashable, asyncio.Task] = {}
@@ -79,7 +84,7 @@ class Batcher:
                     getter.cancel()  # not done: it has taken nothing from the queue
                     break
                 batch.append(getter.result())
-            batch = [(item, future) for item, future in batch if not future.done()]  # a request given up on
+            batch = self._waiting(batch)
             if batch:
                 try:
                     await self._run(key, batch)
@@ -91,8 +96,11 @@ class Batcher:
     async def _run(self, key: Hashable, batch: list) -> None:
         model = self.model_of(key)
         lock = self.model_locks.setdefault(model, asyncio.Lock())
-        items = [item for item, _ in batch]
         async with lock:  # one decode at a time per model
+            batch = self._waiting(batch)  # clients may have gone while another batch held the lock
+            if not batch:
+                return
+            items = [item for item, _ in batch]
             self.batch_sizes[len(items)] += 1
             try:
                 results = await asyncio.get_running_loop().run_in_executor(self.executor, self._solve, key, items)
@@ -105,6 +113,12 @@ class Batcher:
                 future.set_exception(result)
             else:
                 future.set_result(result)
+
+    def _waiting(self, batch: list) -> list:
+        """The requests of ``batch`` still waiting for their result; those given up on are counted as dropped."""
+        waiting = [(item, future) for item, future in batch if not future.done()]
+        self.dropped += len(batch) - len(waiting)
+        return waiting
 
     def _solve(self, key: Hashable, items: list) -> list:
         """In the worker thread: ``solve_batch`` on the whole batch, or, when that raises, on each item alone."""
