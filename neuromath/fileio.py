@@ -1,17 +1,21 @@
-"""Small file helpers shared by the package: atomic writes, so nothing is ever half-written, and write locks, so
-two processes never write one run folder or output at once."""
+"""Small file helpers shared by the package: atomic writes, so nothing is ever half-written (and nothing but a
+regular file is replaced), several files published together, all or nothing, and write locks, so two processes
+never write one run folder or output at once."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 from filelock import SoftFileLock, Timeout
 
-from neuromath.errors import LockedError
+from neuromath.errors import LockedError, NeuromathError
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -26,18 +30,156 @@ def save_figure(figure, path: str | Path, dpi: int = 100) -> None:
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
     """Call ``write(stream)`` on a temporary file in the folder of ``path`` (created if needed), then rename it to
-    ``path``: a reader sees the old file or the whole new one, never a part."""
+    ``path``: a reader sees the old file or the whole new one, never a part. See ``open_atomic``."""
+    with open_atomic(path) as stream:
+        write(stream)
+
+
+def check_output_path(path: str | Path) -> Path:
+    """``path`` as a Path, or ``NeuromathError`` when something that is not a regular file is there (a link, a FIFO,
+    a device, a folder): an output only ever replaces a regular file, so ``--out /dev/full`` or a link planted in a
+    run folder cannot make neuromath replace a device or write through the link to a file outside."""
     path = Path(path)
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISREG(mode):
+        raise NeuromathError(f"{path} exists and is {_kind(mode)}, not a regular file: refusing to replace it "
+                             "(remove it or choose another output path)")
+    return path
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words, for ``check_output_path``'s message."""
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+@contextmanager
+def open_atomic(path: str | Path) -> Iterator[BinaryIO]:
+    """A binary stream onto a new temporary file beside ``path``; when the block ends without an error the file is
+    flushed to disk (fsync), renamed to ``path`` and the folder synced, so a reader (or a kill, or a full disk) sees
+    the old file or the whole new one, never a part. On an error the temporary file is removed and ``path`` left as
+    it was.
+
+    The temporary file has a unique name made with ``O_EXCL`` (``tempfile.mkstemp``), so a link planted under a
+    guessable name is never followed; ``path`` itself must be absent or a regular file (``check_output_path``).
+    The folder of ``path`` is created if missing."""
+    path = check_output_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            write(stream)
+            yield stream
+            stream.flush()
+            os.fsync(stream.fileno())
         os.chmod(temporary, 0o666 & ~current_umask())  # mkstemp makes files private; give them the usual mode
+        check_output_path(path)  # again: something may have been put there while the file was written
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    sync_folder(path.parent)
+
+
+def sync_folder(folder: str | Path) -> None:
+    """fsync a folder, so that a rename in it survives a power cut; a no-op where folders cannot be opened (Windows)."""
+    try:
+        handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+@contextmanager
+def publish_together(targets: Sequence[str | Path], key: str | Path | None = None) -> Iterator[list[Path]]:
+    """Write several output files all or nothing. The block gets one staged path per target, in a staging folder
+    (``.KEY.staging.*``, unique) beside each target, and writes every file there; when it ends without an error, a
+    journal ``.KEY.publish.json`` listing the renames is written (atomically), then each staged file is renamed over
+    its target and the journal and staging folders removed. An error or a kill before the journal leaves the old
+    outputs untouched (the staging folders are discarded by the next call); a kill after it is rolled forward by
+    the next call for the same ``key`` (``finish_publishing``): a reader never gets new files beside old ones.
+
+    ``key`` (default: the first target) names the output for the journal; give the stem the targets share, and
+    hold the lock of that stem, so that two outputs writing the same files are one output. Every target must be
+    absent or a regular file (``check_output_path``)."""
+    targets = [check_output_path(target) for target in targets]
+    key = Path(key) if key is not None else targets[0]
+    finish_publishing(key, targets)
+    staging: dict[Path, Path] = {}
+    for folder in dict.fromkeys(target.parent for target in targets):
+        folder.mkdir(parents=True, exist_ok=True)
+        staging[folder] = Path(tempfile.mkdtemp(dir=folder, prefix=f".{key.name}.staging."))
+    staged = [staging[target.parent] / target.name for target in targets]
+    journal = key.with_name(f".{key.name}.publish.json")
+    try:
+        yield staged
+        missing = [str(path) for path in staged if not path.is_file() or path.is_symlink()]
+        if missing:
+            raise NeuromathError(f"not written, so nothing was published: {', '.join(missing)}")
+        for folder in staging.values():
+            sync_folder(folder)
+        plan = {"renames": [[str(source), str(target)] for source, target in zip(staged, targets)],
+                "staging": [str(folder) for folder in staging.values()]}
+        write_text_atomic(journal, json.dumps(plan, indent=1) + "\n")
+    except BaseException:
+        for folder in staging.values():
+            remove_staging(folder)
+        raise
+    finish_publishing(key, targets)
+
+
+def finish_publishing(key: str | Path, targets: Sequence[str | Path] = ()) -> None:
+    """Complete what a killed ``publish_together`` for ``key`` left: the renames of its journal, when it wrote one
+    (all its files were staged), then its staging folders, removed (beside ``key`` and beside each of ``targets``).
+    Call it, holding the output's lock, before reading or writing the files of an output written together."""
+    key = Path(key)
+    journal = key.with_name(f".{key.name}.publish.json")
+    folders = {key.parent, *(Path(target).parent for target in targets)}
+    if journal.is_file() and not journal.is_symlink():
+        try:
+            plan = json.loads(journal.read_text(encoding="utf-8"))
+            renames = [(Path(source), Path(target)) for source, target in plan["renames"]]
+            folders.update(Path(folder).parent for folder in plan["staging"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise NeuromathError(f"{journal}: unreadable journal of an unfinished write ({error}); delete it and "
+                                 "write the output again") from None
+        expected = {Path(target).absolute() for target in targets}
+        for source, target in renames:  # a journal only moves a staged file of this output onto one of its targets
+            staged_here = (source.parent.name.startswith(f".{key.name}.staging.")
+                           and source.parent.parent.absolute() == target.parent.absolute())
+            if not staged_here or (expected and target.absolute() not in expected):
+                raise NeuromathError(f"{journal}: names a rename ({source} -> {target}) that is not one of this "
+                                     "output's; delete the journal and write the output again")
+        for source, target in renames:
+            if source.is_file() and not source.is_symlink():
+                check_output_path(target)
+                os.replace(source, target)
+        for folder in {target.parent for _, target in renames}:
+            sync_folder(folder)
+        journal.unlink()
+    for folder in folders:
+        if folder.is_dir():
+            for leftover in folder.glob(f".{key.name}.staging.*"):
+                remove_staging(leftover)
+
+
+def remove_staging(folder: Path) -> None:
+    """Remove a staging folder of ``publish_together`` and the files in it (a link is removed, not followed)."""
+    if folder.is_symlink() or not folder.is_dir():
+        folder.unlink(missing_ok=True)
+        return
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def current_umask() -> int:

@@ -1,15 +1,26 @@
-"""neuromath/fileio.py: atomic writes leave no temporary file and give the file the usual permissions; a write lock
-refuses a second writer and names the first, and a lock left by a dead process is taken over."""
+"""neuromath/fileio.py: atomic writes leave no temporary file and give the file the usual permissions, never follow
+a link planted at the temporary name, and replace nothing but a regular file (a link, a FIFO, a folder or a device
+at the target is refused); a write lock refuses a second writer and names the first, and a lock left by a dead
+process is taken over."""
 
 import os
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
-from neuromath.errors import LockedError
-from neuromath.fileio import current_umask, locked, write_text_atomic
+from neuromath.errors import LockedError, NeuromathError
+from neuromath.fileio import (
+    check_output_path,
+    current_umask,
+    locked,
+    open_atomic,
+    write_atomic,
+    write_text_atomic,
+)
 
 
 def test_atomic_write_mode_and_no_leftovers(tmp_path):
@@ -77,3 +88,64 @@ def test_a_lock_held_by_another_live_process_is_respected(tmp_path):
         holder.wait()
     with locked(tmp_path / "run"):  # the killed holder's lock is stale now
         pass
+
+
+def test_a_link_planted_at_the_temporary_name_is_not_followed(tmp_path, monkeypatch):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".out.txt.planted.tmp").symlink_to(outside)
+    names = iter(["planted", "fresh"])  # mkstemp tries the planted name first, then a free one
+    monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: names)
+    write_text_atomic(run / "out.txt", "new")
+    assert (run / "out.txt").read_text() == "new"
+    assert outside.read_text() == "keep"
+    assert (run / ".out.txt.planted.tmp").is_symlink()
+
+
+def test_a_link_at_the_target_is_refused_and_neither_it_nor_its_target_changes(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    target = tmp_path / "out.txt"
+    target.symlink_to(outside)
+    with pytest.raises(NeuromathError, match=r"out\.txt exists and is a symbolic link, not a regular file"):
+        write_text_atomic(target, "new")
+    assert target.is_symlink() and outside.read_text() == "keep"
+    assert sorted(os.listdir(tmp_path)) == ["out.txt", "outside.txt"]  # no temporary file left
+
+
+def test_a_fifo_or_a_folder_at_the_target_is_refused(tmp_path):
+    fifo = tmp_path / "predictions.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(NeuromathError, match="is a FIFO, not a regular file"):
+        write_atomic(fifo, lambda stream: stream.write(b"x"))
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    folder = tmp_path / "report.md"
+    folder.mkdir()
+    with pytest.raises(NeuromathError, match="is a folder, not a regular file"):
+        write_text_atomic(folder, "x")
+    assert folder.is_dir() and sorted(os.listdir(tmp_path)) == ["predictions.jsonl", "report.md"]
+
+
+def test_a_device_at_the_target_is_refused():
+    if not os.path.exists("/dev/null"):
+        pytest.skip("no /dev/null here")
+    with pytest.raises(NeuromathError, match="/dev/null exists and is a character device"):
+        check_output_path("/dev/null")
+
+
+def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+
+    def half(stream):
+        stream.write(b"ne")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        write_atomic(target, half)
+    assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["out.bin"]
+    with open_atomic(target) as stream:
+        stream.write(b"new")
+    assert target.read_bytes() == b"new"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from neuromath.cli.common import data_path, documented
 from neuromath.errors import NeuromathError
-from neuromath.fileio import locked
+from neuromath.fileio import locked, publish_together
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
 from neuromath.tasks.word_problems import read_examples, template_counts
 
@@ -47,8 +47,11 @@ def command_data_dedup(args: argparse.Namespace) -> int:
     check_outputs({"--train-out": train_out, "--test-out": test_out}, {"TRAIN": args.train, "TEST": args.test})
     train_kept, test_kept, counts = deduplicate(train, test)
     with locked(train_out, is_folder=False), locked(test_out, is_folder=False):
-        write_pairs(train_kept, train_out)
-        write_pairs(test_kept, test_out)
+        # both files or neither: a kill between two renames would leave a new training file beside an old test file
+        # that the new one no longer excludes
+        with publish_together([train_out, test_out]) as (staged_train, staged_test):
+            write_pairs(train_kept, staged_train)
+            write_pairs(test_kept, staged_test)
     result = {**counts.as_dict(), "skipped": len(skipped), "train_out": str(train_out), "test_out": str(test_out)}
     if args.json:
         print(json.dumps(result))

@@ -67,7 +67,11 @@ def identity_settings(args: argparse.Namespace) -> GeneratorSettings:
 
 
 def command_generate_identities(args: argparse.Namespace) -> int:
-    with locked(output_file(args.out), is_folder=False):
+    out = output_file(args.out)
+    stem = out.with_name(out.name[: -len(out.suffix)] if out.suffix else out.name)
+    # the files beside FILE are named after its stem: --out D/ids.json and --out D/ids.txt write the same
+    # D/ids.{train,valid,test}.json, so the lock of the stem is held as well as the output's own
+    with locked(out, is_folder=False), locked(stem, is_folder=False):
         report = generate_identity_files(
             args.n, args.max_depth, args.seed, args.out, workers=args.workers, progress=args.progress,
             settings=identity_settings(args), audit_baselines=args.baselines,

@@ -27,7 +27,7 @@ from typing import Sequence
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.experiments.train_test import combine_runs, combined_runs_table, read_tested_summary
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import check_output_path, write_text_atomic
 from neuromath.training.run import STOP_REASONS, limit_that_ended
 
 
@@ -152,7 +152,7 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
             while waiting and len(running) < jobs:
                 run = waiting.pop(0)
                 run.run_dir.mkdir(parents=True, exist_ok=True)
-                with open(run.log, "a", encoding="utf-8") as log:
+                with open(check_output_path(run.log), "a", encoding="utf-8") as log:  # a planted link: refused
                     process = subprocess.Popen(run_command(config_path, run, threads), stdout=log,
                                                stderr=subprocess.STDOUT)
                 running.append((run, process, time.monotonic()))

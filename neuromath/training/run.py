@@ -13,7 +13,9 @@ import csv
 import io
 import json
 import logging
+import os
 import random
+import re
 import warnings
 from dataclasses import dataclass, field
 from itertools import islice
@@ -23,10 +25,11 @@ import lightning.pytorch as pl
 import torch
 from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, ModelCheckpoint, Timer
 from lightning.pytorch.loggers import CSVLogger
+from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from neuromath.config import Config, applies, config_to_dict, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.fileio import save_figure, write_text_atomic
+from neuromath.fileio import save_figure, sync_folder, write_atomic, write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.models.weights import read_plain
@@ -311,7 +314,10 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
     ``valid_loader`` None (``train.validate`` false): no validation, no best checkpoint and no early stopping; the
     run trains its whole budget and ``model.pt`` holds the last weights."""
     checkpoints = run_dir / "checkpoints"
-    session = len(list((run_dir / "logs").glob("session*")))  # each train / resume call logs apart
+    if is_rank_zero():  # the only process that writes the run folder
+        own_folder(checkpoints)
+        remove_stale_temporaries(checkpoints)
+    session = new_session_folder(run_dir)  # each train / resume call logs apart, in a folder made for it
     target = {"monitor": monitor, "mode": "max"}
     # Two checkpoint callbacks: Lightning's save_last only writes when the best one improves.
     best = None
@@ -346,7 +352,8 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         max_time=max_time,
         gradient_clip_val=config.optim.grad_clip or None,
         callbacks=callbacks,
-        logger=CSVLogger(run_dir / "logs", name="", version=f"session{session}"),
+        logger=CSVLogger(run_dir / "logs", name="", version=session.name),
+        plugins=[RunCheckpointIO()],  # checkpoints written beside their target, synced, renamed: never half
         enable_progress_bar=config.train.progress,
         enable_model_summary=False,
         log_every_n_steps=max(1, min(10, len(train_loader) // planned_processes(config))),
@@ -442,6 +449,75 @@ class RunCheckpoint(ModelCheckpoint):
         super().load_state_dict(state)
 
 
+class RunCheckpointIO(TorchCheckpointIO):
+    """Lightning's checkpoint I/O, writing each checkpoint atomically in the run's own folder: into a new temporary
+    file of a unique name beside the target (``fileio.open_atomic``), synced to disk, then renamed over it.
+
+    Lightning's own writes a temporary file wherever fsspec puts it (``/tmp``) and copies it over the target when the
+    rename crosses filesystems, truncating ``last.ckpt`` first: a kill during the copy left an empty ``last.ckpt``
+    (a run that could never resume), a full disk a truncated ``best.ckpt``. Here a kill or a full disk leaves the
+    previous checkpoint whole. A target that is not a regular file (a planted link) is refused, not written through,
+    and removing a checkpoint removes only a file or link, never what a link points to."""
+
+    def save_checkpoint(self, checkpoint: dict, path, storage_options=None) -> None:
+        if storage_options is not None:
+            raise TypeError(f"{type(self).__name__} takes no storage_options")
+        write_atomic(path, lambda stream: torch.save(checkpoint, stream))
+
+    def remove_checkpoint(self, path) -> None:
+        path = Path(path)
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+            sync_folder(path.parent)
+
+
+def remove_stale_temporaries(checkpoints: Path) -> None:
+    """Remove the temporary files a killed write of ``RunCheckpointIO`` left in ``checkpoints`` (``.NAME.ckpt.*.tmp``;
+    the run folder is locked, so no other process is writing them). A link is removed, never what it points to."""
+    for path in checkpoints.glob(".*.ckpt.*.tmp"):
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
+
+
+def own_folder(path: Path) -> Path:
+    """``path`` as a folder of the run: created when missing, refused (``NeuromathError``) when it is a link or not
+    a folder, so that no write meant for the run folder goes through a link planted in it to a folder outside."""
+    if not path.is_symlink() and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir()
+        except FileExistsError:  # made (or planted) meanwhile: checked below like one found there
+            pass
+    if path.is_symlink() or not path.is_dir():
+        raise NeuromathError(f"{path} is {'a link' if path.is_symlink() else 'not a folder'}: a run writes only "
+                             "into folders of its own (remove it, or train into another folder)")
+    return path
+
+
+SESSION = re.compile(r"session(\d+)")  # the name of a session's log folder, logs/session<N>
+
+
+def new_session_folder(run_dir: Path) -> Path:
+    """A new, empty folder ``RUN_DIR/logs/session<N>`` for this session's CSV log, created here (numbered after
+    every session entry there, whatever it is): a folder or link already there under that name is never reused,
+    so a planted ``logs/session2`` link cannot make a resume write its metrics outside the run.
+
+    Only rank zero writes logs: the other processes of a multi-process run (started once rank zero has made its
+    folder) get the latest session's name without creating anything."""
+    logs = own_folder(run_dir / "logs") if is_rank_zero() else run_dir / "logs"
+    names = os.listdir(logs) if logs.is_dir() else []
+    taken = [int(match.group(1)) for name in names if (match := SESSION.fullmatch(name))]
+    if not is_rank_zero():
+        return logs / f"session{max(taken, default=0)}"
+    number = max(taken, default=-1) + 1
+    while True:
+        try:
+            (logs / f"session{number}").mkdir()  # mkdir never follows a link: one already there is refused
+            return logs / f"session{number}"
+        except FileExistsError:
+            number += 1
+
+
 def read_checkpoint(path: Path) -> dict:
     """A Lightning checkpoint of a run, loaded as plain data (``weights_only=True``): never code."""
     checkpoint = read_plain(path)
@@ -471,12 +547,21 @@ def merge_metrics(run_dir: Path) -> list[dict]:
 
     A resumed session restarts from the last checkpoint, so rows an earlier session logged at
     or after the step where the later one starts were redone and are replaced.
+
+    Only session folders of the run are read (not links), and a row whose step is not a whole number (an edited or
+    damaged log) is skipped with a warning naming the file and line: a bad row must not fail every later resume.
     """
-    sessions = sorted((run_dir / "logs").glob("session*/metrics.csv"), key=lambda p: int(p.parent.name[7:]))
+    sessions = []
+    logs = run_dir / "logs"
+    if logs.is_dir() and not logs.is_symlink():
+        for entry in logs.iterdir():
+            match = SESSION.fullmatch(entry.name)
+            path = entry / "metrics.csv"
+            if match and not entry.is_symlink() and entry.is_dir() and path.is_file() and not path.is_symlink():
+                sessions.append((int(match.group(1)), path))
     rows: list[dict] = []
-    for path in sessions:
-        with path.open(newline="", encoding="utf-8") as stream:
-            new_rows = list(csv.DictReader(stream))
+    for _, path in sorted(sessions):
+        new_rows = read_metric_rows(path)
         if new_rows:
             first_step = min(int(row["step"]) for row in new_rows)
             rows = [row for row in rows if int(row["step"]) < first_step] + new_rows
@@ -488,6 +573,28 @@ def merge_metrics(run_dir: Path) -> list[dict]:
     writer.writeheader()
     writer.writerows(rows)
     write_text_atomic(run_dir / "metrics.csv", buffer.getvalue())
+    return rows
+
+
+def read_metric_rows(path: Path) -> list[dict]:
+    """The rows of one session's metrics.csv whose ``step`` is a whole number; the others are skipped with a warning
+    (file, line and value). An unreadable file gives no rows, with a warning."""
+    rows, bad = [], []
+    try:
+        with path.open(newline="", encoding="utf-8", errors="replace") as stream:
+            for line, row in enumerate(csv.DictReader(stream), start=2):
+                step = str(row.get("step") or "").strip()
+                if re.fullmatch(r"[+-]?\d+", step) and None not in row:
+                    rows.append(row)
+                else:
+                    bad.append(f"line {line} (step {step!r})")
+    except (OSError, csv.Error) as error:
+        logging.getLogger("neuromath").warning("%s: not read (%s); its metrics are left out of metrics.csv", path,
+                                               error)
+        return []
+    if bad:
+        logging.getLogger("neuromath").warning("%s: skipped %d malformed rows: %s", path, len(bad),
+                                               ", ".join(bad[:5]) + (", ..." if len(bad) > 5 else ""))
     return rows
 
 
@@ -524,6 +631,6 @@ def plot_learning_curves(rows: list[dict], path: Path) -> None:
 
 
 def save_weights(weights: dict, path: Path) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    torch.save(weights, temporary)
-    temporary.replace(path)
+    """Save ``weights`` to ``path`` atomically (``open_atomic``): torch writes into a new temporary file of a unique
+    name, never through a link planted in the run folder, and a regular file is the only thing it replaces."""
+    write_atomic(path, lambda stream: torch.save(weights, stream))

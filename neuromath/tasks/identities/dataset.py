@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import publish_together, write_text_atomic
 from neuromath.tasks.identities.audit import audit_report
 from neuromath.tasks.identities.equations import EquationExample, write_equations
 from neuromath.tasks.identities.generator import GenerationCounts, generate_with_counts
@@ -124,20 +124,24 @@ def generate_identity_files(
         "test": out_path.with_name(f"{stem}.test.json"),
         "stats": out_path.with_name(f"{stem}.stats.md"),
     }
-    write_equations(paths["all"], examples)
-    for name, split in (("train", train), ("valid", valid), ("test", test)):
-        write_equations(paths[name], split)
-    report = GenerationReport(
-        requested=n, written=len(examples), max_depth=max_depth, seed=seed, counts=counts,
-        rounds=counts.rounds, seconds=time.perf_counter() - started,
-        split_sizes={"train": len(train), "valid": len(valid), "test": len(test)}, paths=paths,
-        table=statistics_table(examples), style=(params.get("settings") or GeneratorSettings()).description,
-    )
-    text = (
-        f"# Generated identities: {out_path.name}\n\n{report.table}\n"
-        + "\n".join(f"- {line}" for line in report.summary().splitlines())
-        + "\n\n"
-        + audit_report(train, valid, test, baselines=audit_baselines)
-    )
-    write_text_atomic(paths["stats"], text)
+    # all five files or none: written to a staging folder beside them, then published together (the renames are
+    # journalled), so a kill never leaves new training files beside old test files
+    with publish_together(list(paths.values()), key=out_path.with_name(stem)) as staged_paths:
+        staged = dict(zip(paths, staged_paths))
+        write_equations(staged["all"], examples)
+        for name, split in (("train", train), ("valid", valid), ("test", test)):
+            write_equations(staged[name], split)
+        report = GenerationReport(
+            requested=n, written=len(examples), max_depth=max_depth, seed=seed, counts=counts,
+            rounds=counts.rounds, seconds=time.perf_counter() - started,
+            split_sizes={"train": len(train), "valid": len(valid), "test": len(test)}, paths=paths,
+            table=statistics_table(examples), style=(params.get("settings") or GeneratorSettings()).description,
+        )
+        text = (
+            f"# Generated identities: {out_path.name}\n\n{report.table}\n"
+            + "\n".join(f"- {line}" for line in report.summary().splitlines())
+            + "\n\n"
+            + audit_report(train, valid, test, baselines=audit_baselines)
+        )
+        write_text_atomic(staged["stats"], text)
     return report

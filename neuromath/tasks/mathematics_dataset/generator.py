@@ -307,11 +307,8 @@ def _write_module_job(job: tuple[str, str, int, int, str]) -> dict:
     split, module, n, seed, out = job
     sample = sample_module(split, module, n, seed)
     path = Path(out) / split / f"{module}.txt"
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("w", encoding="utf-8") as stream:
-        for question, answer in sample.pairs:
-            stream.write(f"{question}\n{answer}\n")
-    temporary.replace(path)
+    # atomically, through a temporary file of a unique name: never through a link planted under a fixed name
+    write_text_atomic(path, "".join(f"{question}\n{answer}\n" for question, answer in sample.pairs))
     return {"split": split, "module": module, "pairs": len(sample.pairs),
             "dropped_question": sample.dropped_question, "dropped_answer": sample.dropped_answer}
 

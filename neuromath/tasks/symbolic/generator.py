@@ -65,7 +65,7 @@ from tqdm import tqdm
 
 from neuromath.errors import DataFormatError, ExpressionError, NeuromathError
 from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol, sympy_to_prefix
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import check_output_path, publish_together, write_text_atomic
 from neuromath.tasks.symbolic.pairs import METHODS, SymbolicExample, canonical, write_pairs
 from neuromath.tasks.symbolic.random_expressions import (
     LEAF_WEIGHTS,
@@ -512,7 +512,7 @@ def read_journal(path: str | Path, settings: dict) -> dict[int, Outcome]:
 
 def open_journal(path: str | Path, settings: dict):
     """The journal ``path`` opened for appending, its first line ``settings`` (written when it is new)."""
-    path = Path(path)
+    path = check_output_path(path)  # a regular file or nothing: appending never goes through a planted link
     if not path.exists():
         write_text_atomic(path, json.dumps(settings) + "\n")
     return path.open("a", encoding="utf-8")
@@ -570,7 +570,8 @@ def generate_symbolic_file(
     **params,
 ) -> SymbolicGenerationReport:
     """Generate ``n`` pairs and write them to ``path`` (``count|input<TAB>output``) and ``PATH.stats.json`` (method,
-    max_ops, seed, n asked, the counts, seconds, ...), both atomically. ``params`` go to ``generate_with_counts``.
+    max_ops, seed, n asked, the counts, seconds, ...), both or neither (``publish_together``). ``params`` go to
+    ``generate_with_counts``.
 
     The outcome of every attempt goes to the journal ``PATH.attempts.jsonl`` as it comes, and a run with the same
     settings reads it back rather than run those attempts again: an interrupted run resumes and writes the same
@@ -583,7 +584,6 @@ def generate_symbolic_file(
         journal=journal, **params
     )
     seconds = time.perf_counter() - started
-    write_pairs(examples, path)
     stats_path = Path(f"{path}.stats.json")
     stats = {
         "method": method, "max_ops": max_ops, "seed": seed, "n_asked": n, "written": len(examples),
@@ -592,7 +592,9 @@ def generate_symbolic_file(
         "known_integrals": len(params.get("known") or {}), "counts": counts.as_dict(),
         "seconds": round(seconds, 3),
     }
-    write_text_atomic(stats_path, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+    with publish_together([path, stats_path]) as (staged_pairs, staged_stats):  # both files or neither
+        write_pairs(examples, staged_pairs)
+        write_text_atomic(staged_stats, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
     journal.unlink(missing_ok=True)
     return SymbolicGenerationReport(path, stats_path, method, max_ops, seed, n, len(examples), counts, seconds)
 
