@@ -174,6 +174,24 @@ def finish_publishing(key: str | Path, targets: Sequence[str | Path] = ()) -> No
                 remove_staging(leftover)
 
 
+def check_published(path: str | Path) -> None:
+    """Refuse to read ``path`` while a write that publishes it together with other files was cut off between its
+    renames (a ``.*.publish.json`` journal beside it names it): its files may be part old, part new. The next run of
+    the command that wrote them finishes the renames (``finish_publishing``)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return
+    for journal in path.parent.glob(".*.publish.json"):
+        try:
+            plan = json.loads(journal.read_text(encoding="utf-8"))
+            targets = {Path(target).name for _, target in plan["renames"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not one of ours: publish_together refuses it when it writes
+        if path.name in targets:
+            raise NeuromathError(f"{path}: the write that made it was interrupted before all of its files were in "
+                                 f"place ({journal.name}); run the same command again to finish it")
+
+
 def remove_staging(folder: Path) -> None:
     """Remove a staging folder of ``publish_together`` and the files in it (a link is removed, not followed)."""
     if folder.is_symlink() or not folder.is_dir():

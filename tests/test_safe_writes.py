@@ -168,3 +168,28 @@ def test_a_planted_journal_cannot_move_files_outside_its_output(tmp_path):
     with pytest.raises(NeuromathError, match="not one of this output's"):
         finish_publishing(key, [victim])
     assert outside.read_text() == "mine" and victim.read_text() == "keep"
+
+
+def test_readers_refuse_the_files_of_an_interrupted_publish_until_it_is_finished(tmp_path, monkeypatch):
+    from neuromath.tasks.identities import read_equations
+    from neuromath.tasks.symbolic import read_pairs
+
+    ids, pairs = tmp_path / "ids.json", tmp_path / "pairs.txt"
+    real_replace = os.replace
+
+    def killed_after_the_first_rename(source, target):
+        real_replace(source, target)
+        if str(target) == str(ids):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed_after_the_first_rename)
+    with pytest.raises(KeyboardInterrupt):
+        with publish_together([ids, pairs], key=tmp_path / "out") as (staged_ids, staged_pairs):
+            write_text_atomic(staged_ids, "[[]]")
+            write_text_atomic(staged_pairs, "")
+    monkeypatch.setattr(os, "replace", real_replace)
+    for read, path in ((read_equations, ids), (read_pairs, pairs)):
+        with pytest.raises(NeuromathError, match="interrupted before all of its files were in place"):
+            read(path)
+    finish_publishing(tmp_path / "out", [ids, pairs])
+    assert read_equations(ids) == [] and read_pairs(pairs) == []

@@ -26,7 +26,7 @@ import numpy as np
 
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.expr.equation_tree import ARITY, LEAF_KINDS, EquationNode, height, postorder, size, symbols_of
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import check_published, write_text_atomic
 from neuromath.tasks.json_text import check_text
 
 EMPTY = "#"
@@ -304,6 +304,7 @@ def read_candidates(path: str | Path) -> list[Candidate]:
 
 
 def _read_text(path: Path) -> str:
+    check_published(path)  # not a file of an interrupted multi-file write
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

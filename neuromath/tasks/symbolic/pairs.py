@@ -30,7 +30,7 @@ from neuromath.expr.symbolic_prefix import (
     node_tokens,
     prefix_size,
 )
-from neuromath.fileio import write_text_atomic
+from neuromath.fileio import check_published, write_text_atomic
 from neuromath.tasks.streams import RecordFiles
 from neuromath.tasks.symbolic.verify import verdicts, verify_example, verify_examples
 
@@ -103,6 +103,7 @@ def read_pairs(
         raise DataFormatError(path, None, f"the symbolic task reads the Lample & Charton format, not {format!r}")
     if method is None:
         method = file_method(path)
+    check_published(path)  # not a file of an interrupted multi-file write
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
