@@ -101,6 +101,12 @@ def check_constants(tree: PrefixNode) -> None:
     fold(tree, _constant_leaf, _constant_operation)
 
 
+# Prefix tokens of a typed problem: Lample & Charton's models read at most 512, the CPU presets 256
+# (data.max_source_len); a longer one could not be read by any preset, and SymPy's canonical form of it can take
+# seconds, so it is refused before SymPy sees it.
+MAX_PROBLEM_TOKENS = 512
+
+
 def prepare_problem(text: str) -> SymbolicExample:
     """An integrand (``x*cos(x)``) or a first-order ODE in ``x``, ``Y`` and ``Y'`` (``Y' - Y = x``, read as
     ``Y' - Y - x = 0``; the solution is in ``x`` and the constant ``c``) as an example for ``solve``."""
@@ -111,7 +117,11 @@ def prepare_problem(text: str) -> SymbolicExample:
         else:
             tree = parse_ordinary(text, LEAVES)
         check_constants(tree)
-        source = in_worker("canonical", node_tokens(tree))
+        tokens = node_tokens(tree)
+        if len(tokens) > MAX_PROBLEM_TOKENS:
+            raise ExpressionError(f"the expression is {len(tokens)} prefix tokens long; the symbolic models read at "
+                                  f"most {MAX_PROBLEM_TOKENS}")
+        source = in_worker("canonical", tokens)
     except ExpressionError as error:
         raise NeuromathError(str(error)) from None
     kind = kind_of(source)
