@@ -133,6 +133,31 @@ def test_generate_directory_writes_the_release_layout_and_resumes(tmp_path):
     assert not list(out.rglob("*.tmp"))
 
 
+def test_a_generation_cut_off_is_refused_by_the_readers_until_it_is_run_again(tmp_path, monkeypatch):
+    out = tmp_path / "md"
+    args = dict(splits=["train-easy"], modules="numbers__place_value,numbers__round_number", seed=4, workers=1,
+                progress=False)
+    real = mg._write_module_job
+    calls = []
+
+    def killed_after_one_module(job):
+        if calls:
+            raise KeyboardInterrupt  # stands for the kill after the first module file
+        calls.append(job)
+        return real(job)
+
+    monkeypatch.setattr(mg, "_write_module_job", killed_after_one_module)
+    with pytest.raises(KeyboardInterrupt):
+        mg.generate_directory(out, 2, **args)
+    monkeypatch.setattr(mg, "_write_module_job", real)
+    assert len(list(out.rglob("*.txt"))) == 1  # one module of two
+    for path in (out, out / "train-easy", next(out.rglob("*.txt"))):
+        with pytest.raises(DataFormatError, match="generation was interrupted"):
+            md.module_files(path)
+    mg.generate_directory(out, 2, **args)  # the same command finishes it
+    assert len(md.module_files(out)) == 2
+
+
 @pytest.mark.slow
 def test_worker_processes_write_the_same_files(tmp_path):
     args = dict(splits=["train-easy", "interpolate"], modules="numbers__gcd,comparison__pair", seed=9, progress=False)

@@ -290,8 +290,22 @@ class GenerationReport:
         )
 
 
+MANIFEST = "neuromath_generation.json"  # a generated folder's settings, and whether its generation finished
+
+
 def _manifest_path(out: Path) -> Path:
-    return out / "neuromath_generation.json"
+    return out / MANIFEST
+
+
+def unfinished_generation(folder: Path) -> bool:
+    """Whether ``folder`` was written by a ``generate_directory`` that has not finished (its manifest says
+    ``"complete": false``): some of its modules are missing. A folder without a manifest (the release) or with an
+    older one (no ``complete`` key) counts as finished."""
+    try:
+        saved = json.loads(_manifest_path(folder).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(saved, dict) and saved.get("complete") is False
 
 
 def _is_complete(path: Path, n: int) -> bool:
@@ -335,7 +349,9 @@ def generate_directory(
     """Write ``per_module`` pairs of every selected module of every split under ``out``.
 
     The same (seed, per_module) always gives the same files. A folder generated with another seed
-    or size is refused rather than mixed (its settings are kept in ``neuromath_generation.json``).
+    or size is refused rather than mixed (its settings are kept in ``neuromath_generation.json``). The manifest says
+    ``"complete": false`` until every module is written, and the readers refuse such a folder
+    (``release.module_files``): an interrupted generation is all or nothing for them until it is run again.
     """
     if per_module < 1:
         raise NeuromathError(f"--per-module must be at least 1, not {per_module}")
@@ -349,6 +365,7 @@ def generate_directory(
     manifest = _manifest_path(out)
     if manifest.exists():
         saved = json.loads(manifest.read_text(encoding="utf-8"))
+        saved = {key: value for key, value in saved.items() if key != "complete"} if isinstance(saved, dict) else saved
         if saved != settings:
             raise NeuromathError(
                 f"{out} was generated with {saved}; refusing to mix in files made with {settings} "
@@ -356,7 +373,7 @@ def generate_directory(
             )
     for split in splits:
         (out / split).mkdir(parents=True, exist_ok=True)
-    write_text_atomic(manifest, json.dumps(settings) + "\n")
+    write_text_atomic(manifest, json.dumps({**settings, "complete": False}) + "\n")
 
     report = GenerationReport()
     todo = []
@@ -391,6 +408,7 @@ def generate_directory(
         raise
     finally:
         bar.close()
+    write_text_atomic(manifest, json.dumps({**settings, "complete": True}) + "\n")  # every module is there
     report.seconds = time.perf_counter() - started
     return report
 

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks.mathematics_dataset.generator import SPLITS, TRAIN_SPLITS, select_modules
+from neuromath.tasks.mathematics_dataset.generator import SPLITS, TRAIN_SPLITS, select_modules, unfinished_generation
 from neuromath.tasks.streams import RecordFiles
 
 
@@ -134,6 +134,10 @@ def module_files(path: str | Path, splits: str | Sequence[str] | None = None,
     the ``splits`` named), those whose module matches a glob of ``modules``."""
     path = Path(path)
     module_globs = split_list(modules) or ["*"]
+    for folder in (path, path.parent, path.parent.parent):  # the generated root of a root, split or module file
+        if unfinished_generation(folder):
+            raise DataFormatError(folder, None, "its generation was interrupted before every module was written; "
+                                                "run the same neuromath generate command again to finish it")
     if path.is_file():
         files = [path]
     elif not path.is_dir():
