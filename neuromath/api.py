@@ -61,6 +61,19 @@ def finite_or_none(value: float | None) -> float | None:
     return value if value is None or math.isfinite(value) else None
 
 
+def json_safe(value):
+    """``value`` with every non-finite float (NaN, inf, -inf, which strict JSON has no words for) replaced by None,
+    in dicts, lists and tuples at any depth; the convention of ``finite_or_none``, so that a NaN in a run's
+    summary.json or in attention weights is null in every answer of ``neuromath serve`` and ``solve --json``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
+
+
 @dataclass(frozen=True, eq=False)
 class AttentionMap:
     """The attention weights of one layer for one solved problem, labelled: rows are ``query_tokens``, columns

@@ -136,3 +136,20 @@ def test_the_plot_handles_layers_with_different_heads_and_long_inputs(tmp_path):
     assert path.read_bytes()[:4] == b"\x89PNG" and not list(tmp_path.glob(".*tmp"))
     with pytest.raises(ValueError, match="no attention maps"):
         plot_attention([], tmp_path / "none.png")
+
+
+def test_solve_json_is_strict_json_with_null_for_a_non_finite_weight(tmp_path, capsys, monkeypatch):
+    from neuromath.api import Solution
+
+    run = word_problem_run(tmp_path / "run", "model.attention=tp")
+    real = Solution.to_json
+
+    def with_a_nan(self):
+        answer = real(self)
+        answer["attention"] = [{"weights": [[float("nan"), float("inf")]]}]
+        return answer
+
+    monkeypatch.setattr(Solution, "to_json", with_a_nan)
+    main(["solve", str(run), TEXT, "--json"])
+    output = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
+    assert output["attention"] == [{"weights": [[None, None]]}]

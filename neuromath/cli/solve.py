@@ -17,7 +17,7 @@ from neuromath.cli.common import add_decode_options, documented
 
 
 def command_solve(args: argparse.Namespace) -> int:
-    from neuromath.api import DECODE_OPTIONS, LoadedClassifier, decode_options, load  # torch: loaded only here
+    from neuromath.api import DECODE_OPTIONS, LoadedClassifier, decode_options, json_safe, load  # torch: here only
 
     solver = load(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
     solution = solver.solve(args.text, attention=args.attention is not None)
@@ -28,7 +28,7 @@ def command_solve(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"attention of {len(solution.attention)} layers drawn in {args.attention}")
     if args.json:  # the object neuromath serve answers too (Solution.to_json, Verdict.to_json)
-        print(json.dumps(solution.to_json(), ensure_ascii=False))
+        print(json.dumps(json_safe(solution.to_json()), ensure_ascii=False, allow_nan=False))
         return 0 if isinstance(solver, LoadedClassifier) or not solution.reason else 1
     if isinstance(solver, LoadedClassifier):  # an equation classifier: a verdict, not an answer
         print(solution)

@@ -35,7 +35,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, decode_options, load
+from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, decode_options, json_safe, load
 from neuromath.errors import NeuromathError
 from neuromath.safe_read import read_summary
 from neuromath.serve.batching import Batcher
@@ -362,19 +362,6 @@ def find_run(served: dict[str, ServedRun], name: str | None) -> ServedRun:
     if name not in served:
         raise ServiceError(404, f"unknown run {name!r}; this service has {', '.join(sorted(served))}")
     return served[name]
-
-
-def json_safe(value):
-    """``value`` with every non-finite float (NaN, inf, -inf, which strict JSON has no words for) replaced by None,
-    in dicts, lists and tuples at any depth; the convention of ``neuromath.api.finite_or_none``, so that a NaN in a
-    run's summary.json or in attention weights is null in every answer rather than a 500 for everyone."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    return value
 
 
 class ServiceJSONResponse(JSONResponse):

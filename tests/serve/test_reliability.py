@@ -18,9 +18,9 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from neuromath.api import LoadedClassifier, Solver
+from neuromath.api import LoadedClassifier, Solver, json_safe
 from neuromath.serve import server
-from neuromath.serve.app import create_app, json_safe
+from neuromath.serve.app import create_app
 from neuromath.serve.batching import Batcher
 from neuromath.serve.launch import start_server, stop_server
 
