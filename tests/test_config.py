@@ -145,7 +145,7 @@ def test_values_out_of_range_are_refused_with_the_range(override, message):
         load_config(None, [override])
 
 
-# ---- upper bounds: sizes no run needs fail before anything is built, not inside torch seconds later (issue 48)
+# ---- upper bounds: sizes no run needs fail before anything is built, not inside torch seconds later
 
 
 @pytest.mark.parametrize("override, message", [

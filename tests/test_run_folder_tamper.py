@@ -1,4 +1,4 @@
-"""A run folder received from someone else is read defensively (issue 48): a FIFO, a device or a folder in place of
+"""A run folder received from someone else is read defensively: a FIFO, a device or a folder in place of
 config.yaml, model.pt or a vocabulary, a config or vocabulary larger than a run writes, and a vocabulary nested too
 deeply each end in one clear error naming the file, at once. Where a regression would hang (a FIFO waits for a
 writer), the reader runs in a thread that the test unblocks and fails instead of hanging CI."""

@@ -132,14 +132,19 @@ def test_a_typed_equation_is_the_tree_of_what_was_typed(text):
     assert checked >= 20
 
 
-def test_an_equation_classifier_gives_its_probability_and_the_numeric_check(tmp_path, capsys):
-    run = tmp_path / "run"
+def tiny_identities_run(run):
+    """An untrained tree_lstm run folder (hidden size 8) in ``run``: enough to load, solve and check."""
     run.mkdir()
     config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "model.d_model=8"])
     vocab = Vocabulary(["Add", "Mul", "Pow", "sin", "cos", "var_0", "1", "2", "-1"])
     save_config(config, run / "config.yaml")
     vocab.save(run / "node_vocab.json")
     torch.save(build_classifier(config.model, vocab).state_dict(), run / "model.pt")
+    return run
+
+
+def test_an_equation_classifier_gives_its_probability_and_the_numeric_check(tmp_path, capsys):
+    run = tiny_identities_run(tmp_path / "run")
 
     classifier = load(run)
     assert isinstance(classifier, LoadedClassifier)
@@ -180,13 +185,7 @@ def test_a_run_of_the_normalised_word_problem_task_solves_a_typed_problem(tmp_pa
     ("1" + "0" * 5000 + " * x = 1", "has 5001 digits; at most 4299 are read"),  # was int()'s ValueError
 ])
 def test_solve_refuses_an_equation_the_identities_task_cannot_take_in_one_error_line(tmp_path, capsys, text, reason):
-    run = tmp_path / "run"
-    run.mkdir()
-    config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "model.d_model=8"])
-    vocab = Vocabulary(["Add", "Mul", "Pow", "sin", "cos", "var_0", "1", "2", "-1"])
-    save_config(config, run / "config.yaml")
-    vocab.save(run / "node_vocab.json")
-    torch.save(build_classifier(config.model, vocab).state_dict(), run / "model.pt")
+    run = tiny_identities_run(tmp_path / "run")
 
     with pytest.raises(NeuromathError, match=reason):
         load(run).solve(text)

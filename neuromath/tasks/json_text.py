@@ -1,7 +1,7 @@
 """Records decoded from JSON hold text only: JSON can escape half of a UTF-16 surrogate pair (``"\\ud800"``), which
 decodes to a lone surrogate, a code point that is no character. It passes every check on strings, then fails
 whatever encodes it as UTF-8 (a prediction file, a vocabulary, a report) at the end of a training or an evaluation.
-The task readers refuse it where it is read, naming the file and the line (issue 48)."""
+The task readers refuse it where it is read, naming the file and the line."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Typed input of any length or magnitude ends in a result or one ExpressionError, never in a RecursionError,
-OverflowError or Python's ValueError about converting long integers (issue 48)."""
+OverflowError or Python's ValueError about converting long integers."""
 
 import math
 

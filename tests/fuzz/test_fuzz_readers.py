@@ -162,7 +162,7 @@ def mutated_identities(draw) -> str:
 
 def assert_reads_or_refuses(read, path: Path, lenient_mode: bool = True) -> None:
     """``read(path, lenient=..., skipped=...)`` returns a list or raises NeuromathError; every skipped row is a
-    DataFormatError that names its line, and no record returned holds a lone surrogate (issue 48)."""
+    DataFormatError that names its line, and no record returned holds a lone surrogate."""
     for lenient in (False, True) if lenient_mode else (False,):
         skipped: list = []
         try:

@@ -1,4 +1,4 @@
-"""``neuromath serve`` under hostile input and clients (issue 48): a non-finite number in a run's summary.json, a
+"""``neuromath serve`` under hostile input and clients: a non-finite number in a run's summary.json, a
 score or attention weights is null in strict JSON, never a 500 for everyone; a text that makes a task raise
 RecursionError, OverflowError or ValueError is a 422 with the reason; a request whose client disconnected is
 dropped before its decode; and a real server refuses connections over its limit with a 503 and one log line,
@@ -166,10 +166,9 @@ def test_a_cancelled_request_waiting_behind_a_batch_of_its_model_is_never_decode
     assert batcher.dropped == 1
 
 
-def test_a_request_whose_client_disconnected_is_dropped_before_decoding(serve_runs, monkeypatch):
-    """Through the app, as the server calls it: the first request's decode is held; a second client sends its body
-    and hangs up; the second text never reaches the model, and a third request is answered as usual."""
-    app = create_app([serve_runs["wp"]], max_batch=8, max_wait_ms=1)
+def hold_the_first_decode(monkeypatch):
+    """Make the solver record every text it decodes and hold the decode of ``"first " + PROBLEM`` until the returned
+    event is set (at most 30 s): ``(decoded texts, release event)``."""
     decoded, release = [], threading.Event()
     original = Solver.solve_many
 
@@ -180,6 +179,14 @@ def test_a_request_whose_client_disconnected_is_dropped_before_decoding(serve_ru
         return original(self, texts, attention)
 
     monkeypatch.setattr(Solver, "solve_many", held)
+    return decoded, release
+
+
+def test_a_request_whose_client_disconnected_is_dropped_before_decoding(serve_runs, monkeypatch):
+    """Through the app, as the server calls it: the first request's decode is held; a second client sends its body
+    and hangs up; the second text never reaches the model, and a third request is answered as usual."""
+    app = create_app([serve_runs["wp"]], max_batch=8, max_wait_ms=1)
+    decoded, release = hold_the_first_decode(monkeypatch)
 
     async def call(text, hang_up: asyncio.Event | None = None):
         body = json.dumps({"text": text}).encode()
@@ -332,16 +339,7 @@ def test_a_client_that_hangs_up_on_a_real_server_is_not_decoded(serve_runs, monk
     import uvicorn
 
     app = create_app([serve_runs["wp"]], max_batch=8, max_wait_ms=1)
-    decoded, release = [], threading.Event()
-    original = Solver.solve_many
-
-    def held(self, texts, attention=False):
-        decoded.extend(texts)
-        if texts == ["first " + PROBLEM]:
-            release.wait(30)
-        return original(self, texts, attention)
-
-    monkeypatch.setattr(Solver, "solve_many", held)
+    decoded, release = hold_the_first_decode(monkeypatch)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"

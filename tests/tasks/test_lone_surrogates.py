@@ -1,5 +1,5 @@
 """A lone surrogate escaped in JSON (``"\\ud800"``) is refused by every JSON reader of the tasks with the file and
-the line (issue 48): it used to pass the readers and crash ``train`` and ``evaluate`` when they wrote it out."""
+the line: it used to pass the readers and crash ``train`` and ``evaluate`` when they wrote it out."""
 
 import json
 

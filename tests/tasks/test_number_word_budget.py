@@ -1,4 +1,4 @@
-"""Number words are read in linear time, so every text a user types is prepared within a fixed budget (issue 48).
+"""Number words are read in linear time, so every text a user types is prepared within a fixed budget.
 
 ``_number_word_run`` used to try every end of a run of number words from every token and re-parse the run each
 time: a 2 KB text of "5 and and ... and" took about 4-9 s to mask, and a server could be held up by a few of them.
@@ -25,7 +25,7 @@ from neuromath.tasks.word_problems.records import (
 
 
 def reference_number_word_run(words, start):
-    """The reading before issue 48 (cubic in the length of a run), kept as the definition of the results."""
+    """The earlier reading (cubic in the length of a run), kept as the definition of the results."""
     end = start
     while end < len(words) and _is_number_word(words[end]):
         end += 1
