@@ -16,6 +16,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 from filelock import SoftFileLock, Timeout
 
 from neuromath.errors import LockedError, NeuromathError
+from neuromath.safe_read import file_kind
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -45,19 +46,9 @@ def check_output_path(path: str | Path) -> Path:
     except FileNotFoundError:
         return path
     if not stat.S_ISREG(mode):
-        raise NeuromathError(f"{path} exists and is {_kind(mode)}, not a regular file: refusing to replace it "
+        raise NeuromathError(f"{path} exists and is {file_kind(mode)}, not a regular file: refusing to replace it "
                              "(remove it or choose another output path)")
     return path
-
-
-def _kind(mode: int) -> str:
-    """What a non-regular file is, in words, for ``check_output_path``'s message."""
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 @contextmanager

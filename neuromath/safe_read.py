@@ -18,12 +18,13 @@ CONFIG_LIMIT = 1 * MIB
 VOCABULARY_LIMIT = 64 * MIB
 SUMMARY_LIMIT = 16 * MIB
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def file_kind(mode: int) -> str:
-    """What a file of ``st_mode`` ``mode`` is, in words: ``a FIFO (named pipe)``, ``a character device``, ..."""
+    """What a file of ``st_mode`` ``mode`` (from ``stat`` or ``lstat``) is, in words: ``a FIFO (named pipe)``, ``a
+    character device``, ``a symbolic link``, ...; the one wording of every refusal of a file that is not regular."""
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 

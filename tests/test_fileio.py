@@ -118,7 +118,7 @@ def test_a_link_at_the_target_is_refused_and_neither_it_nor_its_target_changes(t
 def test_a_fifo_or_a_folder_at_the_target_is_refused(tmp_path):
     fifo = tmp_path / "predictions.jsonl"
     os.mkfifo(fifo)
-    with pytest.raises(NeuromathError, match="is a FIFO, not a regular file"):
+    with pytest.raises(NeuromathError, match=r"is a FIFO \(named pipe\), not a regular file"):
         write_atomic(fifo, lambda stream: stream.write(b"x"))
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     folder = tmp_path / "report.md"

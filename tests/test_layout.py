@@ -32,6 +32,7 @@ SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily
     ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
     ("dataroot", "errors"), ("extras", "errors"), ("safe_read", "errors"), ("config", "safe_read"),
+    ("fileio", "safe_read"),
 }
 
 
