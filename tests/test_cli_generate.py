@@ -108,7 +108,7 @@ def test_identities_with_substitutions_from_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["generate", "identities", "--n", "4", "--style", "paper", "--substitute-share", "2",
               "--out", str(tmp_path / "x.json")])
-    assert "--substitute-share: must be a number from 0 to 1, got 2.0" in capsys.readouterr().err
+    assert "--substitute-share: must be a number from 0 to 1, got 2" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"sub.{n}" for n in ("json", "stats.md", "test.json",
                                                                                  "train.json", "valid.json")]
 

@@ -104,14 +104,6 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
-def unit_interval(text: str) -> float:
-    """An argparse type: a number from 0 to 1 (a share or probability)."""
-    value = finite_float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {value}")
-    return value
-
-
 def float_in(low: float, high: float):
     """An argparse type: a finite number from ``low`` to ``high``; anything else is refused with the allowed range."""
     allowed = f"a number from {low:g} to {high:g}"
@@ -124,6 +116,9 @@ def float_in(low: float, high: float):
 
     parse.__name__ = allowed  # what argparse names the type in its own messages
     return parse
+
+
+unit_interval = float_in(0.0, 1.0)  # a share or probability
 
 
 def add_decode_options(parser: argparse.ArgumentParser) -> None:
