@@ -18,7 +18,6 @@ import dataclasses
 import difflib
 import functools
 import math
-import stat
 import types
 import typing
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import yaml
 
 from neuromath.errors import ConfigError, DataFormatError
 from neuromath.fileio import write_text_atomic
-from neuromath.safe_read import CONFIG_LIMIT, file_kind, read_run_file
+from neuromath.safe_read import CONFIG_LIMIT, read_run_file
 
 
 class Section:
@@ -787,14 +786,8 @@ def find_config(name: str | Path) -> Path:
     (``word_problems/graph2tree``; ``.yaml`` and the ``configs/`` folder of the repository's older layout may be
     written too). Neither is a ConfigError that lists the closest preset names."""
     path = Path(name)
-    if path.is_file():
+    if path.exists() and not path.is_dir():  # a file there, read as a config (load_config refuses a FIFO unread)
         return path
-    try:
-        mode = path.stat().st_mode
-    except (OSError, ValueError):  # not there (or not a path): a preset's name
-        mode = None
-    if mode is not None and not stat.S_ISDIR(mode):  # a FIFO, device or socket is refused unread
-        raise ConfigError(f"{name}: not a regular file but {file_kind(mode)}")
     key = path.as_posix().removesuffix(".yaml").removeprefix("configs/")
     names = preset_names()
     if key in names:
