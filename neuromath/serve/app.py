@@ -260,9 +260,7 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
         turn = batcher.submit((run.name, options), (body.text, body.attention))
         try:
             result = await unless_disconnected(request, turn)
-        except NeuromathError:
-            raise
-        except INPUT_FAILURES as error:
+        except INPUT_FAILURES as error:  # a NeuromathError is none of these: its own handler answers it
             raise input_failure(run.name, body.text, error) from None
         return ServiceJSONResponse(result.to_json())
 
