@@ -15,7 +15,7 @@ from fractions import Fraction
 from neuromath.errors import ExpressionError
 
 MAX_NUMBER_DIGITS = 4300
-_MAX_NUMBER_BITS = int(MAX_NUMBER_DIGITS * math.log2(10))  # an integer below 2 ** this has at most 4300 digits
+MAX_NUMBER_BITS = int(MAX_NUMBER_DIGITS * math.log2(10))  # an integer below 2 ** this has at most 4300 digits
 
 _DECIMAL = r"(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"
 _FRACTION = r"\([0-9]+/[0-9]+\)"
@@ -74,7 +74,7 @@ def _decimal_places(denominator: int) -> int | None:
 
 def _digits(integer: int) -> str:
     """``str(integer)``, or ExpressionError when it would have more than MAX_NUMBER_DIGITS digits."""
-    if integer.bit_length() > _MAX_NUMBER_BITS:
+    if integer.bit_length() > MAX_NUMBER_BITS:
         raise ExpressionError(f"the value has more than {MAX_NUMBER_DIGITS} digits, too many to write out")
     return str(integer)
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import atexit
 import functools
-import math
 import threading
 from fractions import Fraction
 from typing import Sequence
 
 from neuromath.errors import ExpressionError, NeuromathError
-from neuromath.expr.numbers import MAX_NUMBER_DIGITS
+from neuromath.expr.numbers import MAX_NUMBER_BITS, MAX_NUMBER_DIGITS
 from neuromath.expr.ordinary import parse_ordinary, parse_ordinary_equation
 from neuromath.expr.symbolic_prefix import FUNCTION_LEAVES, LEAVES, PrefixNode, check_prefix, fold, node_tokens
 from neuromath.expr.sympy_bridge import prefix_to_sympy, sympy_to_prefix
@@ -56,9 +55,6 @@ def in_worker(job: str, tokens: Sequence[str]):
     return outcome.value
 
 
-MAX_CONSTANT_BITS = int(MAX_NUMBER_DIGITS * math.log2(10))  # a numerator or denominator of at most 4,300 digits
-
-
 def _bits(value: Fraction) -> int:
     return max(value.numerator.bit_length(), value.denominator.bit_length())
 
@@ -69,7 +65,7 @@ def _constant_leaf(node: PrefixNode) -> Fraction | None:
 
 def _constant_operation(node: PrefixNode, args: list[Fraction | None]) -> Fraction | None:
     """The exact value of an operation on constants, None when it is not one (a symbol, a function, a root); an
-    ExpressionError when it has more than ``MAX_CONSTANT_BITS`` bits, found before a power is computed."""
+    ExpressionError when it has more than ``MAX_NUMBER_BITS`` bits, found before a power is computed."""
     if any(arg is None for arg in args) or node.token not in ("add", "sub", "mul", "div", "pow"):
         return None
     left, right = args
@@ -87,10 +83,10 @@ def _constant_operation(node: PrefixNode, args: list[Fraction | None]) -> Fracti
         if right.denominator != 1 or (left == 0 and right < 0):
             return None  # a root or a division by zero: SymPy keeps it as it is
         # |left| of b bits is at least 2 ** (b - 1): the power has at least (b - 1) * |right| bits
-        if abs(left) != 1 and (_bits(left) - 1) * abs(right) > MAX_CONSTANT_BITS:
+        if abs(left) != 1 and (_bits(left) - 1) * abs(right) > MAX_NUMBER_BITS:
             raise ExpressionError(f"a power of {left} has more than {MAX_NUMBER_DIGITS} digits, too many to compute")
         value = left ** int(right)
-    if _bits(value) > MAX_CONSTANT_BITS:
+    if _bits(value) > MAX_NUMBER_BITS:
         raise ExpressionError(f"a constant of the expression has more than {MAX_NUMBER_DIGITS} digits")
     return value
 
