@@ -26,7 +26,8 @@ LAYERS = (
     ("tasks",),
     ("text",),
     ("expr",),
-    ("config", "registry", "errors", "fileio", "timelimit", "dataroot", "extras", "safe_read"),
+    ("config", "registry", "errors", "fileio", "timelimit", "dataroot", "extras", "safe_read",
+     "environment"),
 )
 SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily

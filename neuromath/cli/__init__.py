@@ -23,6 +23,7 @@ from neuromath.cli import (
     demo,
     evaluate,
     generate,
+    results,
     serve,
     solve,
     sweep,
@@ -32,7 +33,7 @@ from neuromath.cli.common import fill
 from neuromath.errors import NeuromathError
 
 # in the order --help lists them
-COMMANDS = (demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve, config)
+COMMANDS = (demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve, results, config)
 
 
 DESCRIPTION = (

@@ -25,8 +25,9 @@ def register(commands) -> None:
             "file, with --set overrides; the config names the data files (data.train, data.valid, data.test; with "
             "data.train null the task's generator makes the problems). The run folder OUT receives config.yaml, the "
             "vocabularies, checkpoints/best.ckpt and last.ckpt, model.pt, metrics.csv, data.json and summary.json. "
-            "After training, the test split is scored with the best weights. With --seeds N the runs go to "
-            "OUT/seed<S> and the mean and standard deviation of their test scores to OUT/seeds.json.",
+            "After training, the test split is scored with the best weights (its records in OUT/predictions.jsonl). "
+            "With --seeds N the runs go to OUT/seed<S> and the mean and standard deviation of their test scores to "
+            "OUT/seeds.json.",
             "neuromath train --config word_problems/graph2tree --out runs/g2t",
             "neuromath train --config word_problems/transformer --set data.train=data/train.jsonl \\\n"
             "    --set model.d_model=256 --set train.max_epochs=50 --out runs/wp256",

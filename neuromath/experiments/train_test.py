@@ -18,7 +18,13 @@ from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import evaluate_examples, percent, unknown_summary, write_predictions
+from neuromath.evaluation.evaluate import (
+    PREDICTIONS_FILE,
+    evaluate_examples,
+    percent,
+    unknown_summary,
+    write_predictions,
+)
 from neuromath.evaluation.identities import by_depth, mean_and_std, mean_std_table, verification_metrics
 from neuromath.evaluation.spread import mean_std, mean_std_cell
 from neuromath.fileio import locked, write_text_atomic
@@ -145,8 +151,9 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
 
 
 def train_and_report(config: Config, out: str | Path, resume: bool = False) -> dict:
-    """Train one run and print its outcome; returns its summary."""
-    summary = train(config, out, resume).summary
+    """Train one run and print its outcome; returns its summary. The test split's prediction records go to
+    ``OUT/predictions.jsonl`` (what ``neuromath results verify`` recomputes the test scores from)."""
+    summary = train(config, out, resume, predictions=Path(out) / PREDICTIONS_FILE).summary
     if is_rank_zero():  # the other processes of a multi-process run have no summary
         for line in procedure(config).outcome(summary, get_task(config.data.task)):
             print(line)

@@ -1,0 +1,130 @@
+"""neuromath results: run the recipes of results/, verify their evidence, and build the results pages from it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from neuromath.cli.common import documented, positive_int
+
+
+def command_results_build(args: argparse.Namespace) -> int:
+    from neuromath.experiments.pages import build_pages, stale_pages, write_pages
+
+    readme = None if args.no_readme else args.readme
+    files = build_pages(args.results, args.docs, readme)
+    if args.check:
+        stale = stale_pages(files)
+        for path in stale:
+            print(f"out of date: {path}", file=sys.stderr)
+        if stale:
+            print("run `neuromath results build` and commit what it writes", file=sys.stderr)
+            return 1
+        print(f"{len(files)} files match {args.results}")
+        return 0
+    written = write_pages(files)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"{len(files)} files from {args.results}, {len(written)} changed")
+    return 0
+
+
+def command_results_verify(args: argparse.Namespace) -> int:
+    from neuromath.dataroot import data_root
+    from neuromath.experiments.evidence import verify_recipe
+    from neuromath.experiments.recipes import find_recipes, load_recipe
+
+    recipes = [load_recipe(path) for path in args.recipes] if args.recipes else find_recipes(args.results)
+    root = data_root()
+    problems = []
+    for recipe in recipes:
+        recipe_problems, lines = verify_recipe(recipe, root, with_gold=not args.no_gold)
+        problems += recipe_problems
+        for line in lines:
+            print(line)
+    for problem in problems:
+        print(f"FAILED {problem}", file=sys.stderr)
+    if problems:
+        return 1
+    print(f"every reported score of {len(recipes)} experiments follows from its predictions")
+    return 0
+
+
+def command_results_run(args: argparse.Namespace) -> int:
+    from neuromath.experiments.recipes import load_recipe, run_recipe
+
+    recipe = load_recipe(args.recipe)
+    outcome = run_recipe(recipe, args.work, jobs=args.jobs, only=args.only, force=args.force)
+    for name, what in outcome.items():
+        print(f"{name}: {what}")
+    return 1 if any(what.startswith("failed") for what in outcome.values()) else 0
+
+
+def register(commands) -> None:
+    results = commands.add_parser(
+        "results", help="run recipes, verify evidence, build the results pages",
+        **documented(
+            "The experiments behind every reported number. results/<experiment>/recipe.yaml holds the exact commands, "
+            "seeds and data files (with sha256); results/<experiment>/runs/<run>/ the compact evidence of each run "
+            "(summaries, metrics, predictions, environment). `run` makes the evidence, `verify` recomputes each "
+            "reported accuracy from it, `build` writes the docs' results pages from it.",
+            "neuromath results run results/word-problems-cv --jobs 2",
+            "neuromath results verify",
+            "neuromath results build",
+        ),
+    )
+    sub = results.add_subparsers(dest="results_command", required=True, metavar="COMMAND",
+                                 help="run, verify or build")
+    build = sub.add_parser(
+        "build", help="write the docs' results pages from results/",
+        **documented(
+            "Write docs/results/*.md (and their plots) from the page templates in results/pages/ and the evidence "
+            "of every recipe, and the results block of README.md. A run without evidence appears as 'recipe only, "
+            "not re-run here', with no number. --check writes nothing and fails when a committed page differs.",
+            "neuromath results build",
+            "neuromath results build --check",
+        ),
+    )
+    build.add_argument("--results", default="results", help="the results folder (default: results)")
+    build.add_argument("--docs", default="docs", help="the docs folder whose results/ pages are written (default: docs)")
+    build.add_argument("--readme", default="README.md", help="the README whose results block is written")
+    build.add_argument("--no-readme", action="store_true", help="leave the README alone")
+    build.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is out of date")
+    build.set_defaults(handler=command_results_build)
+    verify = sub.add_parser(
+        "verify", help="recompute every reported accuracy from its predictions and the gold data",
+        **documented(
+            "For every run with evidence: the test scores of each summary.json are recomputed from its predictions "
+            "(and, where the data root holds the recipe's files with the recipe's sha256, from the gold data), the "
+            "folds' report from its folds, and the evidence is checked against its recipe (command, model, data "
+            "files). Each difference is printed with the run it belongs to; the exit status is 1 when there is one.",
+            "neuromath results verify",
+            "neuromath results verify results/word-problems-cv --no-gold",
+        ),
+    )
+    verify.add_argument("recipes", nargs="*", metavar="RECIPE", help="results/<experiment> folders (default: all)")
+    verify.add_argument("--results", default="results", help="the results folder (default: results)")
+    verify.add_argument("--no-gold", action="store_true",
+                        help="check the predictions against the summaries only, without reading the gold data")
+    verify.set_defaults(handler=command_results_verify)
+    run = sub.add_parser(
+        "run", help="run a recipe and collect its evidence",
+        **documented(
+            "Run every run of a recipe that has no evidence yet, JOBS at a time, in WORK/<experiment>/<run> "
+            "(resumable: a cross-validation reuses its finished folds, a training resumes from its last checkpoint), "
+            "and copy each finished run's evidence into results/<experiment>/runs/<run>/. The recipe's data files "
+            "are checked against their sha256 before anything trains.",
+            "neuromath results run results/word-problems-cv --jobs 2",
+            "neuromath results run results/word-problems-cv --only graph2tree-mawps --work /scratch/neuromath",
+        ),
+    )
+    run.add_argument("recipe", type=Path, metavar="RECIPE", help="a results/<experiment> folder or its recipe.yaml")
+    run.add_argument("--jobs", type=positive_int, default=1, help="runs at a time (default 1)")
+    run.add_argument("--work", default="runs/results", help="where the run folders go (default: runs/results)")
+    run.add_argument("--only", nargs="+", metavar="RUN", default=None, help="run only these runs of the recipe")
+    run.add_argument("--force", action="store_true", help="run again, and replace, runs that have evidence")
+    run.set_defaults(handler=command_results_run)
+
+
+__all__ = ["register"]

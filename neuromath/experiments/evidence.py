@@ -1,0 +1,359 @@
+"""The evidence of a run in ``results/<experiment>/runs/<run>/``, and its verification.
+
+Collected from a finished run folder (``collect_evidence``), the evidence keeps what a number needs and nothing that
+could run code or weigh megabytes:
+
+- ``evidence.json``: the command, and the commit, package versions, CPU/GPU, threads and wall time of the runner
+  (each run folder's own ``environment.json``, written by ``train``, is kept beside its summary);
+- a cross-validation (``cv``): ``report.json`` and per fold ``summary.json``, ``config.yaml``, ``metrics.csv``,
+  ``data.json`` and ``predictions.jsonl.gz``;
+- a training (``train``): the same files of the run folder (of each ``seed<S>`` folder with ``--seeds``, plus
+  ``seeds.json``).
+
+Predictions are slimmed to what scores them (a word problem's predicted tokens and verdicts; an equation's depth,
+label and predicted label): the problems themselves are in the data files, which the recipe names with their
+sha256. Paths are written relative to the data root and the run folder, so evidence reads the same on every machine.
+
+``verify_run`` recomputes every reported accuracy from the predictions and, where the data root holds the gold files,
+from the gold data: a summary whose predictions do not give it fails, naming the run and the difference."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from neuromath.environment import describe
+from neuromath.errors import NeuromathError
+from neuromath.experiments.recipes import Recipe, Run, check_data, sha256_of
+from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import SUMMARY_LIMIT, read_run_file
+
+ENVIRONMENT_FILE = "evidence.json"  # the command, wall time and environment of the collecting runner
+PREDICTIONS = "predictions.jsonl"
+PREDICTIONS_GZ = "predictions.jsonl.gz"
+KEPT = ("summary.json", "config.yaml", "metrics.csv", "data.json", "environment.json")
+SEQUENCE_FIELDS = ("id", "predicted_tokens", "correct", "equation_correct")
+CLASSIFIER_FIELDS = ("depth", "label", "predicted", "correct")
+TOLERANCE = 1e-9
+
+
+def relative_text(text: str, out: Path, work: Path, root: Path) -> str:
+    """Machine paths out of a text: the run folder becomes ``.``, the work folder ``{work}``, the data root nothing."""
+    for prefix, replacement in ((f"{out}/", ""), (str(out), "."), (f"{work}/", "{work}/"), (f"{root}/", "")):
+        text = text.replace(prefix, replacement)
+    return text
+
+
+def scrub_run_dirs(value, unit: str):
+    """``run_dir`` and ``out`` of a summary or report as their place in the evidence (a fold row: its fold)."""
+    if isinstance(value, dict):
+        fixed = {key: scrub_run_dirs(item, unit) for key, item in value.items()}
+        if "run_dir" in fixed:
+            fixed["run_dir"] = fixed["fold"] if isinstance(fixed.get("fold"), str) else unit
+        if "out" in fixed and isinstance(fixed["out"], str):
+            fixed["out"] = unit
+        return fixed
+    if isinstance(value, list):
+        return [scrub_run_dirs(item, unit) for item in value]
+    return value
+
+
+def slim_record(record: dict) -> dict:
+    fields = CLASSIFIER_FIELDS if "label" in record and "predicted" in record else SEQUENCE_FIELDS
+    return {key: record[key] for key in fields if key in record}
+
+
+def write_gzip_lines(records: list[dict], path: Path) -> None:
+    """JSON Lines, gzip with no time stamp or name in its header, so the same records give the same bytes."""
+    data = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records).encode("utf-8")
+    staging = path.with_name(path.name + ".partial")
+    with open(staging, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as stream:
+        stream.write(data)
+    staging.replace(path)
+
+
+def read_gzip_lines(path: Path) -> list[dict]:
+    records = []
+    with gzip.open(path, "rt", encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                raise NeuromathError(f"{path}: line {number}: not valid JSON") from None
+    return records
+
+
+def scored_units(folder: Path, kind: str) -> list[Path]:
+    """The folders of a run that each scored a test set: a cv's folds, a training's seeds, or the run itself."""
+    if kind == "cv":
+        return sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("fold"))
+    seeds = sorted((p for p in folder.iterdir() if p.is_dir() and p.name.startswith("seed") and p.name[4:].isdigit()),
+                   key=lambda p: int(p.name[4:]))
+    return seeds or [folder]
+
+
+def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path, wall_seconds: float) -> Path:
+    """Copy the compact evidence of the finished run folder ``out`` into the recipe's ``runs/<run>`` (replacing what
+    was there, in one rename)."""
+    target = recipe.evidence_dir(run.name)
+    staging = target.with_name(f".{run.name}.collecting")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+
+    def keep_text(source: Path, destination: Path) -> None:
+        if source.is_file():
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            text = relative_text(read_run_file(source, SUMMARY_LIMIT).decode("utf-8"), out, work, root)
+            if source.suffix == ".json":  # where the run was when it ran is no evidence: its place in the evidence is
+                unit = source.parent.relative_to(out).as_posix()
+                text = json.dumps(scrub_run_dirs(json.loads(text), unit), indent=2, ensure_ascii=False) + "\n"
+            destination.write_text(text, encoding="utf-8")
+
+    for name in ("report.json", "seeds.json", "evaluation/report.json", "completion.json"):
+        keep_text(out / name, staging / name)
+    units = scored_units(out, run.kind)
+    if not units or not any((unit / "summary.json").is_file() for unit in units):
+        raise NeuromathError(f"{out}: no finished run (no summary.json) to collect evidence from")
+    threads = None
+    for unit in units:
+        relative = unit.relative_to(out)
+        for name in KEPT:
+            keep_text(unit / name, staging / relative / name)
+        if (unit / PREDICTIONS).is_file():
+            lines = (unit / PREDICTIONS).read_text(encoding="utf-8").splitlines()
+            write_gzip_lines([slim_record(json.loads(line)) for line in lines], staging / relative / PREDICTIONS_GZ)
+        if threads is None and (unit / "config.yaml").is_file():
+            threads = (yaml.safe_load((unit / "config.yaml").read_text(encoding="utf-8")).get("train") or {}).get(
+                "num_threads") or None
+    environment = describe(threads)
+    environment.update({"run": run.name, "command": run.command, "wall_seconds": round(wall_seconds, 1)})
+    write_text_atomic(staging / ENVIRONMENT_FILE, json.dumps(environment, indent=2) + "\n")
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return target
+
+
+# -- reading evidence -------------------------------------------------------------------------------------------------
+
+
+def read_json(path: Path) -> dict:
+    try:
+        return json.loads(read_run_file(path, SUMMARY_LIMIT))
+    except ValueError as error:
+        raise NeuromathError(f"{path}: not valid JSON: {error}") from None
+
+
+@dataclass
+class Evidence:
+    """What one run's evidence says: its scored units' test summaries, and the run's mean ± std."""
+
+    folder: Path
+    kind: str
+    environment: dict
+    units: dict[str, dict] = field(default_factory=dict)  # unit name -> summary.json
+    report: dict | None = None  # cv: report.json; train with seeds: seeds.json
+
+    @property
+    def wall_seconds(self) -> float | None:
+        """The compute the run took: the sum of its folds' or seeds' training times where they say it (a reused fold
+        keeps its first time), else the runner's wall time."""
+        times = [unit.get("wall_seconds") for unit in self.units.values()]
+        if times and all(isinstance(t, (int, float)) for t in times):
+            return float(sum(times))
+        return self.environment.get("wall_seconds")
+
+
+def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:
+    """The evidence of a run, or None when the run has none (a recipe-only run)."""
+    folder = recipe.evidence_dir(run.name)
+    if not (folder / ENVIRONMENT_FILE).is_file():
+        return None
+    evidence = Evidence(folder, run.kind, read_json(folder / ENVIRONMENT_FILE))
+    for unit in scored_units(folder, run.kind):
+        if (unit / "summary.json").is_file():
+            evidence.units["." if unit == folder else unit.name] = read_json(unit / "summary.json")
+    for name in ("report.json", "seeds.json"):
+        if (folder / name).is_file():
+            evidence.report = read_json(folder / name)
+    return evidence
+
+
+def mean_std(values: list[float]) -> tuple[float, float | None]:
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, None
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def test_metric(summary: dict, metric: str) -> float | None:
+    """A test score of one summary: ``value_accuracy`` (word problems), ``accuracy`` or ``depth<D>`` (identities)."""
+    test = summary.get("test") or {}
+    if metric.startswith("depth") and metric[5:].isdigit():
+        entry = (test.get("by_depth") or {}).get(metric[5:])
+        return entry.get("accuracy") if isinstance(entry, dict) else entry
+    if metric in ("epochs", "steps", "best_val_accuracy", "best_val_value_accuracy"):
+        return summary.get(metric)
+    value = test.get(metric)
+    return value if isinstance(value, (int, float)) else None
+
+
+def metric_values(evidence: Evidence, metric: str) -> list[float]:
+    values = [test_metric(summary, metric) for summary in evidence.units.values()]
+    return [float(v) for v in values if v is not None]
+
+
+# -- verification -----------------------------------------------------------------------------------------------------
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOLERANCE
+
+
+def gold_examples(config: dict, root: Path):
+    """The gold test examples of a unit, read as its config says, or None when the data root lacks the file."""
+    from neuromath.config import config_from_dict
+    from neuromath.tasks import get_task
+
+    path = (config.get("data") or {}).get("test")
+    if not path or not (root / path).is_file():
+        return None, None, path
+    loaded = config_from_dict(config)
+    task = get_task(loaded.data.task)
+    if not hasattr(task, "configured"):  # an equation task (identities): the released JSON format only
+        return task, task.read(str(root / path), lenient=loaded.data.lenient, skipped=[]), path
+    task = task.configured(loaded.data)
+    examples = task.read(str(root / path), loaded.data.format, lenient=loaded.data.lenient, skipped=[],
+                         **task.read_options(loaded.data, "test"))
+    return task, examples, path
+
+
+def verify_unit(name: str, unit: Path, summary: dict, root: Path, with_gold: bool) -> tuple[list[str], bool]:
+    """The differences between one unit's reported test scores and its predictions (and gold data); and whether the
+    gold data was read."""
+    problems = []
+    test = summary.get("test")
+    if not isinstance(test, dict):
+        return [f"{name}: summary.json has no test scores"], False
+    path = unit / PREDICTIONS_GZ
+    if not path.is_file():
+        return [f"{name}: no {PREDICTIONS_GZ}: the reported scores cannot be recomputed"], False
+    records = read_gzip_lines(path)
+    n = len(records)
+    if test.get("n") != n:
+        problems.append(f"{name}: summary.json says n = {test.get('n')}, the predictions hold {n} records")
+    classifier = bool(records) and "label" in records[0]
+    if classifier:
+        for index, record in enumerate(records):
+            if record.get("correct") != (record.get("predicted") == record.get("label")):
+                problems.append(f"{name}: prediction {index + 1}: 'correct' does not follow from label and predicted")
+                break
+        accuracy = sum(bool(r["correct"]) for r in records) / n if n else 0.0
+        if not close(accuracy, float(test.get("accuracy", -1))):
+            problems.append(f"{name}: summary.json says accuracy {test.get('accuracy')}, the predictions give "
+                            f"{accuracy}")
+    else:
+        for key, field_name in (("value_correct", "correct"), ("equation_correct", "equation_correct")):
+            count = sum(bool(r.get(field_name)) for r in records)
+            if test.get(key) != count:
+                problems.append(f"{name}: summary.json says {key} = {test.get(key)}, the predictions give {count}")
+        accuracy = sum(bool(r.get("correct")) for r in records) / n if n else 0.0
+        if not close(accuracy, float(test.get("value_accuracy", -1))):
+            problems.append(f"{name}: summary.json says value_accuracy {test.get('value_accuracy')}, the "
+                            f"predictions give {accuracy}")
+    read_gold = False
+    if with_gold and (unit / "config.yaml").is_file():
+        config = yaml.safe_load((unit / "config.yaml").read_text(encoding="utf-8"))
+        task, examples, gold_path = gold_examples(config, root)
+        if examples is not None:
+            read_gold = True
+            if len(examples) != n:
+                problems.append(f"{name}: the gold file {gold_path} holds {len(examples)} examples, the predictions "
+                                f"{n}")
+            for index, (record, example) in enumerate(zip(records, examples)):
+                if classifier:
+                    if record["label"] != example.label:
+                        problems.append(f"{name}: prediction {index + 1}: label {record['label']}, the gold file "
+                                        f"says {example.label}")
+                        break
+                    continue
+                if str(record.get("id")) != str(example.id):
+                    problems.append(f"{name}: prediction {index + 1} is for problem {record.get('id')!r}, the gold "
+                                    f"file's problem {index + 1} is {example.id!r}")
+                    break
+                if bool(task.is_correct(record["predicted_tokens"], example)) != bool(record["correct"]):
+                    problems.append(f"{name}: problem {example.id!r}: the recorded verdict {record['correct']} is "
+                                    f"not what scoring {record['predicted_tokens']} against the gold answer gives")
+                    break
+    return problems, read_gold
+
+
+def verify_run(recipe: Recipe, run: Run, root: Path, with_gold: bool = True) -> tuple[list[str], str]:
+    """Every difference between a run's evidence, its recipe and its predictions; and a line on what was checked.
+    An empty list: the evidence holds."""
+    evidence = read_evidence(recipe, run)
+    if evidence is None:
+        return [], "recipe only: no evidence"
+    label = f"{recipe.name}/{run.name}"
+    problems = []
+    if evidence.environment.get("command") != run.command:
+        problems.append(f"{label}: the evidence was made by `{evidence.environment.get('command')}`, the recipe "
+                        f"says `{run.command}`")
+    gold_units = 0
+    for name, summary in evidence.units.items():
+        unit = evidence.folder if name == "." else evidence.folder / name
+        config_path = unit / "config.yaml"
+        if config_path.is_file():
+            config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+            data = config.get("data") or {}
+            for key in ("train", "valid", "test"):
+                used = data.get(key)
+                if used and used not in recipe.data:
+                    problems.append(f"{label}/{name}: data.{key} {used} is not among the recipe's data files")
+            if (config.get("model") or {}).get("name") != run.model.split(" ")[0]:
+                problems.append(f"{label}/{name}: model {config.get('model', {}).get('name')!r}, the recipe says "
+                                f"{run.model!r}")
+        unit_problems, read_gold = verify_unit(f"{label}/{name}", unit, summary, root, with_gold)
+        problems += unit_problems
+        gold_units += read_gold
+    if run.kind == "cv" and evidence.report is not None:
+        rows = {row["fold"]: row for row in evidence.report.get("folds", [])}
+        for name, summary in evidence.units.items():
+            row = rows.get(name)
+            reported = (summary.get("test") or {}).get("value_accuracy")
+            if row is None or reported is None or not close(row["value_accuracy"], reported):
+                problems.append(f"{label}: report.json's {name} row does not match its summary.json")
+        values = metric_values(evidence, "value_accuracy")
+        if values:
+            mean, _ = mean_std(values)
+            if not close(mean, evidence.report["value_accuracy"]["mean"]):
+                problems.append(f"{label}: report.json says mean value accuracy "
+                                f"{evidence.report['value_accuracy']['mean']}, its folds give {mean}")
+    gold = f"gold data for {gold_units} of {len(evidence.units)}" if with_gold else "gold data not read"
+    return problems, f"{len(evidence.units)} scored sets, {gold}"
+
+
+def verify_recipe(recipe: Recipe, root: Path, with_gold: bool = True) -> tuple[list[str], list[str]]:
+    """(problems, lines) of every run of a recipe; gold data is read only where its sha256 matches the recipe."""
+    problems, lines = [], []
+    if with_gold:
+        for name, digest in recipe.data.items():
+            path = root / name
+            if not name.startswith("{work}") and path.is_file() and sha256_of(path) != digest:
+                problems.append(f"{recipe.name}: {path} differs from the recipe's sha256; gold data not read")
+                with_gold = False
+    for run in recipe.runs.values():
+        run_problems, line = verify_run(recipe, run, root, with_gold)
+        problems += run_problems
+        lines.append(f"{recipe.name}/{run.name}: {'FAILED' if run_problems else 'ok'} ({line})")
+    return problems, lines
+
+
+__all__ = ["ENVIRONMENT_FILE", "Evidence", "check_data", "collect_evidence", "metric_values", "read_evidence",
+           "verify_recipe", "verify_run"]

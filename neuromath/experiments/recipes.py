@@ -1,0 +1,294 @@
+"""Recipes of ``results/``: what an experiment runs, on which data, and how its evidence is kept.
+
+``results/<experiment>/recipe.yaml`` says, for one experiment:
+
+- ``title``, ``page`` (the results page of the docs it feeds) and ``protocol`` (how a number was selected);
+- ``data``: every file the runs read, relative to the data root (``neuromath.dataroot``), with its sha256; a file that
+  is missing or differs stops ``results run`` before anything trains;
+- ``setup``: commands that make data for the runs (``neuromath generate ...``), run once, writing under ``{work}``;
+- ``runs``: name -> ``command`` (one ``neuromath`` command line; the runner adds ``--out``), ``model``, ``dataset``
+  and optionally ``cost`` (a sentence on what it takes; the measured wall time is in the evidence anyway);
+- ``left_out``: what the evidence does not keep (weights, logs), said once per experiment;
+- ``published``: the papers' numbers with their own protocols, shown beside ours on the pages;
+- ``tables``: the tables the results pages show (``neuromath.experiments.pages``).
+
+``results run RECIPE`` runs every run whose evidence is missing into a work folder (``{work}/<run>``, resumable: a
+cross-validation reuses its finished folds and a training resumes from its last checkpoint) and copies the compact
+evidence into ``results/<experiment>/runs/<run>/`` (``neuromath.experiments.evidence``). A run whose evidence is
+there is skipped, so the command picks up where it stopped."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from neuromath.dataroot import data_root
+from neuromath.errors import ConfigError, NeuromathError
+from neuromath.safe_read import read_run_file
+
+RECIPE_FILE = "recipe.yaml"
+RUNS_DIR = "runs"  # results/<experiment>/runs/<run>: the evidence of each run
+RECIPE_LIMIT = 1 << 20
+KINDS = ("cv", "train")  # the commands whose folders the evidence collector knows
+TOP_KEYS = {"title", "page", "description", "protocol", "data", "setup", "runs", "left_out", "published", "tables",
+            "compute"}
+RUN_KEYS = {"command", "model", "dataset", "cost", "task", "then"}
+
+
+SAFE_ARGUMENT = re.compile(r"[\w@%+=:,./{}<>-]+")
+
+
+def command_line(argv: list[str]) -> str:
+    """A command as a reader types it: arguments quoted only where a shell needs it (``{work}`` stays bare)."""
+    return " ".join(arg if SAFE_ARGUMENT.fullmatch(arg) else shlex.quote(arg) for arg in argv)
+
+
+@dataclass
+class Run:
+    name: str
+    argv: list[str]  # the neuromath arguments, without the program name and without --out
+    model: str
+    dataset: str
+    task: str
+    cost: str | None = None
+    then: list[list[str]] = field(default_factory=list)  # commands run after it ({out}: its folder), e.g. evaluate
+
+    @property
+    def kind(self) -> str:
+        return self.argv[0]
+
+    @property
+    def command(self) -> str:
+        """The command line as a reader types it, with ``--out`` pointing at a runs folder."""
+        return command_line(["neuromath", *self.argv, "--out", f"runs/{self.name}"])
+
+    @property
+    def commands(self) -> list[str]:
+        """The run's command and the ones after it, as a reader types them."""
+        after = [command_line(["neuromath", *argv]).replace("{out}", f"runs/{self.name}") for argv in self.then]
+        return [self.command, *after]
+
+
+@dataclass
+class Recipe:
+    path: Path
+    title: str
+    page: str
+    protocol: str
+    data: dict[str, str]  # path (relative to the data root, or {work}/...) -> sha256
+    runs: dict[str, Run]
+    setup: list[list[str]] = field(default_factory=list)
+    left_out: str = ""
+    description: str = ""
+    compute: str = ""
+    published: list[dict] = field(default_factory=list)
+    tables: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    def evidence_dir(self, run: str) -> Path:
+        return self.folder / RUNS_DIR / run
+
+
+def recipe_error(path: Path, where: str, reason: str) -> ConfigError:
+    return ConfigError(f"{path}: {where}: {reason}")
+
+
+def parse_command(path: Path, where: str, text: object, kinds=KINDS) -> list[str]:
+    """One ``neuromath ...`` command line as arguments without the program name; ``--out`` is the runner's."""
+    if not isinstance(text, str) or not text.strip():
+        raise recipe_error(path, where, "a command is one line of text starting with 'neuromath'")
+    try:
+        argv = shlex.split(text)
+    except ValueError as error:
+        raise recipe_error(path, where, f"cannot split the command: {error}") from None
+    if argv[0] != "neuromath" or len(argv) < 2:
+        raise recipe_error(path, where, f"a command starts with 'neuromath COMMAND', not {argv[0]!r}")
+    if kinds is not None and argv[1] not in kinds:
+        raise recipe_error(path, where, f"a run is a 'neuromath {' or '.join(kinds)}' command, not {argv[1]!r}")
+    if kinds is not None and any(arg == "--out" or arg.startswith("--out=") for arg in argv):
+        raise recipe_error(path, where, "leave --out out: the runner chooses each run's folder")
+    return argv[1:]
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read and check a recipe (a folder holding recipe.yaml, or the file); errors name the file and the key."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RECIPE_FILE
+    if not path.is_file():
+        raise NeuromathError(f"{path}: no such recipe (a results/<experiment> folder holds {RECIPE_FILE})")
+    try:
+        raw = yaml.safe_load(read_run_file(path, RECIPE_LIMIT))
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a recipe is a YAML mapping")
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        raise recipe_error(path, unknown[0], f"unknown key (known: {', '.join(sorted(TOP_KEYS))})")
+    for key in ("title", "page", "protocol", "runs"):
+        if not raw.get(key):
+            raise recipe_error(path, key, "missing")
+    data = raw.get("data") or {}
+    if not isinstance(data, dict):
+        raise recipe_error(path, "data", "a mapping of file -> sha256")
+    for name, digest in data.items():
+        if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise recipe_error(path, f"data.{name}", f"a sha256 is 64 lowercase hex digits, not {digest!r}")
+    runs = {}
+    if not isinstance(raw["runs"], dict):
+        raise recipe_error(path, "runs", "a mapping of run name -> {command, model, dataset}")
+    for name, spec in raw["runs"].items():
+        where = f"runs.{name}"
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise recipe_error(path, where, "a run name is a plain folder name")
+        if not isinstance(spec, dict):
+            raise recipe_error(path, where, "a mapping with command, model and dataset")
+        unknown = sorted(set(spec) - RUN_KEYS)
+        if unknown:
+            raise recipe_error(path, f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(RUN_KEYS))})")
+        for key in ("command", "model", "dataset", "task"):
+            if not spec.get(key):
+                raise recipe_error(path, f"{where}.{key}", "missing")
+        then = spec.get("then") or []
+        if not isinstance(then, list):
+            raise recipe_error(path, f"{where}.then", "a list of neuromath commands run after the run")
+        runs[name] = Run(name, parse_command(path, f"{where}.command", spec["command"]), str(spec["model"]),
+                         str(spec["dataset"]), str(spec["task"]), spec.get("cost"),
+                         [parse_command(path, f"{where}.then[{i}]", line, kinds=None) for i, line in enumerate(then)])
+    setup = [parse_command(path, f"setup[{i}]", line, kinds=None) for i, line in enumerate(raw.get("setup") or [])]
+    return Recipe(path, str(raw["title"]), str(raw["page"]), str(raw["protocol"]).strip(), dict(data), runs, setup,
+                  str(raw.get("left_out") or "").strip(), str(raw.get("description") or "").strip(),
+                  str(raw.get("compute") or "").strip(), list(raw.get("published") or []), dict(raw.get("tables") or {}))
+
+
+def find_recipes(results: str | Path) -> list[Recipe]:
+    """Every recipe under a results folder, in the order of their folder names."""
+    results = Path(results)
+    if not results.is_dir():
+        raise NeuromathError(f"{results}: no results folder")
+    return [load_recipe(path) for path in sorted(results.glob(f"*/{RECIPE_FILE}"))]
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def expand(text: str, work: Path, out: Path | None = None) -> str:
+    text = text.replace("{work}", str(work))
+    return text.replace("{out}", str(out)) if out is not None else text
+
+
+def check_data(recipe: Recipe, root: Path, work: Path, generated: bool = False) -> list[str]:
+    """Check the recipe's data files against their sha256: those under the data root (``generated`` False) or those
+    its setup writes under ``{work}`` (``generated`` True). Returns the files checked; a missing file or a different
+    digest is an error naming both, raised before anything trains."""
+    checked = []
+    for name, digest in recipe.data.items():
+        if name.startswith("{work}") != generated:
+            continue
+        path = Path(expand(name, work)) if generated else root / name
+        if not path.is_file():
+            raise NeuromathError(f"{recipe.path}: data file {name} is not at {path} (data root {root}; set "
+                                 f"$NEUROMATH_DATA or see docs/data.md)")
+        actual = sha256_of(path)
+        if actual != digest:
+            raise NeuromathError(f"{recipe.path}: data file {path} has sha256 {actual}, the recipe says {digest}: "
+                                 f"not the data the evidence was made from")
+        checked.append(name)
+    return checked
+
+
+def is_finished(recipe: Recipe, run: str) -> bool:
+    from neuromath.experiments.evidence import ENVIRONMENT_FILE
+
+    return (recipe.evidence_dir(run) / ENVIRONMENT_FILE).is_file()
+
+
+def neuromath_command(argv: list[str]) -> list[str]:
+    return [sys.executable, "-m", "neuromath", *argv]
+
+
+def run_recipe(recipe: Recipe, work: str | Path, jobs: int = 1, only: list[str] | None = None,
+               force: bool = False, echo=print) -> dict[str, str]:
+    """Run the recipe's unfinished runs (or ``only`` these) in ``work/<run>``, ``jobs`` at a time, and collect each
+    one's evidence when it finishes. Returns run -> ``done``, ``skipped`` or ``failed: ...``."""
+    from neuromath.experiments.evidence import collect_evidence
+
+    work = Path(work).resolve() / recipe.name
+    root = data_root()
+    names = list(recipe.runs) if only is None else only
+    for name in names:
+        if name not in recipe.runs:
+            raise NeuromathError(f"{recipe.path}: no run named {name!r} (runs: {', '.join(recipe.runs)})")
+    check_data(recipe, root, work)
+    todo = [name for name in names if force or not is_finished(recipe, name)]
+    outcome = {name: "skipped (evidence is there)" for name in names if name not in todo}
+    if not todo:
+        return outcome
+    work.mkdir(parents=True, exist_ok=True)
+    try:  # the setup's files are there, byte for byte: no need to make them again
+        made = bool(recipe.setup) and bool(check_data(recipe, root, work, generated=True))
+    except NeuromathError:
+        made = False
+    for argv in [] if made else recipe.setup:
+        argv = [expand(arg, work) for arg in argv]
+        echo(f"[setup] {shlex.join(['neuromath', *argv])}")
+        subprocess.run(neuromath_command(argv), check=True)
+    check_data(recipe, root, work, generated=True)
+
+    def one(name: str) -> str:
+        run = recipe.runs[name]
+        out = work / name
+        argv = [expand(arg, work, out) for arg in run.argv]
+        finished = False
+        if run.kind == "train":
+            seeds = "--seeds" in argv and argv[argv.index("--seeds") + 1] != "1"
+            finished = (out / ("seeds.json" if seeds else "summary.json")).is_file()
+            started_before = any(out.glob("checkpoints/last.ckpt")) or any(out.glob("seed*/checkpoints/last.ckpt"))
+            if not finished and started_before and "--resume" not in argv:
+                argv = [*argv, "--resume"]
+        full = [*argv, "--out", str(out)]
+        echo(f"[{name}] {shlex.join(['neuromath', *full])}")
+        started = time.perf_counter()
+        log = work / f"{name}.log"
+        with open(log, "a", encoding="utf-8") as stream:
+            code = 0 if finished else subprocess.run(neuromath_command(full), stdout=stream, stderr=subprocess.STDOUT,
+                                                     env={**os.environ, "NEUROMATH_DATA": str(root)}).returncode
+            for step in run.then:
+                if code != 0:
+                    break
+                step = [expand(arg, work, out) for arg in step]
+                echo(f"[{name}] {shlex.join(['neuromath', *step])}")
+                code = subprocess.run(neuromath_command(step), stdout=stream, stderr=subprocess.STDOUT,
+                                      env={**os.environ, "NEUROMATH_DATA": str(root)}).returncode
+        if code != 0:
+            return f"failed: exit status {code}, see {log}"
+        collect_evidence(recipe, run, out, work, root, time.perf_counter() - started)
+        echo(f"[{name}] evidence in {recipe.evidence_dir(name)}")
+        return "done"
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        outcome.update(zip(todo, pool.map(one, todo)))
+    return outcome
