@@ -52,7 +52,8 @@ def command_results_verify(args: argparse.Namespace) -> int:
 
 
 def command_results_run(args: argparse.Namespace) -> int:
-    from neuromath.experiments.recipes import load_recipe, run_recipe
+    from neuromath.experiments.recipes import load_recipe
+    from neuromath.experiments.runner import run_recipe
 
     recipe = load_recipe(args.recipe)
     outcome = run_recipe(recipe, args.work, jobs=args.jobs, only=args.only, force=args.force)
@@ -87,7 +88,7 @@ def register(commands) -> None:
         ),
     )
     build.add_argument("--results", default="results", help="the results folder (default: results)")
-    build.add_argument("--docs", default="docs", help="the docs folder whose results/ pages are written (default: docs)")
+    build.add_argument("--docs", default="docs", help="the docs folder to write results/ in (default: docs)")
     build.add_argument("--readme", default="README.md", help="the README whose results block is written")
     build.add_argument("--no-readme", action="store_true", help="leave the README alone")
     build.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is out of date")

@@ -11,8 +11,8 @@ line of their own:
 - ``{{ leaderboard }}``: task x model over every recipe;
 
 and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units). A run without evidence shows
-"recipe only, not re-run here" and no number. ``results/pages/readme-table.md`` fills the block of the repository's README
-between ``<!-- results:begin -->`` and ``<!-- results:end -->``.
+"recipe only, not re-run here" and no number. ``results/pages/readme-table.md`` fills the block of the repository's
+README between ``<!-- results:begin -->`` and ``<!-- results:end -->``.
 
 A table in a recipe:
 

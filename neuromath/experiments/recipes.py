@@ -20,19 +20,13 @@ there is skipped, so the command picks up where it stopped."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shlex
-import subprocess
-import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from neuromath.dataroot import data_root
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.safe_read import read_run_file
 
@@ -174,9 +168,10 @@ def load_recipe(path: str | Path) -> Recipe:
                          str(spec["dataset"]), str(spec["task"]), spec.get("cost"),
                          [parse_command(path, f"{where}.then[{i}]", line, kinds=None) for i, line in enumerate(then)])
     setup = [parse_command(path, f"setup[{i}]", line, kinds=None) for i, line in enumerate(raw.get("setup") or [])]
+    text = {key: str(raw.get(key) or "").strip() for key in ("left_out", "description", "compute")}
     return Recipe(path, str(raw["title"]), str(raw["page"]), str(raw["protocol"]).strip(), dict(data), runs, setup,
-                  str(raw.get("left_out") or "").strip(), str(raw.get("description") or "").strip(),
-                  str(raw.get("compute") or "").strip(), list(raw.get("published") or []), dict(raw.get("tables") or {}))
+                  text["left_out"], text["description"], text["compute"], list(raw.get("published") or []),
+                  dict(raw.get("tables") or {}))
 
 
 def find_recipes(results: str | Path) -> list[Recipe]:
@@ -218,77 +213,3 @@ def check_data(recipe: Recipe, root: Path, work: Path, generated: bool = False) 
                                  f"not the data the evidence was made from")
         checked.append(name)
     return checked
-
-
-def is_finished(recipe: Recipe, run: str) -> bool:
-    from neuromath.experiments.evidence import ENVIRONMENT_FILE
-
-    return (recipe.evidence_dir(run) / ENVIRONMENT_FILE).is_file()
-
-
-def neuromath_command(argv: list[str]) -> list[str]:
-    return [sys.executable, "-m", "neuromath", *argv]
-
-
-def run_recipe(recipe: Recipe, work: str | Path, jobs: int = 1, only: list[str] | None = None,
-               force: bool = False, echo=print) -> dict[str, str]:
-    """Run the recipe's unfinished runs (or ``only`` these) in ``work/<run>``, ``jobs`` at a time, and collect each
-    one's evidence when it finishes. Returns run -> ``done``, ``skipped`` or ``failed: ...``."""
-    from neuromath.experiments.evidence import collect_evidence
-
-    work = Path(work).resolve() / recipe.name
-    root = data_root()
-    names = list(recipe.runs) if only is None else only
-    for name in names:
-        if name not in recipe.runs:
-            raise NeuromathError(f"{recipe.path}: no run named {name!r} (runs: {', '.join(recipe.runs)})")
-    check_data(recipe, root, work)
-    todo = [name for name in names if force or not is_finished(recipe, name)]
-    outcome = {name: "skipped (evidence is there)" for name in names if name not in todo}
-    if not todo:
-        return outcome
-    work.mkdir(parents=True, exist_ok=True)
-    try:  # the setup's files are there, byte for byte: no need to make them again
-        made = bool(recipe.setup) and bool(check_data(recipe, root, work, generated=True))
-    except NeuromathError:
-        made = False
-    for argv in [] if made else recipe.setup:
-        argv = [expand(arg, work) for arg in argv]
-        echo(f"[setup] {shlex.join(['neuromath', *argv])}")
-        subprocess.run(neuromath_command(argv), check=True)
-    check_data(recipe, root, work, generated=True)
-
-    def one(name: str) -> str:
-        run = recipe.runs[name]
-        out = work / name
-        argv = [expand(arg, work, out) for arg in run.argv]
-        finished = False
-        if run.kind == "train":
-            seeds = "--seeds" in argv and argv[argv.index("--seeds") + 1] != "1"
-            finished = (out / ("seeds.json" if seeds else "summary.json")).is_file()
-            started_before = any(out.glob("checkpoints/last.ckpt")) or any(out.glob("seed*/checkpoints/last.ckpt"))
-            if not finished and started_before and "--resume" not in argv:
-                argv = [*argv, "--resume"]
-        full = [*argv, "--out", str(out)]
-        echo(f"[{name}] {shlex.join(['neuromath', *full])}")
-        started = time.perf_counter()
-        log = work / f"{name}.log"
-        with open(log, "a", encoding="utf-8") as stream:
-            code = 0 if finished else subprocess.run(neuromath_command(full), stdout=stream, stderr=subprocess.STDOUT,
-                                                     env={**os.environ, "NEUROMATH_DATA": str(root)}).returncode
-            for step in run.then:
-                if code != 0:
-                    break
-                step = [expand(arg, work, out) for arg in step]
-                echo(f"[{name}] {shlex.join(['neuromath', *step])}")
-                code = subprocess.run(neuromath_command(step), stdout=stream, stderr=subprocess.STDOUT,
-                                      env={**os.environ, "NEUROMATH_DATA": str(root)}).returncode
-        if code != 0:
-            return f"failed: exit status {code}, see {log}"
-        collect_evidence(recipe, run, out, work, root, time.perf_counter() - started)
-        echo(f"[{name}] evidence in {recipe.evidence_dir(name)}")
-        return "done"
-
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        outcome.update(zip(todo, pool.map(one, todo)))
-    return outcome

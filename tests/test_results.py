@@ -1,0 +1,250 @@
+"""results/: the committed pages are what `results build` writes, the committed evidence verifies, and recipes,
+the runner and verification refuse what does not match."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from neuromath.cli import main
+from neuromath.errors import ConfigError, NeuromathError
+from neuromath.experiments.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
+from neuromath.experiments.pages import RECIPE_ONLY, build_pages, stale_pages
+from neuromath.experiments.recipes import find_recipes, load_recipe, sha256_of
+from neuromath.experiments.runner import run_recipe
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "results"
+
+
+def test_committed_pages_are_what_results_build_writes():
+    files = build_pages(RESULTS, REPO / "docs", REPO / "README.md")
+    assert REPO / "docs" / "results" / "leaderboard.md" in files
+    stale = stale_pages(files)
+    assert not stale, f"run `neuromath results build` and commit: {[str(p.relative_to(REPO)) for p in stale]}"
+
+
+def test_committed_evidence_verifies():
+    """Every summary of results/ follows from its predictions (and from the gold data where the data root has it)."""
+    from neuromath.dataroot import data_root
+
+    root = data_root()
+    checked = 0
+    for recipe in find_recipes(RESULTS):
+        problems, lines = verify_recipe(recipe, root)
+        assert not problems, problems
+        checked += sum("scored sets" in line for line in lines)
+    assert checked > 0
+
+
+def test_no_committed_page_types_a_number_for_a_run_without_evidence():
+    """A table cell of a recipe-only run says so and holds no number."""
+    text = (REPO / "docs" / "results" / "identities.md").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if RECIPE_ONLY in line and line.startswith("|"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")[1:]]
+            assert all(cell in ("", RECIPE_ONLY) for cell in cells), line
+
+
+def test_results_stay_small_and_hold_no_weights():
+    total = sum(path.stat().st_size for path in RESULTS.rglob("*") if path.is_file())
+    assert total < 20 * 2**20
+    assert not [p for p in RESULTS.rglob("*") if p.suffix in (".pt", ".ckpt", ".safetensors", ".bin")]
+
+
+# -- a tiny experiment, end to end -----------------------------------------------------------------------------------
+
+PROBLEMS = [
+    ("Tom has number0 apples . He buys number1 more . How many apples does he have ?", "+ number0 number1"),
+    ("Ann had number0 pens . She gave away number1 pens . How many pens are left ?", "- number0 number1"),
+    ("A box holds number0 eggs . How many eggs are in number1 boxes ?", "* number0 number1"),
+    ("Sam shares number0 sweets among number1 friends . How many does each get ?", "/ number0 number1"),
+]
+
+
+def write_folds(root: Path, folds: int = 2) -> list[str]:
+    """Two word-problem folds in the CSV layout of the benchmark folds (train.csv, dev.csv)."""
+    names = []
+    for fold in range(folds):
+        for split, count in (("train", 16), ("dev", 4)):
+            rows = ["Question,Numbers,Equation,Answer"]
+            for index in range(count):
+                text, equation = PROBLEMS[(index + fold) % len(PROBLEMS)]
+                a, b = 12 + index + fold, 3 + (index % 3)
+                answer = {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[equation[0]]
+                rows.append(f"{text},{a}.0 {b}.0,{equation},{answer}")
+            path = root / f"tiny-cv/fold{fold}/{split}.csv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+            names.append(f"tiny-cv/fold{fold}/{split}.csv")
+    return names
+
+
+@pytest.fixture
+def experiment(tmp_path, monkeypatch):
+    """A data root with two tiny folds, and a results folder holding a recipe of the jaccard baseline over them."""
+    root = tmp_path / "data"
+    names = write_folds(root)
+    monkeypatch.setenv("NEUROMATH_DATA", str(root))
+    results = tmp_path / "results"
+    recipe = {
+        "title": "tiny", "page": "tiny", "protocol": "Nothing is selected. A test.",
+        "data": {name: sha256_of(root / name) for name in names},
+        "runs": {"jaccard-tiny": {"task": "word_problems", "model": "jaccard", "dataset": "tiny",
+                                  "command": "neuromath cv --config word_problems/jaccard --folds tiny-cv"}},
+        "tables": {"main": {"metrics": ["value_accuracy"], "columns": ["tiny"],
+                            "rows": {"`jaccard`": ["jaccard-tiny"]}}},
+    }
+    (results / "tiny").mkdir(parents=True)
+    (results / "tiny" / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    return results / "tiny", root, tmp_path / "work"
+
+
+def test_run_collects_evidence_that_verifies_and_a_second_run_skips(experiment, capsys):
+    folder, root, work = experiment
+    outcome = run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    assert outcome == {"jaccard-tiny": "done"}
+    evidence = folder / "runs" / "jaccard-tiny"
+    assert sorted(p.name for p in (evidence / "fold0").iterdir()) == ["config.yaml", "predictions.jsonl.gz",
+                                                                      "summary.json"]
+    text = "".join(p.read_text(encoding="utf-8") for p in evidence.rglob("*") if p.suffix in (".json", ".yaml"))
+    assert str(root) not in text and str(work) not in text  # no machine paths in the evidence
+    record = read_gzip_lines(evidence / "fold0" / "predictions.jsonl.gz")[0]
+    assert set(record) == {"id", "predicted_tokens", "correct", "equation_correct"}
+    problems, lines = verify_recipe(load_recipe(folder), root)
+    assert problems == [] and "gold data for 2 of 2" in lines[0]
+    assert run_recipe(load_recipe(folder), work, echo=lambda line: None) == {
+        "jaccard-tiny": "skipped (evidence is there)"}
+    assert main(["results", "verify", str(folder)]) == 0
+
+
+def test_verify_names_the_run_and_the_difference(experiment):
+    folder, root, work = experiment
+    run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    summary_path = folder / "runs" / "jaccard-tiny" / "fold1" / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary["test"]["value_correct"] += 1
+    summary_path.write_text(json.dumps(summary), encoding="utf-8")
+    problems, _ = verify_recipe(load_recipe(folder), root)
+    assert any("tiny/jaccard-tiny/fold1" in p and "value_correct" in p for p in problems), problems
+
+
+def test_verify_recomputes_verdicts_from_the_gold_data(experiment):
+    """A prediction record whose verdict was flipped, with its summary made to agree, is caught by the gold data."""
+    folder, root, work = experiment
+    run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    unit = folder / "runs" / "jaccard-tiny" / "fold0"
+    records = read_gzip_lines(unit / "predictions.jsonl.gz")
+    records[0]["correct"] = not records[0]["correct"]
+    write_gzip_lines(records, unit / "predictions.jsonl.gz")
+    summary = json.loads((unit / "summary.json").read_text(encoding="utf-8"))
+    delta = 1 if records[0]["correct"] else -1
+    summary["test"]["value_correct"] += delta
+    summary["test"]["value_accuracy"] = summary["test"]["value_correct"] / summary["test"]["n"]
+    (unit / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    problems, _ = verify_recipe(load_recipe(folder), root, with_gold=False)
+    assert any("report.json" in p for p in problems)  # the folds' report no longer matches its fold
+    problems, _ = verify_recipe(load_recipe(folder), root)
+    assert any("recorded verdict" in p for p in problems), problems
+
+
+def test_evidence_made_by_another_command_fails_verify(experiment):
+    folder, root, work = experiment
+    run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    path = folder / "recipe.yaml"
+    recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
+    recipe["runs"]["jaccard-tiny"]["command"] += " --set data.lowercase=false"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    problems, _ = verify_recipe(load_recipe(folder), root)
+    assert any("the evidence was made by" in p for p in problems), problems
+
+
+def test_a_missing_or_changed_data_file_stops_the_run_before_anything_trains(experiment):
+    folder, root, work = experiment
+    (root / "tiny-cv" / "fold1" / "dev.csv").write_text("Question,Numbers,Equation,Answer\n", encoding="utf-8")
+    with pytest.raises(NeuromathError, match=r"tiny-cv/fold1/dev.csv has sha256 .* the recipe says"):
+        run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    os.remove(root / "tiny-cv" / "fold1" / "dev.csv")
+    with pytest.raises(NeuromathError, match=r"data file tiny-cv/fold1/dev.csv is not at"):
+        run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    assert not work.exists()  # nothing ran
+
+
+def test_pages_show_evidence_numbers_and_recipe_only_runs(experiment, tmp_path):
+    folder, root, work = experiment
+    pages = folder.parent / "pages"
+    pages.mkdir()
+    template = "# Tiny\n\n{{ table tiny.main }}\n\nvalue {{ value tiny.jaccard-tiny.value_accuracy }}\n"
+    (pages / "tiny.md").write_text(template, encoding="utf-8")
+    docs = tmp_path / "docs"
+    before = build_pages(folder.parent, docs)[docs / "results" / "tiny.md"]
+    assert f"| `jaccard` | {RECIPE_ONLY} |" in before and f"value ({RECIPE_ONLY})" in before
+    run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    after = build_pages(folder.parent, docs)[docs / "results" / "tiny.md"]
+    summaries = [json.loads((folder / "runs" / "jaccard-tiny" / f"fold{k}" / "summary.json").read_text())
+                 for k in (0, 1)]
+    values = [100 * s["test"]["value_accuracy"] for s in summaries]
+    mean = sum(values) / 2
+    assert f"| `jaccard` | {mean:.1f} ± " in after
+    (pages / "bad.md").write_text("{{ table tiny.nothing }}\n", encoding="utf-8")
+    with pytest.raises(NeuromathError, match=r"bad.md:1: .* declares no table 'nothing'"):
+        build_pages(folder.parent, docs)
+
+
+def test_results_build_check_fails_on_a_stale_page(experiment, tmp_path, capsys):
+    folder, root, work = experiment
+    (folder.parent / "pages").mkdir()
+    (folder.parent / "pages" / "tiny.md").write_text("{{ table tiny.main }}\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    args = ["results", "build", "--results", str(folder.parent), "--docs", str(docs), "--no-readme"]
+    assert main([*args, "--check"]) == 1
+    assert main(args) == 0
+    assert main([*args, "--check"]) == 0
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"runs": {"x": {"task": "t", "model": "m", "dataset": "d", "command": "neuromath serve runs"}}}, "not 'serve'"),
+    ({"runs": {"x": {"task": "t", "model": "m", "dataset": "d", "command": "neuromath cv --out here"}}},
+     "leave --out out"),
+    ({"runs": {"x": {"task": "t", "model": "m", "dataset": "d", "command": "python evil.py"}}}, "starts with"),
+    ({"data": {"a.csv": "abc"}}, "64 lowercase hex"),
+    ({"colour": "red"}, "unknown key"),
+])
+def test_bad_recipes_are_clear_errors(tmp_path, change, message):
+    recipe = {"title": "t", "page": "p", "protocol": "p",
+              "runs": {"x": {"task": "t", "model": "m", "dataset": "d", "command": "neuromath cv --folds f"}}}
+    recipe.update(change)
+    path = tmp_path / "e" / "recipe.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_recipe(path.parent)
+
+
+def test_gzip_evidence_is_byte_for_byte_reproducible(tmp_path):
+    records = [{"id": "1", "correct": True}, {"id": "2", "correct": False}]
+    write_gzip_lines(records, tmp_path / "a.gz")
+    write_gzip_lines(records, tmp_path / "b.gz")
+    assert (tmp_path / "a.gz").read_bytes() == (tmp_path / "b.gz").read_bytes()
+    assert [json.loads(line) for line in gzip.open(tmp_path / "a.gz", "rt")] == records
+
+
+def test_every_committed_recipe_loads_and_its_runs_have_unique_commands():
+    recipes = find_recipes(RESULTS)
+    assert {"word-problems-cv", "identities-40k"} <= {recipe.name for recipe in recipes}
+    for recipe in recipes:
+        commands = [run.command for run in recipe.runs.values()]
+        assert len(set(commands)) == len(commands)
+
+
+def test_copy_of_results_is_self_contained(tmp_path):
+    """The pages build from a copy of results/ alone (no run folders, no data root needed)."""
+    shutil.copytree(RESULTS, tmp_path / "results")
+    files = build_pages(tmp_path / "results", tmp_path / "docs")
+    assert any(path.name == "word-problems.md" for path in files)
