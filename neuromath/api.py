@@ -1,7 +1,8 @@
-"""Using a trained run from Python: ``neuromath.load(run_dir)`` gives a ``Solver`` for a sequence task
-(``.solve(text)``, ``.solve_many(texts)``, ``.predict_nbest(examples)``, ``.with_decode(beam=...)``) or a
-``LoadedClassifier`` for an equation task (``.solve(text)``, ``.logits(examples)``). ``Solution.to_json()`` and
-``Verdict.to_json()`` are the objects ``neuromath solve --json`` prints and ``neuromath serve`` answers."""
+"""Using a trained run from Python: ``neuromath.load(run_dir)`` (a run folder, or a folder written by ``neuromath
+export``) gives a ``Solver`` for a sequence task (``.solve(text)``, ``.solve_many(texts)``,
+``.predict_nbest(examples)``, ``.with_decode(beam=...)``) or a ``LoadedClassifier`` for an equation task
+(``.solve(text)``, ``.logits(examples)``). ``Solution.to_json()`` and ``Verdict.to_json()`` are the objects
+``neuromath solve --json`` prints and ``neuromath serve`` answers."""
 
 from __future__ import annotations
 
@@ -30,7 +31,13 @@ from neuromath.models.identities import (
     predict_logits,
     reads_numbers,
 )
-from neuromath.models.weights import load_run_weights
+from neuromath.models.weights import (
+    EXPORTED_WEIGHTS,
+    RUN_WEIGHTS,
+    has_weights,
+    load_run_weights,
+    weights_file,
+)
 from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.nn.recording import recording
 from neuromath.tasks import EquationTask, SequenceTask, get_task
@@ -189,9 +196,7 @@ class Solver:
         run_dir = Path(run_dir)
         if not (run_dir / "config.yaml").exists():
             raise NeuromathError(f"{run_dir} is not a run directory (no config.yaml)")
-        weights_path = run_dir / "model.pt"
-        if not weights_path.exists():
-            raise NeuromathError(f"{run_dir} has no trained weights (model.pt); did training finish?")
+        weights_path = weights_file(run_dir)  # model.pt, or model.safetensors of an exported folder
         self.run_dir = run_dir
         self.config: Config = load_config(run_dir / "config.yaml")
         self.decode = check_decode(self.config.decode, self.config, **decode)
@@ -493,16 +498,18 @@ class LoadedClassifier:
 
 
 def load_classifier(run_dir: str | Path, precision: str | None = None) -> LoadedClassifier:
-    """A trained classifier from a run directory (its config, node vocabulary and best weights), run in
-    ``precision`` (None: the run's own ``train.precision``)."""
+    """A trained classifier from a run directory or a folder written by ``neuromath export`` (its config, node
+    vocabulary and best weights), run in ``precision`` (None: the run's own ``train.precision``)."""
     run_dir = Path(run_dir)
-    for needed in ("config.yaml", "node_vocab.json", "model.pt"):
+    for needed in ("config.yaml", "node_vocab.json"):
         if not (run_dir / needed).exists():
             raise NeuromathError(f"{run_dir} is not a trained identities run (no {needed})")
+    if not has_weights(run_dir):
+        raise NeuromathError(f"{run_dir} is not a trained identities run (no {RUN_WEIGHTS} or {EXPORTED_WEIGHTS})")
     config = load_config(run_dir / "config.yaml")
     vocab = Vocabulary.load(run_dir / "node_vocab.json")
     model = build_classifier(config.model, vocab)
-    load_run_weights(model, run_dir / "model.pt")
+    load_run_weights(model, weights_file(run_dir))
     model.eval()
     return LoadedClassifier(model, vocab, config, run_dir, resolve_precision(precision or config.train.precision))
 
@@ -517,9 +524,10 @@ def run_task(run_dir: str | Path) -> SequenceTask | EquationTask:
 
 def load(run_dir: str | Path, device: str = "cpu", precision: str | None = None,
          **decode) -> Solver | LoadedClassifier:
-    """Load a trained run directory: a ``Solver`` for prediction and solving (``decode`` overrides decoding
-    settings, e.g. ``load(run, beam=10, nbest=5)``), or a ``LoadedClassifier`` for an equation-classifier run.
-    ``precision`` (``32-true``, ``bf16-mixed``, ``auto``, ...) overrides the run's own ``train.precision``."""
+    """Load a trained run directory (or a folder written by ``neuromath export``): a ``Solver`` for prediction and
+    solving (``decode`` overrides decoding settings, e.g. ``load(run, beam=10, nbest=5)``), or a ``LoadedClassifier``
+    for an equation-classifier run. ``precision`` (``32-true``, ``bf16-mixed``, ``auto``, ...) overrides the run's own
+    ``train.precision``."""
     if isinstance(run_task(run_dir), EquationTask):
         if decode:
             raise ConfigError(f"decoding options ({', '.join(sorted(decode))}) do not apply to an equation classifier")

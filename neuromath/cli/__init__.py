@@ -1,5 +1,5 @@
-"""The neuromath command (demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve,
-config) and its ``--help``.
+"""The neuromath command (demo, generate, train, sweep, evaluate, complete, export, cv, compare, analyze, data, solve,
+serve, results, config) and its ``--help``.
 
 One module per command, each with a ``register(commands)`` that adds its sub-parser and handler; this module holds
 ``main`` and the error handling they share. Command modules import the heavy layers (torch, lightning) inside their
@@ -22,6 +22,7 @@ from neuromath.cli import (
     data,
     demo,
     evaluate,
+    export,
     generate,
     results,
     serve,
@@ -33,7 +34,8 @@ from neuromath.cli.common import fill
 from neuromath.errors import NeuromathError
 
 # in the order --help lists them
-COMMANDS = (demo, generate, train, sweep, evaluate, complete, cv, compare, analyze, data, solve, serve, results, config)
+COMMANDS = (demo, generate, train, sweep, evaluate, complete, export, cv, compare, analyze, data, solve, serve, results,
+            config)
 
 
 DESCRIPTION = (

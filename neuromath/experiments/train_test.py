@@ -27,6 +27,7 @@ from neuromath.evaluation.evaluate import (
 )
 from neuromath.evaluation.identities import by_depth, mean_and_std, mean_std_table, verification_metrics
 from neuromath.evaluation.spread import mean_std, mean_std_cell
+from neuromath.experiments.card import training_command, write_card, write_environment
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
@@ -129,7 +130,8 @@ def train(
     the order of the test split; sequence tasks: the records of ``neuromath.evaluation.evaluate.evaluate_examples``,
     as ``neuromath evaluate`` writes them). Relative data paths are found in the working directory or under the data
     root (``neuromath.dataroot``) first, so a missing file stops the run before anything trains, and the run's
-    config.yaml names the files it read."""
+    config.yaml names the files it read. Last, the run gets ``environment.json`` (the software and machine) and
+    ``README.md``, its model card (``neuromath.experiments.card``)."""
     run_dir = Path(run_dir)
     config = resolve_data_paths(config)
     chosen = procedure(config)
@@ -142,6 +144,9 @@ def train(
             if predictions is not None:
                 write_predictions(records, predictions)
             write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
+        # the summary is final: the software and machine, and the model card that reports the summary's scores
+        environment = write_environment(run_dir)
+        write_card(run_dir, config, result.summary, environment, training_command())
     return result
 
 

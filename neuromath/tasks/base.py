@@ -17,6 +17,20 @@ def no_options(data, role: str) -> dict:
 
 
 @dataclass(frozen=True)
+class CardText:
+    """What the model card of a run (``RUN/README.md``, ``neuromath.experiments.card``) says of its task, so that the
+    card is written without branching on the task's name."""
+
+    purpose: str  # what a model of the task does, one sentence without its subject: "reads ... and writes ..."
+    pipeline: str  # the Hugging Face task type of its results: text2text-generation, text-classification
+    example: str  # an input as a user types it, for the card's usage lines
+    limits: tuple[str, ...] = ()  # what a user of its runs should know, beyond what every card says
+
+
+NO_CARD_TEXT = CardText("solves the task's problems", "text2text-generation", "...")
+
+
+@dataclass(frozen=True)
 class SequenceTask:
     name: str
     vocab_level: str  # "word" or "char"
@@ -68,6 +82,7 @@ class SequenceTask:
     # (path, DataConfig, lenient) -> the training corpus as a ``neuromath.tasks.streams.RecordFiles``, read lazily
     # when ``data.streaming`` is on; None: the task reads its data into memory only
     record_files: Callable[..., Any] | None = None
+    card: CardText = NO_CARD_TEXT  # what a run's model card says of the task
 
     def configured(self, data) -> "SequenceTask":
         """This task as a run whose config has the data section ``data`` reads it: ``source_tokens`` from
@@ -94,3 +109,4 @@ class EquationTask:
     prepare: Callable[[str], Any] | None = None  # a user's text -> an equation tree for solve; None: no solve
     # (equation tree) -> True / False / None (cannot tell): a check beside the model's verdict (numeric evaluation)
     reference_check: Callable[[Any], bool | None] | None = None
+    card: CardText = NO_CARD_TEXT  # what a run's model card says of the task

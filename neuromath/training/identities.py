@@ -26,7 +26,7 @@ from neuromath.models.identities import (
     predict_logits,
     reads_numbers,
 )
-from neuromath.models.weights import load_run_weights
+from neuromath.models.weights import has_weights, load_run_weights, weights_file
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample, is_correct, read_candidates, read_equations
@@ -143,8 +143,9 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     data = prepare_identity_data(config)
     init_from = Path(config.train.init_from) if config.train.init_from else None
-    if init_from is not None and not (init_from / "model.pt").exists():
-        raise NeuromathError(f"train.init_from: {init_from} is not a trained identities run (no model.pt)")
+    if init_from is not None and not has_weights(init_from):
+        raise NeuromathError(f"train.init_from: {init_from} is not a trained identities run (no model.pt or "
+                             "model.safetensors)")
     if resume:
         vocab = Vocabulary.load(run_dir / "node_vocab.json")
     elif init_from is not None:  # the start run's vocabulary, so its embeddings keep their rows
@@ -159,7 +160,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
 
     model = build_classifier(config.model, vocab)
     if init_from is not None and not resume:  # a resumed run reads its own checkpoint instead
-        load_run_weights(model, init_from / "model.pt")
+        load_run_weights(model, weights_file(init_from))  # a run folder's model.pt or an export's safetensors
     ranking = None
     if config.train.rank_weight > 0:
         if not config.data.candidates:

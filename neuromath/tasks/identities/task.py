@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from neuromath.registry import TASKS
-from neuromath.tasks.base import EquationTask
+from neuromath.tasks.base import CardText, EquationTask
 from neuromath.tasks.identities.equations import is_correct, numeric_check, read_equations, write_equations
 from neuromath.tasks.identities.generator import generate
 from neuromath.tasks.identities.ordinary import parse_equation
@@ -25,6 +25,18 @@ IDENTITIES = EquationTask(
     is_correct=is_correct,
     prepare=parse_equation,
     reference_check=numeric_verdict,
+    card=CardText(
+        purpose="reads an equation as a tree (functions, the symbols x y z w, pi, e and numbers) and says whether it "
+                "is an identity, with a probability",
+        pipeline="text-classification",
+        example="sin(x)^2 + cos(x)^2 = 1",
+        limits=(
+            "Equations over the functions of its training data: a function it never saw is read as <unk>.",
+            "Accuracy falls with depth beyond the depths it was trained on (data.train_depths in config.yaml); the "
+            "test depths (data.test_depths) measure exactly that.",
+            "A probability, not a proof: `neuromath solve` prints a numeric check beside it.",
+        ),
+    ),
 )
 
 TASKS.add(IDENTITIES.name, IDENTITIES)

@@ -12,7 +12,7 @@ import sympy.core.random
 
 from neuromath.errors import NeuromathError
 from neuromath.registry import TASKS
-from neuromath.tasks.base import SequenceTask
+from neuromath.tasks.base import CardText, SequenceTask
 from neuromath.tasks.mathematics_dataset.generator import module_names, sample_module, select_modules
 from neuromath.tasks.mathematics_dataset.release import (
     MathQuestion,
@@ -105,6 +105,18 @@ MATHEMATICS_DATASET = SequenceTask(
     record_files=record_files,
     prepare=prepare_question,
     answer_text=answer_string,
+    card=CardText(
+        purpose="reads a question of DeepMind's Mathematics Dataset character by character and writes the answer "
+                "as a string",
+        pipeline="text2text-generation",
+        example="What is 2465.9 plus -0.5?",
+        limits=(
+            "Only the modules it was trained on (data.modules in config.yaml), asked the way the dataset asks them; "
+            "the extrapolation splits measure how far it goes beyond the training difficulty.",
+            "The answer is the decoded string, compared exactly; no verifier checks it.",
+            "A question longer than the model reads (model.max_len characters) is refused.",
+        ),
+    ),
 )
 
 TASKS.add(MATHEMATICS_DATASET.name, MATHEMATICS_DATASET)

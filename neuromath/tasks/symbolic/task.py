@@ -7,7 +7,7 @@ import os
 
 from neuromath.expr.grammar import SYMBOLIC_GRAMMAR
 from neuromath.registry import TASKS
-from neuromath.tasks.base import SequenceTask
+from neuromath.tasks.base import CardText, SequenceTask
 from neuromath.tasks.symbolic.generator import generate
 from neuromath.tasks.symbolic.ordinary import prepare_problem, readable
 from neuromath.tasks.symbolic.pairs import (
@@ -52,6 +52,20 @@ SYMBOLIC = SequenceTask(
     record_files=record_files,
     prepare=prepare_problem,
     answer_text=readable,
+    card=CardText(
+        purpose="reads an integrand or a first-order ODE (prefix notation; ordinary notation through `neuromath "
+                "solve`) and writes its antiderivative or solution, which the task's verifier checks by "
+                "differentiating or substituting",
+        pipeline="text2text-generation",
+        example="x*cos(x)",
+        limits=(
+            "Expressions like those it was trained on: the operators, sizes and kinds of problem of its training "
+            "data (the generator method in config.yaml, or Lample & Charton's files). A longer or unfamiliar "
+            "expression is likely to fail, and the verifier says so.",
+            "Verification runs numerically, then symbolically, within a time limit: the verdict `timeout` means "
+            "undecided, not wrong.",
+        ),
+    ),
 )
 
 TASKS.add(SYMBOLIC.name, SYMBOLIC)

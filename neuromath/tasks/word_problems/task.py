@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from neuromath.expr import ARITY
 from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
 from neuromath.registry import TASKS
-from neuromath.tasks.base import SequenceTask
+from neuromath.tasks.base import CardText, SequenceTask
 from neuromath.tasks.word_problems import templates
 from neuromath.tasks.word_problems.files import read_examples, write_jsonl
 from neuromath.tasks.word_problems.normalisation import (
@@ -76,6 +76,23 @@ def generate(n: int, rng, **params) -> list[Example]:
     return templates.generate(n, rng, **params)
 
 
+CARD = CardText(
+    purpose="reads a math word problem and writes an equation over the problem's numbers, which is evaluated exactly "
+            "to give the answer",
+    pipeline="text2text-generation",
+    example="Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?",
+    limits=(
+        "Numbers are masked: the model reads `n0, n1, ...` in place of the problem's numbers (Graph2Tree also "
+        "compares their sizes) and writes an equation over those slots and the constants its training equations "
+        "used; it never sees what the numbers are worth, and cannot use a constant it was not trained with.",
+        "One language: the language of its training data (English for MAWPS, ASDiv-A, SVAMP and the built-in "
+        "generator, Chinese for Math23K). Problems with more numbers than any training problem, several unknowns "
+        "or units to convert are beyond it.",
+        "A wrong equation still has a value: an answer is the model's guess, not a checked result (`verified` only "
+        "says that the equation is well-formed).",
+    ),
+)
+
 WORD_PROBLEMS = SequenceTask(
     name="word_problems",
     vocab_level="word",
@@ -96,6 +113,7 @@ WORD_PROBLEMS = SequenceTask(
     source_tokens_for=source_tokens_for,
     keeps_token=keeps_token,
     reserved_tokens=reserved_tokens,
+    card=CARD,
 )
 
 WORD_PROBLEMS_NORMALIZED = dataclasses.replace(

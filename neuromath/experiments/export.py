@@ -1,0 +1,95 @@
+"""``neuromath export RUN OUT``: a trained run as a self-contained folder that travels, and loads with
+``neuromath.load(OUT)``, ``neuromath solve OUT ...`` and ``neuromath serve OUT`` like the run itself.
+
+OUT holds the best weights as ``model.safetensors`` (tensors and a JSON header: nothing in it can run), the run's
+``config.yaml``, its vocabularies, ``summary.json``, ``environment.json`` when the run has one, and ``README.md``,
+the model card (the run's own, or written from its files when it has none). That is the layout the Hugging Face Hub
+takes (a card with a YAML front matter, safetensors weights, a config), but nothing here talks to a network. No
+checkpoint, log or pickle is copied.
+
+The folder is staged beside OUT, checked (it loads, and holds exactly the run's weights), then renamed to OUT: a
+reader sees no OUT or the whole of it. An OUT that exists and is not an empty folder is refused."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+from neuromath.api import load, run_task
+from neuromath.errors import NeuromathError
+from neuromath.experiments.card import CARD_FILE, ENVIRONMENT_FILE, card_of_run, read_json, vocabulary_files
+from neuromath.fileio import current_umask, locked, remove_staging, sync_folder, write_atomic, write_text_atomic
+from neuromath.models.weights import EXPORTED_WEIGHTS, read_weights, save_safetensors, weights_file
+from neuromath.safe_read import CONFIG_LIMIT, SUMMARY_LIMIT, VOCABULARY_LIMIT, read_run_file
+
+CARD_LIMIT = SUMMARY_LIMIT  # a model card is a page of text; a larger README.md is not one that train wrote
+
+
+def check_out(out: Path) -> None:
+    """Refuse an OUT that exists and is not an empty folder: an export never mixes with other files nor replaces
+    them."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise NeuromathError(f"{out} exists and is not a folder: refusing to export there (choose a new folder)")
+    if out.is_dir() and any(out.iterdir()):
+        raise NeuromathError(f"{out} exists and is not empty: refusing to export into it (choose a new folder)")
+
+
+def export_run(run_dir: str | Path, out: str | Path) -> list[str]:
+    """Export the finished run ``run_dir`` to the new folder ``out`` (see the module's description); returns the
+    names of the files written. A run without config.yaml, vocabularies, weights or summary.json is a
+    NeuromathError naming what is missing, and so is a run whose files do not load together."""
+    run_dir, out = Path(run_dir), Path(out)
+    if not (run_dir / "config.yaml").exists():
+        raise NeuromathError(f"{run_dir} is not a run directory (no config.yaml)")
+    task = run_task(run_dir)
+    weights = weights_file(run_dir)
+    for name in (*vocabulary_files(task), "summary.json"):
+        if not os.path.lexists(run_dir / name):
+            raise NeuromathError(f"{run_dir}: no {name} (not a finished run folder of the {task.name} task)")
+    check_out(out)
+    copies = [("config.yaml", CONFIG_LIMIT, "config file"), ("summary.json", SUMMARY_LIMIT, "summary"),
+              *((name, VOCABULARY_LIMIT, "vocabulary") for name in vocabulary_files(task))]
+    if os.path.lexists(run_dir / ENVIRONMENT_FILE):
+        copies.append((ENVIRONMENT_FILE, SUMMARY_LIMIT, "environment file"))
+    read_json(run_dir / "summary.json", "summary")  # a summary that is not a JSON object is refused here
+    with locked(out, is_folder=False):  # a second export to the same OUT is refused while this one writes it
+        check_out(out)
+        for leftover in out.parent.glob(f".{out.name}.export.*"):  # the staging of an export that was killed
+            remove_staging(leftover)
+        staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.export."))
+        try:
+            state = read_weights(weights)
+            save_safetensors(state, staging / EXPORTED_WEIGHTS)
+            for name, limit, what in copies:
+                data = read_run_file(run_dir / name, limit, what)
+                write_atomic(staging / name, lambda stream, data=data: stream.write(data))
+            if os.path.lexists(run_dir / CARD_FILE):
+                card = read_run_file(run_dir / CARD_FILE, CARD_LIMIT, "model card")
+                write_atomic(staging / CARD_FILE, lambda stream: stream.write(card))
+            else:  # a run trained before train wrote cards
+                write_text_atomic(staging / CARD_FILE, card_of_run(run_dir))
+            check_export(staging, state)
+            os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes a private folder; give it the usual mode
+            check_out(out)
+            if out.is_dir():
+                out.rmdir()  # empty (checked): the staged folder takes its place
+            os.rename(staging, out)
+        except BaseException:
+            remove_staging(staging)
+            raise
+        sync_folder(out.parent)
+    return sorted(path.name for path in out.iterdir())
+
+
+def check_export(folder: Path, state: dict[str, torch.Tensor]) -> None:
+    """The staged export loads as a run does (``neuromath.load``: config, vocabularies and weights that fit them),
+    and its model holds exactly the run's weights: the same names, shapes, types and values."""
+    loaded = load(folder).model.state_dict()
+    if loaded.keys() != state.keys():
+        raise NeuromathError(f"{folder / EXPORTED_WEIGHTS}: the exported weights do not name the run's tensors")
+    for name, tensor in state.items():
+        if loaded[name].dtype != tensor.dtype or not torch.equal(loaded[name].cpu(), tensor.cpu()):
+            raise NeuromathError(f"{folder / EXPORTED_WEIGHTS}: {name} does not load back as the run's tensor")
