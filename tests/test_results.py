@@ -248,3 +248,44 @@ def test_copy_of_results_is_self_contained(tmp_path):
     shutil.copytree(RESULTS, tmp_path / "results")
     files = build_pages(tmp_path / "results", tmp_path / "docs")
     assert any(path.name == "word-problems.md" for path in files)
+
+
+def test_a_training_on_generated_data_collects_and_verifies_against_the_work_folder(tmp_path, monkeypatch):
+    """A recipe whose setup generates identities files (pinned by sha256 under {work}) and trains on them: the
+    evidence keeps every seed's slimmed predictions, and verify reads the generated gold file from --work."""
+    monkeypatch.setenv("NEUROMATH_DATA", str(tmp_path / "data"))
+    generate = "neuromath generate identities --n 400 --max-depth 9 --seed 0 --workers 1 --out {work}/eq.json"
+    reference = tmp_path / "reference"
+    assert main(generate.replace("{work}", str(reference)).split()[1:]) == 0
+    splits = ("train", "valid", "test")
+    recipe = {
+        "title": "tiny identities", "page": "tiny", "protocol": "Selected on validation.",
+        "setup": [generate],
+        "data": {f"{{work}}/eq.{split}.json": sha256_of(reference / f"eq.{split}.json") for split in splits},
+        "runs": {"tree_lstm-tiny": {
+            "task": "identities", "model": "tree_lstm", "dataset": "tiny",
+            "command": "neuromath train --config identities/tree_lstm " + " ".join(
+                f"--set data.{split}={{work}}/eq.{split}.json" for split in splits)
+            + " --set model.d_model=8 --set train.max_epochs=2 --set train.num_threads=1 --set train.progress=false"
+              " --seeds 2"}},
+    }
+    folder = tmp_path / "results" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    work = tmp_path / "work"
+    assert run_recipe(load_recipe(folder), work, echo=lambda line: None) == {"tree_lstm-tiny": "done"}
+    evidence = folder / "runs" / "tree_lstm-tiny"
+    assert (evidence / "seeds.json").is_file()
+    records = read_gzip_lines(evidence / "seed1" / "predictions.jsonl.gz")
+    assert records and set(records[0]) == {"depth", "label", "predicted", "correct"}
+    config = yaml.safe_load((evidence / "seed0" / "config.yaml").read_text(encoding="utf-8"))
+    assert config["data"]["test"] == "{work}/eq.test.json"
+    problems, lines = verify_recipe(load_recipe(folder), tmp_path / "data")
+    assert problems == [] and "gold data for 0 of 2" in lines[0]
+    problems, lines = verify_recipe(load_recipe(folder), tmp_path / "data", work=work)
+    assert problems == [] and "gold data for 2 of 2" in lines[0]
+    records[0]["label"] = not records[0]["label"]
+    records[0]["correct"] = records[0]["predicted"] == records[0]["label"]
+    write_gzip_lines(records, evidence / "seed1" / "predictions.jsonl.gz")
+    problems, _ = verify_recipe(load_recipe(folder), tmp_path / "data", work=work)
+    assert any("seed1" in p for p in problems), problems

@@ -39,7 +39,7 @@ def command_results_verify(args: argparse.Namespace) -> int:
     root = data_root()
     problems = []
     for recipe in recipes:
-        recipe_problems, lines = verify_recipe(recipe, root, with_gold=not args.no_gold)
+        recipe_problems, lines = verify_recipe(recipe, root, with_gold=not args.no_gold, work=args.work)
         problems += recipe_problems
         for line in lines:
             print(line)
@@ -106,6 +106,9 @@ def register(commands) -> None:
     )
     verify.add_argument("recipes", nargs="*", metavar="RECIPE", help="results/<experiment> folders (default: all)")
     verify.add_argument("--results", default="results", help="the results folder (default: results)")
+    verify.add_argument("--work", default=None,
+                        help="the work folder of `results run`, which holds the files a recipe's setup generated "
+                             "(WORK/<experiment>/...); without it, those runs are checked against their predictions")
     verify.add_argument("--no-gold", action="store_true",
                         help="check the predictions against the summaries only, without reading the gold data")
     verify.set_defaults(handler=command_results_verify)

@@ -41,6 +41,7 @@ KEPT = ("summary.json", "config.yaml", "metrics.csv", "data.json", "environment.
 SEQUENCE_FIELDS = ("id", "predicted_tokens", "correct", "equation_correct")
 CLASSIFIER_FIELDS = ("depth", "label", "predicted", "correct")
 TOLERANCE = 1e-9
+WORK_PREFIX = "{work}/"  # a file a recipe's setup generated, under the work folder of results run
 
 
 def relative_text(text: str, out: Path, work: Path, root: Path) -> str:
@@ -48,6 +49,15 @@ def relative_text(text: str, out: Path, work: Path, root: Path) -> str:
     for prefix, replacement in ((f"{out}/", ""), (str(out), "."), (f"{work}/", "{work}/"), (f"{root}/", "")):
         text = text.replace(prefix, replacement)
     return text
+
+
+def map_strings(value, change):
+    """``value`` (parsed YAML or JSON) with ``change`` applied to every string in it."""
+    if isinstance(value, dict):
+        return {key: map_strings(item, change) for key, item in value.items()}
+    if isinstance(value, list):
+        return [map_strings(item, change) for item in value]
+    return change(value) if isinstance(value, str) else value
 
 
 def scrub_run_dirs(value, unit: str):
@@ -109,7 +119,12 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
     def keep_text(source: Path, destination: Path) -> None:
         if source.is_file():
             destination.parent.mkdir(parents=True, exist_ok=True)
-            text = relative_text(read_run_file(source, SUMMARY_LIMIT).decode("utf-8"), out, work, root)
+            raw = read_run_file(source, SUMMARY_LIMIT).decode("utf-8")
+            if source.suffix == ".yaml":  # "{work}/..." must stay a quoted YAML string: map the values, not the text
+                text = yaml.safe_dump(map_strings(yaml.safe_load(raw), lambda v: relative_text(v, out, work, root)),
+                                      sort_keys=False, allow_unicode=True)
+            else:
+                text = relative_text(raw, out, work, root)
             if source.suffix == ".json":  # where the run was when it ran is no evidence: its place in the evidence is
                 unit = source.parent.relative_to(out).as_posix()
                 text = json.dumps(scrub_run_dirs(json.loads(text), unit), indent=2, ensure_ascii=False) + "\n"
@@ -216,25 +231,25 @@ def close(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE
 
 
-def gold_examples(config: dict, root: Path):
+def gold_examples(config: dict, locate):
     """The gold test examples of a unit, read as its config says, or None when the data root lacks the file."""
     from neuromath.config import config_from_dict
     from neuromath.tasks import get_task
 
     path = (config.get("data") or {}).get("test")
-    if not path or not (root / path).is_file():
+    if not path or locate(path) is None or not locate(path).is_file():
         return None, None, path
     loaded = config_from_dict(config)
     task = get_task(loaded.data.task)
     if not hasattr(task, "configured"):  # an equation task (identities): the released JSON format only
-        return task, task.read(str(root / path), lenient=loaded.data.lenient, skipped=[]), path
+        return task, task.read(str(locate(path)), lenient=loaded.data.lenient, skipped=[]), path
     task = task.configured(loaded.data)
-    examples = task.read(str(root / path), loaded.data.format, lenient=loaded.data.lenient, skipped=[],
+    examples = task.read(str(locate(path)), loaded.data.format, lenient=loaded.data.lenient, skipped=[],
                          **task.read_options(loaded.data, "test"))
     return task, examples, path
 
 
-def verify_unit(name: str, unit: Path, summary: dict, root: Path, with_gold: bool) -> tuple[list[str], bool]:
+def verify_unit(name: str, unit: Path, summary: dict, locate, with_gold: bool) -> tuple[list[str], bool]:
     """The differences between one unit's reported test scores and its predictions (and gold data); and whether the
     gold data was read."""
     problems = []
@@ -270,7 +285,7 @@ def verify_unit(name: str, unit: Path, summary: dict, root: Path, with_gold: boo
     read_gold = False
     if with_gold and (unit / "config.yaml").is_file():
         config = yaml.safe_load((unit / "config.yaml").read_text(encoding="utf-8"))
-        task, examples, gold_path = gold_examples(config, root)
+        task, examples, gold_path = gold_examples(config, locate)
         if examples is not None:
             read_gold = True
             if len(examples) != n:
@@ -294,7 +309,7 @@ def verify_unit(name: str, unit: Path, summary: dict, root: Path, with_gold: boo
     return problems, read_gold
 
 
-def verify_run(recipe: Recipe, run: Run, root: Path, with_gold: bool = True) -> tuple[list[str], str]:
+def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tuple[list[str], str]:
     """Every difference between a run's evidence, its recipe and its predictions; and a line on what was checked.
     An empty list: the evidence holds."""
     evidence = read_evidence(recipe, run)
@@ -319,7 +334,7 @@ def verify_run(recipe: Recipe, run: Run, root: Path, with_gold: bool = True) -> 
             if (config.get("model") or {}).get("name") != run.model.split(" ")[0]:
                 problems.append(f"{label}/{name}: model {config.get('model', {}).get('name')!r}, the recipe says "
                                 f"{run.model!r}")
-        unit_problems, read_gold = verify_unit(f"{label}/{name}", unit, summary, root, with_gold)
+        unit_problems, read_gold = verify_unit(f"{label}/{name}", unit, summary, locate, with_gold)
         problems += unit_problems
         gold_units += read_gold
     if run.kind == "cv" and evidence.report is not None:
@@ -339,17 +354,27 @@ def verify_run(recipe: Recipe, run: Run, root: Path, with_gold: bool = True) -> 
     return problems, f"{len(evidence.units)} scored sets, {gold}"
 
 
-def verify_recipe(recipe: Recipe, root: Path, with_gold: bool = True) -> tuple[list[str], list[str]]:
-    """(problems, lines) of every run of a recipe; gold data is read only where its sha256 matches the recipe."""
+def verify_recipe(recipe: Recipe, root: Path, with_gold: bool = True,
+                  work: str | Path | None = None) -> tuple[list[str], list[str]]:
+    """(problems, lines) of every run of a recipe. The gold data is read only where its sha256 matches the recipe:
+    files under the data root ``root``, and the files its setup generated (``{work}/...``) when ``work`` names the
+    folder ``results run`` used (``WORK/<experiment>/``)."""
+    folder = Path(work) / recipe.name if work is not None else None
+
+    def locate(name: str) -> Path | None:  # None: a generated file, and no work folder to find it in
+        if name.startswith(WORK_PREFIX):
+            return folder / name[len(WORK_PREFIX):] if folder is not None else None
+        return root / name
+
     problems, lines = [], []
     if with_gold:
         for name, digest in recipe.data.items():
-            path = root / name
-            if not name.startswith("{work}") and path.is_file() and sha256_of(path) != digest:
+            path = locate(name)
+            if path is not None and path.is_file() and sha256_of(path) != digest:
                 problems.append(f"{recipe.name}: {path} differs from the recipe's sha256; gold data not read")
                 with_gold = False
     for run in recipe.runs.values():
-        run_problems, line = verify_run(recipe, run, root, with_gold)
+        run_problems, line = verify_run(recipe, run, locate, with_gold)
         problems += run_problems
         lines.append(f"{recipe.name}/{run.name}: {'FAILED' if run_problems else 'ok'} ({line})")
     return problems, lines
