@@ -123,6 +123,10 @@ class ModelConfig(Section):
     # where the Tree-LSTM cells apply model.dropout: output (every node's h, where its parent reads it) | candidate
     # (only the candidate u of c = i*u + f_l*c_l + f_r*c_r, as Arabshahi et al.'s code does for its Tree-LSTM)
     dropout_site: str = "output"
+    # how the Tree-LSTM cells make a leaf's state: gated (a node without children, Tai et al.: [i, o, u] from the
+    # embedding x, c = i*u, h = o*tanh(c)) | embedding (h = x, c = 0, as Arabshahi et al.'s code; their released
+    # Tree-LSTM, imported by neuromath import released, needs it)
+    tree_leaf: str = "gated"
     # Recurrent encoder-decoders of word problems (dns, bilstm_seq2seq, group_attention); d_model is the embedding size
     encoder_hidden: int = 256  # units of each encoder direction (the GRU of dns: of its one direction)
     decoder_hidden: int = 512  # units of the LSTM decoder
@@ -302,6 +306,7 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections -> the mode
     "model.number_encoder": TREE_CLASSIFIERS,
     "model.tree_activation": ("tree_rnn", "second_order_tree_rnn"),
     "model.dropout_site": TREE_LSTM_CLASSIFIERS,
+    "model.tree_leaf": TREE_LSTM_CLASSIFIERS,
     "model.numbers": TREE_DECODERS,
     "model.subtree_embedding": TREE_DECODERS,
     "model.shared_words": ("graph2tree",),
@@ -574,6 +579,16 @@ def dropout_site_is_known(model: "ModelConfig") -> tuple[str, str] | None:
     return None
 
 
+TREE_LEAF_NAMES = ("gated", "embedding")  # neuromath.nn.tree_cells.TreeLSTMBase (model.tree_leaf)
+
+
+def tree_leaf_is_known(model: "ModelConfig") -> tuple[str, str] | None:
+    if model.tree_leaf not in TREE_LEAF_NAMES:
+        return "model.tree_leaf", (f"model.tree_leaf must be one of {', '.join(TREE_LEAF_NAMES)}, "
+                                   f"got {model.tree_leaf!r}")
+    return None
+
+
 def nbest_within_beam(decode: "DecodeConfig") -> tuple[str, str] | None:
     if decode.nbest > decode.beam:
         return "decode.nbest", f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})"
@@ -607,7 +622,7 @@ def decode_fits_the_model(config: "Config") -> tuple[str, str] | None:
 CROSS_CHECKS: dict[str, tuple[Callable[[Any], tuple[str, str] | None], ...]] = {
     "data": (task_is_known,),
     "model": (model_is_known, heads_divide_the_width, tree_positions_fit, tree_activation_is_known,
-              dropout_site_is_known),
+              dropout_site_is_known, tree_leaf_is_known),
     "train": (last_step_is_validated, training_ends_without_validation, min_epochs_within_max, precision_is_known,
               strategy_is_known, hard_fillers_within_negatives),
     "decode": (nbest_within_beam,),

@@ -24,6 +24,7 @@ from neuromath.cli import (
     evaluate,
     export,
     generate,
+    imports,
     results,
     serve,
     solve,
@@ -34,8 +35,8 @@ from neuromath.cli.common import fill
 from neuromath.errors import NeuromathError
 
 # in the order --help lists them
-COMMANDS = (demo, generate, train, sweep, evaluate, complete, export, cv, compare, analyze, data, solve, serve, results,
-            config)
+COMMANDS = (demo, generate, train, sweep, evaluate, complete, export, imports, cv, compare, analyze, data, solve, serve,
+            results, config)
 
 
 DESCRIPTION = (

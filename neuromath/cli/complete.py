@@ -10,10 +10,12 @@ from neuromath.cli.common import data_path, documented, positive_int
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.evaluate import run_names
 from neuromath.evaluation.identities import (
+    blank_positions,
     completion_kind_table,
     completion_metrics,
     completion_table,
     numeric_completion_score,
+    write_completion_scores,
 )
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.identities import read_candidates, read_equations
@@ -28,22 +30,29 @@ def command_complete(args: argparse.Namespace) -> int:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     examples = read_equations(args.blanks)
+    positions = [p for p, e in zip(blank_positions(examples), examples) if e.blank is not None]
     examples = [e for e in examples if e.blank is not None]
     if not examples:
         raise NeuromathError(f"{args.blanks}: no equation with a blank (blankNodeNum)")
     candidates = read_candidates(args.candidates)
     if args.ensemble and len(args.run_dirs) < 2:
         raise NeuromathError("--ensemble averages several runs: name at least two")
+    if args.scores and len(args.run_dirs) != 1:
+        raise NeuromathError("--scores writes one run's scores: name exactly one run")
     rows, run_scores = {}, []  # run_scores: each run's scores by blank, kept for the ensemble row
     for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
         started = time.perf_counter()
         scorer, scores = load_classifier(run_dir).completion_scorer([c.tree for c in candidates]), {}
 
         def remembered(equation, path, scorer=scorer, scores=scores):
-            scores[id(equation), path] = scorer(equation, path)  # the examples stay alive, so ids are stable
+            if (id(equation), path) not in scores:  # the examples stay alive, so ids are stable
+                scores[id(equation), path] = scorer(equation, path)
             return scores[id(equation), path]
 
-        rows[name] = completion_metrics(examples, candidates, remembered if args.ensemble else scorer)
+        if args.scores:  # every blank's scores, kept for the metrics below
+            write_completion_scores(args.scores, examples, positions, remembered)
+        rows[name] = completion_metrics(examples, candidates,
+                                        remembered if args.ensemble or args.scores else scorer)
         rows[name]["seconds"] = time.perf_counter() - started
         run_scores.append(scores)
     if args.ensemble:
@@ -83,6 +92,8 @@ def register(commands) -> None:
             "neuromath complete runs/tree_lstm/seed0 runs/tree_lstm/seed1 runs/tree_lstm/seed2 --ensemble \\\n"
             "    --numeric --threads 1 --blanks identities/40k_test_blank_0.json \\\n"
             "    --candidates identities/candidate_classes.json --out runs/completion.json",
+            "neuromath complete runs/released/tree_smu --threads 1 --blanks identities/40k_test_blank_0.json \\\n"
+            "    --candidates identities/candidate_classes.json --scores runs/released/tree_smu/blank0.jsonl",
         ),
     )
     complete.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="trained identities runs")
@@ -98,4 +109,9 @@ def register(commands) -> None:
                                "work 1 is much faster, since the path-wise scoring is many small operations")
     complete.add_argument("--json", action="store_true", help="print one JSON object")
     complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")
+    complete.add_argument("--scores", default=None, metavar="FILE.jsonl",
+                          help="also write every blank's scores (one run only): a JSON line per blank, "
+                               '{"depth": D, "index": I, "scores": [...]}, D and I its place in --blanks, one score '
+                               "(the logit of true) per candidate in the order of --candidates flattened group by "
+                               "group")
     complete.set_defaults(handler=command_complete)

@@ -201,6 +201,34 @@ def completion_metrics(
     return metrics
 
 
+def blank_positions(examples: Sequence[EquationExample]) -> list[tuple[int, int]]:
+    """Where each example sits in a depth-indexed file read whole (``read_equations``): its depth (the list it is in)
+    and its index within that list."""
+    seen: dict[int, int] = defaultdict(int)
+    positions = []
+    for example in examples:
+        positions.append((example.depth, seen[example.depth]))
+        seen[example.depth] += 1
+    return positions
+
+
+def write_completion_scores(
+    path: str | Path, examples: Sequence[EquationExample], positions: Sequence[tuple[int, int]],
+    score: CompletionScore,
+) -> None:
+    """Write every blank's scores as JSON lines, one per example with a blank, in order: ``{"depth": D, "index": I,
+    "scores": [...]}``, one score per candidate in the candidates' order (the candidate file flattened group by
+    group); ``score(equation, path)`` as for ``completion_metrics``. Every blank gets a line, also one whose subtree
+    is in no candidate class."""
+    lines = []
+    for example, (depth, index) in zip(examples, positions):
+        if example.blank is None:
+            continue
+        scores = np.asarray(score(example.tree, path_to(example.tree, example.blank)), dtype=float)
+        lines.append(json.dumps({"depth": depth, "index": index, "scores": scores.tolist()}))
+    write_text_atomic(path, "".join(line + "\n" for line in lines))
+
+
 def fill_and_score(
     candidates: Sequence[Candidate], score_filled: Callable[[list[EquationExample]], Sequence[float]]
 ) -> CompletionScore:

@@ -129,6 +129,11 @@ def _cell_options(cell: str, config: ModelConfig) -> dict:
             raise ConfigError(f"model.dropout_site candidate: {cell} has no candidate to drop (only the Tree-LSTM "
                               "cells have one); use output")
         options["candidate_dropout"] = config.dropout
+    if getattr(cell_class, "takes_leaf", False):
+        options["leaf"] = config.tree_leaf
+    elif config.tree_leaf != "gated":
+        raise ConfigError(f"model.tree_leaf {config.tree_leaf}: {cell} makes its leaves from the embedding already "
+                          "(only the Tree-LSTM cells have a gated leaf); leave it gated")
     return options
 
 

@@ -40,7 +40,8 @@ plain tree-RNN runs (``NNTrees``) keep it.
 
 Leaves: the Tree-RNN cells use the leaf embedding itself as h. The LSTM cells treat a leaf as a Tree-LSTM node
 without children whose input is the embedding x (Tai et al. 2015 with no child terms): ``[i, o, u]`` from
-``W_leaf x + b_leaf``, ``c = i*u``, ``h = o*tanh(c)``.
+``W_leaf x + b_leaf``, ``c = i*u``, ``h = o*tanh(c)``; with ``leaf="embedding"`` (``model.tree_leaf``) a leaf's h is
+its embedding and its memory c is zero, as in Arabshahi et al.'s code (their released Tree-LSTM needs it).
 
 Per-operator parameters are stacked tensors ``(n_operators, in, out)``; ``operator_linear`` applies operator k's
 slice to its run of rows (the rows of a level are sorted by operator), one matrix product per operator present in
@@ -182,6 +183,9 @@ class TreeRNNCell(TreeCell):
         return (self.activation(operator_linear(children, self.weight, self.bias, segments)),)
 
 
+LEAF_FORMS = ("gated", "embedding")  # how the Tree-LSTM cells make a leaf's state (model.tree_leaf)
+
+
 class TreeLSTMBase(TreeCell):
     """What the Tree-LSTM cells share: the leaf transform, the (h, c) state and the memory update.
 
@@ -191,15 +195,23 @@ class TreeLSTMBase(TreeCell):
     """
 
     takes_candidate_dropout = True
+    takes_leaf = True  # takes leaf (model.tree_leaf)
 
-    def __init__(self, hidden_size: int, n_operators: int, candidate_dropout: float = 0.0, **options):
+    def __init__(self, hidden_size: int, n_operators: int, candidate_dropout: float = 0.0, leaf: str = "gated",
+                 **options):
         super().__init__(hidden_size, n_operators, **options)
         if not 0.0 <= candidate_dropout < 1.0:
             raise ConfigError(f"candidate_dropout must be in [0, 1), got {candidate_dropout}")
+        if leaf not in LEAF_FORMS:
+            raise ConfigError(f"tree_leaf must be one of {', '.join(LEAF_FORMS)}; got {leaf!r}")
         self.candidate_dropout = candidate_dropout
-        self.leaf_gates = nn.Linear(hidden_size, 3 * hidden_size)  # input gate, output gate, candidate
+        self.leaf_form = leaf
+        if leaf == "gated":
+            self.leaf_gates = nn.Linear(hidden_size, 3 * hidden_size)  # input gate, output gate, candidate
 
     def leaf(self, embedded):
+        if self.leaf_form == "embedding":  # Arabshahi et al.'s code: h = x, an empty memory
+            return (embedded, torch.zeros_like(embedded))
         input_gate, output_gate, candidate = self.leaf_gates(embedded).chunk(3, dim=1)
         memory = torch.sigmoid(input_gate) * torch.tanh(candidate)
         return (torch.sigmoid(output_gate) * torch.tanh(memory), memory)

@@ -1,0 +1,57 @@
+"""neuromath import: a model trained elsewhere as a neuromath run folder (today: the released Tree-SMU and Tree-LSTM
+of Arabshahi et al.)."""
+
+from __future__ import annotations
+
+import argparse
+
+from neuromath.cli.common import documented
+
+
+def command_import_released(args: argparse.Namespace) -> int:
+    from neuromath.experiments.released import import_released  # torch: loaded only by the commands that use it
+
+    files = import_released(args.checkpoint, args.model, args.out)
+    print(f"imported {args.checkpoint} ({args.model}) to {args.out}: {', '.join(files)}")
+    return 0
+
+
+def register(commands) -> None:
+    imports = commands.add_parser(
+        "import", help="turn a model trained elsewhere into a neuromath run folder",
+        **documented(
+            "Turn a model trained by other code into a neuromath run folder, which neuromath solve, serve, "
+            "complete, evaluate and neuromath.load then read like a run neuromath trained.",
+            "neuromath import released exp_lstm_drop0.1_hidden50_12093-model-68.checkpoint --model tree_lstm \\\n"
+            "    --out runs/released/tree_lstm",
+        ),
+    )
+    sources = imports.add_subparsers(dest="source", required=True, metavar="SOURCE",
+                                     help="where the model comes from: released")
+    released = sources.add_parser(
+        "released", help="a released Tree-SMU or Tree-LSTM of Arabshahi et al. (ForoughA/recursiveMemNet, MIT)",
+        **documented(
+            "Read a PyTorch state dict released by Arabshahi et al. in ForoughA/recursiveMemNet (checkpoints/, MIT "
+            "licence) with torch.load(weights_only=True), map its weights and fixed leaf vocabulary onto "
+            "neuromath's own cell, and write the run folder OUT: config.yaml, node_vocab.json, model.pt, "
+            "summary.json and README.md, a model card naming the source and the licence. The imported model scores "
+            "equations as the authors' code does, to float precision.\n\n"
+            "--model names their model class: tree_smu for StackNNTreesMem2out (trained with --gate-push-pop "
+            "--normalize-action --no-op --top-k 1 --stack-type stack, tanh activations, stack size 5), tree_lstm "
+            "for LSTMTrees. A state dict of another model, or another size, is an error naming the first key or "
+            "shape that differs. OUT must not exist, or be an empty folder.",
+            "neuromath import released exp_gatedpushpop_normalize_no_op_50_0.1_12345-model-97.checkpoint \\\n"
+            "    --model tree_smu --out runs/released/tree_smu",
+            'neuromath solve runs/released/tree_smu "sin(x)^2 + cos(x)^2 = 1"',
+            "neuromath complete runs/released/tree_smu --blanks identities/40k_test_blank_0.json \\\n"
+            "    --candidates identities/candidate_classes.json --threads 1",
+        ),
+    )
+    released.add_argument("checkpoint", metavar="CHECKPOINT",
+                          help="the released state dict (a *-model-EPOCH.checkpoint file of their checkpoints/)")
+    released.add_argument("--model", required=True, choices=("tree_smu", "tree_lstm"),
+                          help="the model class the state dict is of: tree_smu (StackNNTreesMem2out with gated "
+                               "push/pop/no-op) or tree_lstm (LSTMTrees)")
+    released.add_argument("--out", required=True, metavar="RUN",
+                          help="the run folder to write; must not exist, or be empty")
+    released.set_defaults(handler=command_import_released)
