@@ -289,3 +289,24 @@ def test_a_training_on_generated_data_collects_and_verifies_against_the_work_fol
     write_gzip_lines(records, evidence / "seed1" / "predictions.jsonl.gz")
     problems, _ = verify_recipe(load_recipe(folder), tmp_path / "data", work=work)
     assert any("seed1" in p for p in problems), problems
+
+
+def test_completion_evidence_is_recomputed_from_its_scores(tmp_path):
+    """The released models' top-1 is recomputed from every blank's candidate scores and the gold classes; a reported
+    top-1 its scores do not give fails."""
+    from neuromath.dataroot import data_root
+
+    root = data_root()
+    if not (root / "identities" / "40k_test_blank_0.json").is_file():
+        pytest.skip(f"the released blank file is not under the data root {root}")
+    shutil.copytree(RESULTS / "identities-released", tmp_path / "identities-released")
+    folder = tmp_path / "identities-released"
+    problems, lines = verify_recipe(load_recipe(folder), root)
+    assert problems == [] and all("gold data for 1 of 1" in line for line in lines)
+    path = folder / "runs" / "tree_smu-released" / "completion.json"
+    completion = json.loads(path.read_text(encoding="utf-8"))
+    row = next(iter(completion.values()))
+    row["top1"] += 1 / 277
+    path.write_text(json.dumps(completion), encoding="utf-8")
+    problems, _ = verify_recipe(load_recipe(folder), root)
+    assert len(problems) == 1 and "tree_smu-released" in problems[0] and "top1" in problems[0]

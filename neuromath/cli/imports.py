@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import documented
+from neuromath.cli.common import data_path, documented
 
 
 def command_import_released(args: argparse.Namespace) -> int:
@@ -47,8 +47,9 @@ def register(commands) -> None:
             "    --candidates identities/candidate_classes.json --threads 1",
         ),
     )
-    released.add_argument("checkpoint", metavar="CHECKPOINT",
-                          help="the released state dict (a *-model-EPOCH.checkpoint file of their checkpoints/)")
+    released.add_argument("checkpoint", metavar="CHECKPOINT", type=data_path,
+                          help="the released state dict (a *-model-EPOCH.checkpoint file of their checkpoints/), in "
+                               "the working directory or under the data root (identities/released/...)")
     released.add_argument("--model", required=True, choices=("tree_smu", "tree_lstm"),
                           help="the model class the state dict is of: tree_smu (StackNNTreesMem2out with gated "
                                "push/pop/no-op) or tree_lstm (LSTMTrees)")

@@ -40,6 +40,9 @@ PREDICTIONS_GZ = "predictions.jsonl.gz"
 KEPT = ("summary.json", "config.yaml", "metrics.csv", "data.json", "environment.json")
 SEQUENCE_FIELDS = ("id", "predicted_tokens", "correct", "equation_correct")
 CLASSIFIER_FIELDS = ("depth", "label", "predicted", "correct")
+COMPLETION = "completion.json"  # complete --out: top-1, top-5 and MRR of each run
+SCORES, SCORES_GZ = "scores.jsonl", "scores.jsonl.gz"  # complete --scores: each blank's candidate scores
+COMPLETION_METRICS = ("top1", "top5", "mrr", "seconds")
 TOLERANCE = 1e-9
 WORK_PREFIX = "{work}/"  # a file a recipe's setup generated, under the work folder of results run
 
@@ -130,8 +133,11 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
                 text = json.dumps(scrub_run_dirs(json.loads(text), unit), indent=2, ensure_ascii=False) + "\n"
             destination.write_text(text, encoding="utf-8")
 
-    for name in ("report.json", "seeds.json", "evaluation/report.json", "completion.json"):
+    for name in ("report.json", "seeds.json", "evaluation/report.json", COMPLETION):
         keep_text(out / name, staging / name)
+    if (out / SCORES).is_file():  # every blank's candidate scores (complete --scores): what completion is scored from
+        lines = (out / SCORES).read_text(encoding="utf-8").splitlines()
+        write_gzip_lines([json.loads(line) for line in lines], staging / SCORES_GZ)
     units = scored_units(out, run.kind)
     if not units or not any((unit / "summary.json").is_file() for unit in units):
         raise NeuromathError(f"{out}: no finished run (no summary.json) to collect evidence from")
@@ -174,6 +180,7 @@ class Evidence:
     environment: dict
     units: dict[str, dict] = field(default_factory=dict)  # unit name -> summary.json
     report: dict | None = None  # cv: report.json; train with seeds: seeds.json
+    completion: dict | None = None  # complete --out: run name -> top1, top5, mrr, seconds, ...
 
     @property
     def wall_seconds(self) -> float | None:
@@ -197,6 +204,8 @@ def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:
     for name in ("report.json", "seeds.json"):
         if (folder / name).is_file():
             evidence.report = read_json(folder / name)
+    if (folder / COMPLETION).is_file():
+        evidence.completion = read_json(folder / COMPLETION)
     return evidence
 
 
@@ -220,6 +229,9 @@ def test_metric(summary: dict, metric: str) -> float | None:
 
 
 def metric_values(evidence: Evidence, metric: str) -> list[float]:
+    if metric in COMPLETION_METRICS:  # completion: one row per run that complete ranked with
+        rows = (evidence.completion or {}).values()
+        return [float(row[metric]) for row in rows if isinstance(row.get(metric), (int, float))]
     values = [test_metric(summary, metric) for summary in evidence.units.values()]
     return [float(v) for v in values if v is not None]
 
@@ -309,6 +321,43 @@ def verify_unit(name: str, unit: Path, summary: dict, locate, with_gold: bool) -
     return problems, read_gold
 
 
+def option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv and argv.index(name) + 1 < len(argv) else None
+
+
+def verify_completion(label: str, evidence: Evidence, run: Run, locate, with_gold: bool) -> tuple[list[str], bool]:
+    """The completion scores of a run (top-1, top-5, MRR of completion.json) recomputed from every blank's candidate
+    scores and the gold blank and candidate files named by its ``complete`` command."""
+    from neuromath.evaluation.identities import blank_positions, completion_metrics
+    from neuromath.tasks.identities import read_candidates, read_equations
+
+    scores_path = evidence.folder / SCORES_GZ
+    if not scores_path.is_file():
+        return [f"{label}: {COMPLETION} but no {SCORES_GZ}: completion cannot be recomputed"], False
+    command = next((argv for argv in run.then if argv[0] == "complete"), None)
+    blanks, candidates = (option(command, "--blanks"), option(command, "--candidates")) if command else (None, None)
+    if not with_gold or not blanks or not candidates:
+        return [], False
+    blanks_path, candidates_path = locate(blanks), locate(candidates)
+    if blanks_path is None or candidates_path is None or not blanks_path.is_file() or not candidates_path.is_file():
+        return [], False
+    examples = read_equations(blanks_path)
+    positions = {id(e): p for p, e in zip(blank_positions(examples), examples)}
+    examples = [e for e in examples if e.blank is not None]
+    by_place = {(r["depth"], r["index"]): r["scores"] for r in read_gzip_lines(scores_path)}
+    by_tree = {id(e.tree): by_place.get(tuple(positions[id(e)])) for e in examples}
+    if any(scores is None for scores in by_tree.values()):
+        return [f"{label}: {SCORES_GZ} lacks the scores of some blanks of {blanks}"], True
+    recomputed = completion_metrics(examples, read_candidates(candidates_path), lambda tree, path: by_tree[id(tree)])
+    problems = []
+    for name, row in evidence.completion.items():
+        for metric in ("top1", "top5", "mrr"):
+            if not close(float(row.get(metric, -1)), recomputed[metric]):
+                problems.append(f"{label}: {COMPLETION} says {name} {metric} {row.get(metric)}, its scores and the "
+                                f"gold classes give {recomputed[metric]}")
+    return problems, True
+
+
 def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tuple[list[str], str]:
     """Every difference between a run's evidence, its recipe and its predictions; and a line on what was checked.
     An empty list: the evidence holds."""
@@ -321,6 +370,10 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
         problems.append(f"{label}: the evidence was made by `{evidence.environment.get('command')}`, the recipe "
                         f"says `{run.command}`")
     gold_units = 0
+    if evidence.completion is not None:
+        completion_problems, read_gold = verify_completion(label, evidence, run, locate, with_gold)
+        problems += completion_problems
+        gold_units += read_gold
     for name, summary in evidence.units.items():
         unit = evidence.folder if name == "." else evidence.folder / name
         config_path = unit / "config.yaml"
@@ -334,6 +387,8 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
             if (config.get("model") or {}).get("name") != run.model.split(" ")[0]:
                 problems.append(f"{label}/{name}: model {config.get('model', {}).get('name')!r}, the recipe says "
                                 f"{run.model!r}")
+        if run.kind == "import":  # an imported model is scored by complete, not by a test split
+            continue
         unit_problems, read_gold = verify_unit(f"{label}/{name}", unit, summary, locate, with_gold)
         problems += unit_problems
         gold_units += read_gold

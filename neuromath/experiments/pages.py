@@ -43,6 +43,7 @@ RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
 DIRECTIVE = re.compile(r"\{\{\s*(table|recipe|published|curve|leaderboard|value)\b\s*([^}]*)\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy"}
+PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
 
 
 def is_count(metric: str) -> bool:
@@ -59,6 +60,10 @@ def format_metric(evidence: Evidence | None, metric: str, digits: int = 1) -> st
     mean, std = mean_std(values)
     if is_count(metric):
         return f"{mean:.0f}"
+    if metric == "mrr":
+        return f"{mean:.3f}" if std is None else f"{mean:.3f} ± {std:.3f}"
+    if metric == "seconds":
+        return f"{mean:.1f} s"
     scale = 100.0
     text = f"{scale * mean:.{digits}f}"
     return text if std is None else f"{text} ± {scale * std:.{digits}f}"
@@ -197,7 +202,7 @@ class Book:
                 if evidence is None:
                     missing.setdefault(name, []).append(run)
                     continue
-                metric = PRIMARY.get(run.task, "value_accuracy")
+                metric = PRIMARY_OF_KIND.get(run.kind) or PRIMARY.get(run.task, "value_accuracy")
                 rows.append((run.task, run.dataset, f"`{run.model}`",
                              f"{format_metric(evidence, metric)} ({metric.replace('_', ' ')})",
                              str(len(evidence.units)), selection, describe_compute(evidence),

@@ -33,7 +33,7 @@ from neuromath.safe_read import read_run_file
 RECIPE_FILE = "recipe.yaml"
 RUNS_DIR = "runs"  # results/<experiment>/runs/<run>: the evidence of each run
 RECIPE_LIMIT = 1 << 20
-KINDS = ("cv", "train")  # the commands whose folders the evidence collector knows
+KINDS = ("cv", "train", "import")  # the commands whose folders the evidence collector knows
 TOP_KEYS = {"title", "page", "description", "protocol", "data", "setup", "runs", "left_out", "published", "tables",
             "compute"}
 RUN_KEYS = {"command", "model", "dataset", "cost", "task", "then"}
