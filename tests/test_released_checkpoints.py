@@ -109,6 +109,20 @@ def test_imported_model_solves_an_identity(imported):
     assert main(["solve", str(run), "sin(x)^2 + cos(x)^2 = 1"]) == 0
 
 
+def test_serve_answers_with_an_imported_model(imported):
+    from fastapi.testclient import TestClient
+
+    from neuromath.serve.app import create_app
+
+    _, run, _ = imported
+    with TestClient(create_app([run], max_wait_ms=1)) as client:
+        listed = client.get("/api/runs").json()
+        answer = client.post("/api/solve", json={"run": listed[0]["name"], "text": "sin(x)^2 + cos(x)^2 = 1"})
+    assert listed[0]["task"] == "identities"
+    expected = load_classifier(run).solve("sin(x)^2 + cos(x)^2 = 1").to_json()
+    assert answer.status_code == 200 and answer.json() == expected and expected["identity"] is True
+
+
 def test_imported_run_folder_has_a_card_naming_the_source_and_licence(imported):
     _, run, _ = imported
     card = (run / "README.md").read_text()
