@@ -38,7 +38,7 @@ ADDED_AFTER_SNAPSHOT = {
     "data": ("root", "lowercase", "min_count", "word_dropout", "train_extra", "streaming", "shuffle_window",
              "loader_workers", "stream_vocab_records", "candidates"),
     "model": ("numbers", "subtree_embedding", "number_encoder", "shared_words", "graph_text",
-              "tree_activation", "dropout_site"),
+              "tree_activation", "dropout_site", "tree_leaf"),
     "optim": ("ema_decay", "step_epochs", "step_gamma"),
     "train": ("num_nodes", "strategy", "validate", "init_from", "rank_weight", "rank_groups", "rank_negatives",
               "rank_hard"),
