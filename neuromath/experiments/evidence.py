@@ -21,18 +21,22 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from neuromath.config import config_from_dict
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
-from neuromath.experiments.recipes import Recipe, Run, check_data, sha256_of
-from neuromath.fileio import write_text_atomic
+from neuromath.evaluation.identities import blank_positions, completion_metrics
+from neuromath.evaluation.spread import mean_std
+from neuromath.experiments.recipes import Recipe, Run, sha256_of
+from neuromath.fileio import write_atomic, write_text_atomic
 from neuromath.safe_read import SUMMARY_LIMIT, read_run_file
+from neuromath.tasks import get_task
+from neuromath.tasks.identities import read_candidates, read_equations
 
 ENVIRONMENT_FILE = "evidence.json"  # the command, wall time and environment of the collecting runner
 PREDICTIONS = "predictions.jsonl"
@@ -85,10 +89,12 @@ def slim_record(record: dict) -> dict:
 def write_gzip_lines(records: list[dict], path: Path) -> None:
     """JSON Lines, gzip with no time stamp or name in its header, so the same records give the same bytes."""
     data = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records).encode("utf-8")
-    staging = path.with_name(path.name + ".partial")
-    with open(staging, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as stream:
-        stream.write(data)
-    staging.replace(path)
+
+    def write(stream) -> None:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=stream, mtime=0) as packed:
+            packed.write(data)
+
+    write_atomic(path, write)
 
 
 def read_gzip_lines(path: Path) -> list[dict]:
@@ -209,13 +215,6 @@ def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:
     return evidence
 
 
-def mean_std(values: list[float]) -> tuple[float, float | None]:
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, None
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-
-
 def test_metric(summary: dict, metric: str) -> float | None:
     """A test score of one summary: ``value_accuracy`` (word problems), ``accuracy`` or ``depth<D>`` (identities)."""
     test = summary.get("test") or {}
@@ -245,9 +244,6 @@ def close(a: float, b: float) -> bool:
 
 def gold_examples(config: dict, locate):
     """The gold test examples of a unit, read as its config says, or None when the data root lacks the file."""
-    from neuromath.config import config_from_dict
-    from neuromath.tasks import get_task
-
     path = (config.get("data") or {}).get("test")
     if not path or locate(path) is None or not locate(path).is_file():
         return None, None, path
@@ -328,9 +324,6 @@ def option(argv: list[str], name: str) -> str | None:
 def verify_completion(label: str, evidence: Evidence, run: Run, locate, with_gold: bool) -> tuple[list[str], bool]:
     """The completion scores of a run (top-1, top-5, MRR of completion.json) recomputed from every blank's candidate
     scores and the gold blank and candidate files named by its ``complete`` command."""
-    from neuromath.evaluation.identities import blank_positions, completion_metrics
-    from neuromath.tasks.identities import read_candidates, read_equations
-
     scores_path = evidence.folder / SCORES_GZ
     if not scores_path.is_file():
         return [f"{label}: {COMPLETION} but no {SCORES_GZ}: completion cannot be recomputed"], False
@@ -401,7 +394,7 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
                 problems.append(f"{label}: report.json's {name} row does not match its summary.json")
         values = metric_values(evidence, "value_accuracy")
         if values:
-            mean, _ = mean_std(values)
+            mean = mean_std(values)["mean"]
             if not close(mean, evidence.report["value_accuracy"]["mean"]):
                 problems.append(f"{label}: report.json says mean value accuracy "
                                 f"{evidence.report['value_accuracy']['mean']}, its folds give {mean}")
@@ -435,5 +428,5 @@ def verify_recipe(recipe: Recipe, root: Path, with_gold: bool = True,
     return problems, lines
 
 
-__all__ = ["ENVIRONMENT_FILE", "Evidence", "check_data", "collect_evidence", "metric_values", "read_evidence",
+__all__ = ["ENVIRONMENT_FILE", "Evidence", "collect_evidence", "metric_values", "read_evidence",
            "verify_recipe", "verify_run"]

@@ -28,12 +28,15 @@ A table in a recipe:
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 
 from neuromath.errors import NeuromathError
-from neuromath.experiments.evidence import Evidence, mean_std, metric_values, read_evidence
+from neuromath.evaluation.spread import mean_std
+from neuromath.experiments.evidence import Evidence, metric_values, read_evidence
 from neuromath.experiments.recipes import Recipe, command_line, find_recipes
+from neuromath.fileio import write_text_atomic
 
 PAGES_DIR = "pages"  # results/pages: the page templates
 DOCS_RESULTS = Path("results")  # under the docs folder
@@ -57,7 +60,8 @@ def format_metric(evidence: Evidence | None, metric: str, digits: int = 1) -> st
     values = metric_values(evidence, metric)
     if not values:
         return "n/a"
-    mean, std = mean_std(values)
+    spread = mean_std(values)
+    mean, std = spread["mean"], (spread["std"] if len(values) > 1 else None)
     if is_count(metric):
         return f"{mean:.0f}"
     if metric == "mrr":
@@ -262,8 +266,6 @@ def describe_compute(evidence: Evidence) -> str:
 
 def epoch_series(path: Path, metric: str) -> list[tuple[float, float]]:
     """(epoch, value) of a metric from a metrics.csv (the last value of each epoch)."""
-    import csv
-
     points: dict[float, float] = {}
     with open(path, encoding="utf-8", newline="") as stream:
         for row in csv.DictReader(stream):
@@ -347,8 +349,6 @@ def stale_pages(files: dict[Path, str]) -> list[Path]:
 
 
 def write_pages(files: dict[Path, str]) -> list[Path]:
-    from neuromath.fileio import write_text_atomic
-
     written = []
     for path, text in files.items():
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
