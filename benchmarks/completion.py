@@ -30,15 +30,15 @@ import torch
 
 from neuromath.config import ModelConfig
 from neuromath.dataroot import data_root
-from neuromath.evaluation.identities import completion_metrics, fill_and_score, numeric_completion_score
-from neuromath.models.identities import CompletionScorer, build_classifier, node_vocabulary, predict_logits
+from neuromath.evaluation.verification import completion_metrics, fill_and_score, numeric_completion_score
+from neuromath.models.classifiers import CompletionScorer, build_classifier, node_vocabulary, predict_logits
 from neuromath.tasks.identities import numeric_check, read_candidates, read_equations
 
 SHARED = data_root() / "identities"  # $NEUROMATH_DATA, else ./data
 
 
 def old_numeric_score(filled, seed: int = 0, points: int = 6) -> list[float]:
-    """The scorer complete used before issue 18: numeric_check on each filled equation, one point at a time."""
+    """The first scorer of complete (a baseline): numeric_check on each filled equation, one point at a time."""
     rng = random.Random(seed)
     result = []
     for example in filled:

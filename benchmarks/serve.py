@@ -20,7 +20,7 @@ the same cores as the server, so they are kept cheap: by default a minimal HTTP/
 machine, more than the batching server's own 1.2 ms, so that its throughput measured mostly the client). Printed per
 client count and mode: requests/s, p50 and p99 latency, the mean batch the server decoded (from ``GET /api/health``)
 and the CPU milliseconds per request of the server process and of the clients; then the throughput ratio batching on
-/ off at the largest client count, PASS / FAIL against the target of issue 21 (at least 3x at 32 clients on 2 cores).
+/ off at the largest client count, PASS / FAIL against the target (at least 3x at 32 clients on 2 cores).
 The load average is printed: other jobs on the machine slow both modes, and the ratio is fair only when the load
 stays about the same through the run.
 

@@ -14,7 +14,7 @@ A script, not a test: it prints numbers and a target with PASS / FAIL, and alway
    Printed: hypotheses per second of each, their ratio (target: numeric-first at least 5x faster), how often the two
    verdicts agree (a hypothesis that timed out in either arm is listed apart, not counted), and each arm's accuracy
    against the labels of the construction. Each arm starts its own worker, warmed up before the clock starts.
-2. Generation (``neuromath.tasks.symbolic.generator.generate_with_counts``, one worker): for each method
+2. Generation (``neuromath.tasks.symbolic.symbolic_generator.generate_with_counts``, one worker): for each method
    (backward, forward, parts, ode1) kept pairs per second (the worker's start-up included) and kept / tried, with
    the time-outs and the most frequent reasons for rejection.
 """
@@ -216,9 +216,9 @@ def print_verification(result: dict, time_limit: float) -> None:
 def measure_generation(n: int, seed: int, max_ops: int) -> dict | str:
     """Per method: kept pairs per second and kept / tried; a message instead when the generator is missing."""
     try:
-        from neuromath.tasks.symbolic.generator import generate_with_counts
+        from neuromath.tasks.symbolic.symbolic_generator import generate_with_counts
     except ImportError as error:
-        return f"neuromath.tasks.symbolic.generator cannot be imported ({error}); generation not measured"
+        return f"neuromath.tasks.symbolic.symbolic_generator cannot be imported ({error}); generation not measured"
     rows = {}
     for method in METHODS:
         started = time.perf_counter()

@@ -24,7 +24,7 @@ from neuromath.errors import ConfigError, NeuromathError
 from neuromath.expr.tree import preorder
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, carried, collate, move_batch
-from neuromath.models.identities import (
+from neuromath.models.classifiers import (
     CompletionScorer,
     build_classifier,
     model_token,
@@ -493,7 +493,7 @@ class LoadedClassifier:
 
     def completion_scorer(self, candidates: Sequence[EquationNode]) -> CompletionScorer:
         """``scorer(equation, path)``: the logit of the equation with each candidate at ``path`` (see
-        ``neuromath.models.identities.CompletionScorer``)."""
+        ``neuromath.models.classifiers.CompletionScorer``)."""
         return CompletionScorer(self.model, self.vocab, candidates, precision=self.precision)
 
 

@@ -245,7 +245,7 @@ class Config:
 # or model named nowhere here is not checked: every key applies to it.
 
 SEQUENCE_TASKS = ("word_problems", "word_problems_normalized", "mathematics_dataset", "symbolic")
-EQUATION_TASKS = ("identities",)  # equation trees classified by neuromath.training.identities
+EQUATION_TASKS = ("identities",)  # equation trees classified by neuromath.training.classifier_training
 TASK_NAMES = SEQUENCE_TASKS + EQUATION_TASKS
 
 TRANSFORMERS = ("transformer",)

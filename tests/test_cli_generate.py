@@ -1,4 +1,4 @@
-"""Issue 16 for ``neuromath generate``: bad arguments and outputs are one error line and exit code 2, and every
+"""Bad input to ``neuromath generate``: bad arguments and outputs are one error line and exit code 2, and every
 output is locked while it is written, so a second writer is refused with the holder named."""
 
 import random
@@ -9,7 +9,7 @@ import pytest
 
 from neuromath.cli import main
 from neuromath.errors import NeuromathError
-from neuromath.tasks.identities.generator import MAX_DEPTH, generate_with_counts
+from neuromath.tasks.identities.identity_generator import MAX_DEPTH, generate_with_counts
 
 
 @pytest.mark.parametrize("depth", [0, -1, MAX_DEPTH + 1])

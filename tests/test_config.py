@@ -83,7 +83,7 @@ def test_every_preset_loads_and_builds_its_model(path):
     config = load_config(path)
     task = get_task(config.data.task)
     if config.data.task == "identities":  # equation classifiers: build and score one equation
-        from neuromath.models.identities import CLASSIFIERS, build_classifier, node_vocabulary, predict_logits
+        from neuromath.models.classifiers import CLASSIFIERS, build_classifier, node_vocabulary, predict_logits
         from neuromath.tasks.identities import EquationExample, apply, symbol
 
         equation = apply("Equality", apply("sin", symbol("var_0")), symbol("var_1"))
@@ -106,7 +106,7 @@ def test_every_preset_loads_and_builds_its_model(path):
     assert type(model) is MODELS.get(config.model.name) and model.config == config.model
 
 
-# ---- ranges: every numeric key is checked when a config is built (issue 16)
+# ---- ranges: every numeric key is checked when a config is built
 
 
 @pytest.mark.parametrize("override, message", [
@@ -304,7 +304,7 @@ def test_config_files_of_odd_bytes_are_config_errors(tmp_path, content, message)
         load_config(path)
 
 
-# ---- vocabulary robustness of the word-problem tasks (issue 17)
+# ---- vocabulary robustness of the word-problem tasks
 
 
 def test_vocabulary_keys_parse_and_keep_todays_behaviour_by_default(tmp_path):

@@ -186,8 +186,58 @@ def test_the_cli_starts_without_torch():
 
 def test_using_trained_runs_does_not_load_lightning():
     """Only training needs Lightning (seconds to import): solve, evaluate, complete and compare load runs without it."""
-    script = ("import sys, neuromath.api, neuromath.experiments.evaluate, neuromath.experiments.compare, "
+    script = ("import sys, neuromath.api, neuromath.experiments.evaluate_runs, neuromath.experiments.paired_compare, "
               "neuromath.cli.complete; print('lightning' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "False"
+
+
+def test_module_names_are_unique_outside_the_command_line():
+    """A module's file name says what it holds, once: two ``evaluate.py`` in different rooms mean different things
+    and collide in tracebacks, coverage and test names. The modules of ``cli/`` are named after the command they add
+    (``cli/config.py`` adds ``neuromath config``), so only they may repeat a name found elsewhere."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name in ("__init__.py", "__main__.py") or path.parent.name == "cli":
+            continue
+        seen.setdefault(path.name, []).append(str(path.relative_to(PACKAGE)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
+
+
+def test_test_files_have_unique_names():
+    """pytest's default import mode puts each test folder on sys.path, so two test files of one name would shadow
+    each other; unique names keep it (and no importlib mode is needed)."""
+    tests = Path(__file__).resolve().parent
+    names = [path.name for path in tests.rglob("test_*.py")]
+    assert sorted({name for name in names if names.count(name) > 1}) == []
+
+
+def test_command_modules_are_named_after_their_commands():
+    """Each ``cli/<name>.py`` but the shared helpers adds the command ``neuromath <name>`` (``imports`` adds
+    ``import``, a Python keyword)."""
+    from neuromath.cli import build_parser
+
+    parser = build_parser()
+    commands = next(action for action in parser._actions if action.dest == "command").choices
+    modules = {path.stem for path in (PACKAGE / "cli").glob("*.py")} - {"__init__", "common"}
+    assert {name if name != "imports" else "import" for name in modules} <= set(commands)
+
+
+def test_no_tracker_history_in_code_or_presets():
+    """Docstrings cite papers and equations, not the numbers of an issue tracker that is not in the repository, and
+    preset comments carry no measured scores (those live in results/, rebuilt by ``neuromath results build``)."""
+    import re
+
+    root = PACKAGE.parent
+    issue = re.compile(r"\b[Ii]ssues? #?\d+")
+    score = re.compile(r"#.*(\d+\.\d ± |\b(validation|valid|test|accuracy) \d+\.\d)")
+    found = []
+    for folder in ("neuromath", "tests", "benchmarks"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix not in (".py", ".yaml", ".md") or path == Path(__file__).resolve():
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if issue.search(line) or (path.suffix == ".yaml" and score.search(line)):
+                    found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert found == []

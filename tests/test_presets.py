@@ -47,7 +47,7 @@ ADDED_AFTER_SNAPSHOT = {
 
 # values changed on purpose since the snapshot, each backed by a measurement on the results pages (docs/):
 # identities classifiers train to convergence (the 40-epoch cap with patience 6 stopped runs that were still
-# improving, issue 18), and the dropout of tree_lstm, tree_rnn, stack_mi_tree_lstm, stack_mtree_lstm, mtree_lstm,
+# improving), and the dropout of tree_lstm, tree_rnn, stack_mi_tree_lstm, stack_mtree_lstm, mtree_lstm,
 # tree_smu and lstm (0.2) and mi_tree_lstm (0.1) is the one that validated best
 TRAINED_TO_CONVERGENCE = {"train": {"max_epochs": 300, "patience": 30}, "optim": {"plateau_patience": 8}}
 CHANGED_SINCE_SNAPSHOT = {
@@ -115,7 +115,7 @@ def test_presets_do_not_all_apply_every_key():
     assert "modules" not in word_problems["data"] and "encoder_hidden" not in word_problems["model"]
     assert "d_model" in word_problems["model"] and "beam" in word_problems["decode"]
     tree_lstm = applying(FIXTURE["identities/tree_lstm"])
-    assert "train_depths" in tree_lstm["data"] and "dropout" in tree_lstm["model"]  # read since issue 18
+    assert "train_depths" in tree_lstm["data"] and "dropout" in tree_lstm["model"]
     assert "n_heads" not in tree_lstm["model"] and "beam" not in tree_lstm["decode"]
     assert "batch_size" in tree_lstm["decode"] and "beam" not in tree_lstm["decode"]
 
@@ -265,7 +265,7 @@ def test_the_table_names_real_keys_tasks_and_models():
 def test_every_registered_task_and_model_is_in_the_table():
     """A new task or model must add its name to neuromath/config.py, or its keys go unchecked."""
     import neuromath.models  # noqa: F401  (registers the sequence models)
-    import neuromath.models.identities  # noqa: F401  (registers the equation classifiers)
+    import neuromath.models.classifiers  # noqa: F401  (registers the equation classifiers)
     import neuromath.tasks  # noqa: F401  (registers the tasks)
     from neuromath.models.retrieval import SIMILARITIES
     from neuromath.registry import CLASSIFIERS, MODELS, TASKS

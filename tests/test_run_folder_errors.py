@@ -1,5 +1,5 @@
 """A broken run folder (truncated or foreign model.pt, empty config.yaml, broken vocabulary) and numeric options out
-of range end in one clear error line and exit 2, never a traceback (issue 16)."""
+of range end in one clear error line and exit 2, never a traceback."""
 
 import json
 import shutil
@@ -153,7 +153,7 @@ def test_decoding_options_from_python_are_checked_like_the_config(run_dir):
 
 
 def test_a_negative_per_module_is_refused_from_python_too():
-    from neuromath.experiments.evaluate import EvaluateRequest
+    from neuromath.experiments.evaluate_runs import EvaluateRequest
 
     with pytest.raises(NeuromathError, match=r"--per-module must be >= 0 \(0: every question\), got -1"):
         EvaluateRequest(data="x", per_module=-1)

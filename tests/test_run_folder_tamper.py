@@ -159,8 +159,8 @@ def test_a_fifo_given_as_the_config_is_refused_unread(tmp_path, capsys):
 
 @needs_fifo
 def test_a_fifo_as_summary_is_refused_unread_by_every_reader_of_summaries(run_dir, tmp_path):
-    from neuromath.experiments.evaluate import run_meta
-    from neuromath.experiments.train_test import read_tested_summary
+    from neuromath.experiments.evaluate_runs import run_meta
+    from neuromath.experiments.fit_then_test import read_tested_summary
 
     fifo = tmp_path / "run" / "summary.json"
     if fifo.exists():

@@ -13,7 +13,7 @@ from neuromath.api import load
 from neuromath.cli import main
 from neuromath.config import load_config, save_config
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.attention import plot_attention
+from neuromath.evaluation.attention_maps import plot_attention
 from neuromath.models import build_task_model
 from neuromath.models.batching import collate
 from neuromath.nn.attention import StandardAttention

@@ -18,12 +18,12 @@ from neuromath.errors import NeuromathError
 from neuromath.expr.equation_tree import SYMBOL_NAMES
 from neuromath.expr.sympy_bridge import sympy_to_prefix
 from neuromath.models import build_task_model
-from neuromath.models.identities import build_classifier
+from neuromath.models.classifiers import build_classifier
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample
 from neuromath.tasks.identities.equations import OutsideDomain, evaluate
-from neuromath.tasks.identities.ordinary import parse_equation
-from neuromath.tasks.symbolic.ordinary import prepare_problem
+from neuromath.tasks.identities.typed_equations import parse_equation
+from neuromath.tasks.symbolic.typed_problems import prepare_problem
 from neuromath.text import Vocabulary
 
 TINY = ["model.d_model=16", "model.n_heads=2", "model.d_ff=32", "model.n_encoder_layers=1", "model.n_decoder_layers=1"]

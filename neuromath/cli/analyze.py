@@ -1,6 +1,6 @@
 """neuromath analyze: look inside a trained run. ``analyze roles RUN --data FILE``: cluster the TP-Transformer's role
 vectors of every head and layer and compare the clusters with token classes against a shuffled baseline
-(``neuromath.experiments.analyze``). ``analyze edits RUN [RUN ...] --data FILE``: how often equation classifiers
+(``neuromath.experiments.analyses``). ``analyze edits RUN [RUN ...] --data FILE``: how often equation classifiers
 call a file's false equations false, by how deep their edit lies. ``analyze seeds RUN [RUN ...]``: the mean and
 standard deviation of runs' recorded scores, the runs named ``seed<S>`` under one folder making one row (seeds
 trained in parallel, one process each, combined as ``train --seeds`` would)."""
@@ -14,7 +14,7 @@ from neuromath.cli.common import data_path, documented, nonnegative_int, positiv
 
 
 def command_analyze_roles(args: argparse.Namespace) -> int:
-    from neuromath.experiments.analyze import RolesRequest, analyze_roles  # torch, scikit-learn: loaded only here
+    from neuromath.experiments.analyses import RolesRequest, analyze_roles  # torch, scikit-learn: loaded only here
 
     request = RolesRequest(data=args.data, out=args.out, k=args.k, max_examples=args.max_examples,
                            max_vectors=args.max_vectors, seed=args.seed, shuffles=args.shuffles,
@@ -23,13 +23,13 @@ def command_analyze_roles(args: argparse.Namespace) -> int:
 
 
 def command_analyze_edits(args: argparse.Namespace) -> int:
-    from neuromath.experiments.analyze import analyze_edits  # torch: loaded only here
+    from neuromath.experiments.analyses import analyze_edits  # torch: loaded only here
 
     return analyze_edits(args.run_dirs, args.data, args.json, args.batch_size)
 
 
 def command_analyze_seeds(args: argparse.Namespace) -> int:
-    from neuromath.experiments.train_test import combine_runs, combined_runs_table
+    from neuromath.experiments.fit_then_test import combine_runs, combined_runs_table
     from neuromath.fileio import write_text_atomic
 
     combined = combine_runs(args.run_dirs)

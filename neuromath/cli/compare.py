@@ -1,6 +1,6 @@
 """neuromath compare: two runs on the same data file, or two cross-validations over the same folds: both accuracies,
 the paired difference with a bootstrap confidence interval, McNemar's exact test and the 2×2 table
-(``neuromath.experiments.compare``)."""
+(``neuromath.experiments.paired_compare``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def confidence_level(text: str) -> float:
 
 def command_compare(args: argparse.Namespace) -> int:
     # torch: loaded only by the commands that use it
-    from neuromath.experiments.compare import CompareRequest, compare_command
+    from neuromath.experiments.paired_compare import CompareRequest, compare_command
 
     request = CompareRequest(data=args.data, format=args.format, lenient=args.lenient, beam=args.beam,
                              samples=args.samples, seed=args.seed, confidence=args.confidence, json=args.json)

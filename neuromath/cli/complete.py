@@ -8,8 +8,8 @@ import time
 
 from neuromath.cli.common import data_path, documented, positive_int
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import run_names
-from neuromath.evaluation.identities import (
+from neuromath.evaluation.scoring import run_names
+from neuromath.evaluation.verification import (
     blank_positions,
     completion_kind_table,
     completion_metrics,

@@ -8,7 +8,7 @@ from neuromath.cli.common import documented
 
 
 def command_demo(args: argparse.Namespace) -> int:
-    from neuromath.experiments.demo import run_demo  # torch and lightning: loaded only by the commands that train
+    from neuromath.experiments.demo_run import run_demo  # torch and lightning: loaded only by the commands that train
 
     run_demo(args.out, args.seed, args.config, args.set or [], args.progress)
     return 0

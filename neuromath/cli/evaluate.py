@@ -1,5 +1,5 @@
 """neuromath evaluate: evaluate one or more runs on a data file or folder, side by side; each run's task says how
-(``neuromath.experiments.evaluate``)."""
+(``neuromath.experiments.evaluate_runs``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from neuromath.cli.common import add_decode_options, data_path, documented, nonn
 def command_evaluate(args: argparse.Namespace) -> int:
     # torch: loaded only by the commands that use it
     from neuromath.api import DECODE_OPTIONS
-    from neuromath.experiments.evaluate import EvaluateRequest, evaluate_runs
+    from neuromath.experiments.evaluate_runs import EvaluateRequest, evaluate_runs
 
     fields = {field.name for field in dataclasses.fields(EvaluateRequest)} - {"decode"}
     decode = {name: getattr(args, name) for name in DECODE_OPTIONS if getattr(args, name) is not None}

@@ -9,7 +9,7 @@ from neuromath.cli.common import documented
 
 
 def command_export(args: argparse.Namespace) -> int:
-    from neuromath.experiments.export import export_run  # torch: loaded only by the commands that use it
+    from neuromath.experiments.export_run import export_run  # torch: loaded only by the commands that use it
 
     files = export_run(args.run_dir, args.out)
     print(f"exported {args.run_dir} to {args.out}: {', '.join(files)}")

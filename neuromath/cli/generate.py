@@ -16,7 +16,7 @@ from neuromath.tasks import get_task
 from neuromath.tasks.identities import generate_identity_files, read_candidates, read_equations, write_equations
 from neuromath.tasks.identities.blanks import make_blanks
 from neuromath.tasks.identities.evaluations import EvaluationSettings, evaluation_summary, generate_evaluations
-from neuromath.tasks.identities.generator import MAX_DEPTH as IDENTITIES_MAX_DEPTH
+from neuromath.tasks.identities.identity_generator import MAX_DEPTH as IDENTITIES_MAX_DEPTH
 from neuromath.tasks.identities.rewrites import GENERATOR_STYLES, GeneratorSettings
 from neuromath.tasks.mathematics_dataset import generate_directory
 from neuromath.tasks.symbolic import generate_symbolic_file

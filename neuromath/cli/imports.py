@@ -9,7 +9,7 @@ from neuromath.cli.common import data_path, documented
 
 
 def command_import_released(args: argparse.Namespace) -> int:
-    from neuromath.experiments.released import import_released  # torch: loaded only by the commands that use it
+    from neuromath.experiments.import_released import import_released  # torch: loaded only by the commands that use it
 
     files = import_released(args.checkpoint, args.model, args.out)
     print(f"imported {args.checkpoint} ({args.model}) to {args.out}: {', '.join(files)}")

@@ -2,7 +2,7 @@
 ODE in ordinary notation (the answer with its verification), a Mathematics Dataset question (the answer), or an
 equation to verify (the model's verdict and probability beside a numeric check); and the n-best list. With
 ``--attention FILE.png`` it draws the weights of every attention layer and head for this input
-(``neuromath.evaluation.attention``); with ``--json`` too, the JSON holds them.
+(``neuromath.evaluation.attention_maps``); with ``--json`` too, the JSON holds them.
 
 Exit status: 0 with an answer; 1 when the model's equation has none, with the reason (no well-formed equation,
 division by zero, a value too large); 2 for bad input (a text without numbers, a number too large to read).
@@ -22,7 +22,7 @@ def command_solve(args: argparse.Namespace) -> int:
     solver = load(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
     solution = solver.solve(args.text, attention=args.attention is not None)
     if args.attention is not None:
-        from neuromath.evaluation.attention import plot_attention
+        from neuromath.evaluation.attention_maps import plot_attention
 
         plot_attention(solution.attention, args.attention, title=args.text)
         if not args.json:

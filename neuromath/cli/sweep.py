@@ -1,5 +1,5 @@
 """neuromath sweep: train every cell of a grid of config values, several seeds each and a few runs at a time, and
-tabulate each cell's mean and standard deviation (``neuromath.experiments.sweep``)."""
+tabulate each cell's mean and standard deviation (``neuromath.experiments.grid_sweep``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from neuromath.cli.common import documented, positive_int
 
 
 def command_sweep(args: argparse.Namespace) -> int:
-    from neuromath.experiments.sweep import run_sweep  # torch: loaded only here
+    from neuromath.experiments.grid_sweep import run_sweep  # torch: loaded only here
 
     return run_sweep(args.config, args.out, args.grid or [], args.set or [], args.seeds, args.jobs)
 

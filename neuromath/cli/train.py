@@ -9,7 +9,7 @@ from neuromath.config import load_config
 
 
 def command_train(args: argparse.Namespace) -> int:
-    from neuromath.experiments.train_test import (
+    from neuromath.experiments.fit_then_test import (
         train_seeds,  # torch and lightning: loaded only by the commands that train
     )
 

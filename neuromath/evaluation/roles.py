@@ -13,7 +13,7 @@ Measures, per head:
   class dominates (spaces and digits in arithmetic questions), so only the distance to the shuffled value says
   anything; NMI of shuffled classes is near 0.
 
-The input is plain arrays (``RoleSample``); collecting them from a model is ``neuromath.experiments.analyze``.
+The input is plain arrays (``RoleSample``); collecting them from a model is ``neuromath.experiments.analyses``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A majority vote of several runs' word-problem predictions: per problem, the answer most runs predicted.
 
 Two predicted values are one answer when they agree within the relative tolerance that value accuracy uses
-(``neuromath.tasks.word_problems.scoring.VALUE_REL_TOL``). A run that predicted no value (an ill-formed or
+(``neuromath.tasks.word_problems.answer_scoring.VALUE_REL_TOL``). A run that predicted no value (an ill-formed or
 unevaluable equation) does not vote. A tie goes to the answer of the earliest run (in the order given) among the
 tied ones, so a vote of two runs is the first run wherever they disagree and the order is part of the method. The
 voted record of a problem is the prediction record of the earliest run that gave the winning answer (its equation,
@@ -15,7 +15,7 @@ import math
 from typing import Sequence
 
 from neuromath.errors import NeuromathError
-from neuromath.tasks.word_problems.scoring import VALUE_REL_TOL
+from neuromath.tasks.word_problems.answer_scoring import VALUE_REL_TOL
 
 
 def predicted(record: dict) -> float | None:

@@ -29,7 +29,7 @@ from neuromath.training.run import STOP_REASONS, limit_that_ended
 
 CARD_FILE = "README.md"
 ENVIRONMENT_FILE = "environment.json"
-PYTHON_ENTRY = "neuromath.experiments.train_test.train"  # the command of a run trained from Python
+PYTHON_ENTRY = "neuromath.experiments.fit_then_test.train"  # the command of a run trained from Python
 NOT_RECORDED = "not recorded"
 GENERATED = "generated"  # the dataset of a run whose training data came from its task's built-in generator
 LICENCE_NAME = "same-as-training-data"  # the front matter's license_name beside ``license: other``

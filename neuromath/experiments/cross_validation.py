@@ -34,7 +34,7 @@ from typing import Sequence
 from neuromath.config import Config, load_config, save_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.bleu import equation_bleu
-from neuromath.evaluation.evaluate import (
+from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
     REFIT_DIR,
     percent,
@@ -44,7 +44,7 @@ from neuromath.evaluation.evaluate import (
 )
 from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.vote import vote_runs
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS

@@ -30,8 +30,8 @@ import yaml
 from neuromath.config import config_from_dict
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.identities import blank_positions, completion_metrics
 from neuromath.evaluation.spread import mean_std
+from neuromath.evaluation.verification import blank_positions, completion_metrics
 from neuromath.experiments.recipes import Recipe, Run, sha256_of
 from neuromath.fileio import write_atomic, write_text_atomic
 from neuromath.safe_read import SUMMARY_LIMIT, read_run_file

@@ -6,7 +6,7 @@ and ``evaluate`` (exact values); ``equation_tree`` (the identities task's trees 
 ``sympy_bridge``, the only module that converts any of these to or from SymPy.
 """
 
-from neuromath.expr.evaluate import evaluate
+from neuromath.expr.exact import evaluate
 from neuromath.expr.notation import format_infix, from_postfix, from_prefix, parse_infix, to_postfix, to_prefix
 from neuromath.expr.numbers import NUMBER_REGEX, format_number, is_number, parse_number
 from neuromath.expr.sympy_bridge import to_sympy

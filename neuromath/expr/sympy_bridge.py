@@ -33,7 +33,7 @@ import sympy
 from neuromath.errors import ExpressionError
 from neuromath.expr import equation_tree
 from neuromath.expr.equation_tree import UNARY_FUNCTIONS, EquationNode, apply, number, postorder
-from neuromath.expr.evaluate import MAX_EXPONENT, Bindings, binding_values, check_power_size, leaf_value
+from neuromath.expr.exact import MAX_EXPONENT, Bindings, binding_values, check_power_size, leaf_value
 from neuromath.expr.numbers import format_number, is_number
 from neuromath.expr.symbolic_prefix import (
     CONSTANT,

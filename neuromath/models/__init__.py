@@ -2,7 +2,7 @@
 
 Every registered sequence model is built as ``Model(config: ModelConfig, inputs: ModelInputs)`` and implements
 ``forward``, ``encode`` and ``decode_step`` (see docs/design.md, Contracts); the identities classifiers are built by
-``neuromath.models.identities.build_classifier``.
+``neuromath.models.classifiers.build_classifier``.
 """
 
 from neuromath.config import ModelConfig

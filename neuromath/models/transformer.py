@@ -32,12 +32,12 @@ from torch import nn
 
 import neuromath.nn.attention  # noqa: F401  (registers the attention kernels)
 import neuromath.nn.positions  # noqa: F401  (registers the sequence positional encodings)
-import neuromath.nn.tree  # noqa: F401  (registers the tree positional encoding)
+import neuromath.nn.tree_structure  # noqa: F401  (registers the tree positional encoding)
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import reorder_cache
-from neuromath.nn.tree import TreeStructure
+from neuromath.nn.tree_structure import TreeStructure
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
 ATTENTION_PLACES = ("encoder", "decoder", "cross")

@@ -10,7 +10,7 @@ The kernel contract:
   (self-attention) or "cross" (encoder-decoder attention).
   ``Kernel.default_places``: where ``attention_in: auto`` puts the kernel.
   ``Kernel.needs_tree``: the kernel reads ``structure["relations"]`` and so needs a side whose
-  tokens form prefix trees (the model computes the relations; see ``neuromath.nn.tree``).
+  tokens form prefix trees (the model computes the relations; see ``neuromath.nn.tree_structure``).
   ``Kernel.reads_query_positions``: the weights depend on where a query sits; a kernel without it
   gives each query the same result wherever it stands, so beam search may fold a source's beams
   into one row of queries over that source's memory (see ``Transformer.shares_memory_across_beams``).

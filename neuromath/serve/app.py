@@ -14,7 +14,7 @@ that is not a JSON object of the right fields and types 422, text the run's task
 ``NeuromathError``'s message; a RecursionError, OverflowError or ValueError that escapes a task reading a text, too,
 logged in one line). Anything unexpected is a 500 ``{"error": "internal error"}``, its traceback logged, never sent.
 Every answer is strict JSON: a non-finite number (from a summary.json, a score, an attention weight) is written as
-null. Requests with the same run and decoding settings are decoded in batches (``neuromath.serve.batching``); a
+null. Requests with the same run and decoding settings are decoded in batches (``neuromath.serve.dynamic_batching``); a
 request whose client has gone is dropped before its batch is decoded.
 """
 
@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, decode_options, json_safe, load
 from neuromath.errors import NeuromathError
 from neuromath.safe_read import read_summary
-from neuromath.serve.batching import Batcher
+from neuromath.serve.dynamic_batching import Batcher
 from neuromath.serve.page import PAGE
 
 MAX_TEXT_CHARACTERS = 2000  # a longer text is refused (413) before it reaches a model

@@ -29,7 +29,7 @@ from neuromath.errors import ConfigError
 from neuromath.expr.equation_tree import path_to, replace_path, subtree_at
 from neuromath.expr.tree import preorder
 from neuromath.models.batching import move_batch
-from neuromath.models.identities import CompletionScorer, make_collate, side_tree
+from neuromath.models.classifiers import CompletionScorer, make_collate, side_tree
 from neuromath.tasks.identities.blanks import (
     candidate_classes,
     make_blanks,
@@ -75,7 +75,7 @@ class CompletionRanking:
 
     def validate(self, model: torch.nn.Module) -> dict:
         """Completion of ``model`` on the validation blanks: n, top1, top5 and mrr, each blank ranked as
-        ``neuromath.evaluation.identities.completion_metrics`` ranks it (``right_rank``)."""
+        ``neuromath.evaluation.verification.completion_metrics`` ranks it (``right_rank``)."""
         scorer = CompletionScorer(model, self.vocab, [c.tree for c in self.candidates])
         return summarise_ranks([
             right_rank(scorer(e.tree, path_to(e.tree, e.blank)).float(), self.candidates,

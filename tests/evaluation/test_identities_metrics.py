@@ -1,9 +1,9 @@
-"""neuromath/evaluation/identities.py: verification metrics by depth, the numeric checker, completion ranking,
+"""neuromath/evaluation/verification.py: verification metrics by depth, the numeric checker, completion ranking,
 tables and the plot, checked against hand-computed values."""
 
 import pytest
 
-from neuromath.evaluation.identities import (
+from neuromath.evaluation.verification import (
     blank_kind,
     completion_kind_table,
     completion_metrics,

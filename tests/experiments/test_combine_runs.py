@@ -1,4 +1,4 @@
-"""``neuromath analyze seeds``: runs' recorded scores combined by group (neuromath/experiments/train_test.py)."""
+"""``neuromath analyze seeds``: runs' recorded scores combined by group (neuromath/experiments/fit_then_test.py)."""
 
 import json
 import statistics
@@ -7,7 +7,7 @@ import pytest
 
 from neuromath.cli import main
 from neuromath.errors import NeuromathError
-from neuromath.experiments.train_test import combine_runs, combined_runs_table, group_runs
+from neuromath.experiments.fit_then_test import combine_runs, combined_runs_table, group_runs
 
 
 def classifier_summary(epochs: int, valid: float, depth_accuracy: dict[int, float]) -> dict:

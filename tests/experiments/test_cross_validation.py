@@ -21,7 +21,7 @@ from neuromath.experiments.cross_validation import (
     run_cross_validation,
     write_random_folds,
 )
-from neuromath.experiments.train_test import train as train_run
+from neuromath.experiments.fit_then_test import train as train_run
 from neuromath.tasks.word_problems import generate, read_jsonl, write_jsonl
 from neuromath.text import Vocabulary, word_tokens
 from neuromath.training.run import read_checkpoint

@@ -1,4 +1,4 @@
-"""``neuromath sweep`` (neuromath/experiments/sweep.py): grid parsing, cell names, configs checked before anything
+"""``neuromath sweep`` (neuromath/experiments/grid_sweep.py): grid parsing, cell names, configs checked before anything
 trains, runs in parallel child processes, a failed run reported with its log, a rerun that skips finished runs
 and resumes an interrupted one from its last checkpoint."""
 
@@ -10,7 +10,7 @@ import pytest
 from neuromath.cli import main
 from neuromath.config import load_config, save_config
 from neuromath.errors import ConfigError
-from neuromath.experiments.sweep import cell_name, describe, parse_grid, plan_sweep, short_values
+from neuromath.experiments.grid_sweep import cell_name, describe, parse_grid, plan_sweep, short_values
 from neuromath.tasks.identities import EquationExample, apply, number, symbol, write_equations
 
 

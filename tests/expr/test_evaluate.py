@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.evaluate import evaluate
+from neuromath.expr.exact import evaluate
 from neuromath.expr.notation import parse_infix
 from neuromath.expr.sympy_bridge import to_sympy
 from neuromath.expr.tree import Node

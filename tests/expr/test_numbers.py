@@ -3,7 +3,7 @@ from fractions import Fraction
 import pytest
 
 from neuromath.errors import ExpressionError
-from neuromath.expr.evaluate import evaluate
+from neuromath.expr.exact import evaluate
 from neuromath.expr.notation import parse_infix
 from neuromath.expr.numbers import MAX_NUMBER_DIGITS, NUMBER_REGEX, format_number, is_number, parse_number
 

@@ -1,4 +1,4 @@
-"""Property tests of config loading (issue 16): random ``--set`` overrides on a preset and random YAML config files
+"""Property tests of config loading: random ``--set`` overrides on a preset and random YAML config files
 end in a ``Config`` that satisfies every range and rule between keys, or in a ``ConfigError``; never another
 exception. The ranges are checked here again from the ``RANGES`` table's bounds, without ``Range.__contains__``."""
 

@@ -1,4 +1,4 @@
-"""neuromath/models/identities.py: every registered equation classifier learns a tiny verification set (is the
+"""neuromath/models/classifiers.py: every registered equation classifier learns a tiny verification set (is the
 right side a copy of the left one?), which needs the dot-product output over both encoded sides to work."""
 
 import random
@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
-from neuromath.models.identities import (
+from neuromath.models.classifiers import (
     CLASSIFIERS,
     OPERATORS,
     CompletionScorer,
@@ -183,7 +183,7 @@ def test_completion_scorer_equals_scoring_each_filled_equation(name):
 
 
 def test_with_numbers_floats_share_one_token_and_every_number_leaf_carries_its_value():
-    from neuromath.models.identities import FLOAT_TOKEN, side_tree
+    from neuromath.models.classifiers import FLOAT_TOKEN, side_tree
     from neuromath.tasks.identities import PI, leaf
 
     examples = [EquationExample(apply("Equality", apply("sin", leaf("Float", "0.37")), leaf("Float", "0.3616")), True),

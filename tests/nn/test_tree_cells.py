@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
-from neuromath.models.identities import build_classifier
+from neuromath.models.classifiers import build_classifier
 from neuromath.nn.tree_cells import operator_bilinear, operator_linear
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
 from neuromath.registry import TREE_CELLS

@@ -1,6 +1,6 @@
-"""Dynamic batching (``neuromath.serve.batching``): requests that arrive together with the same key are run as one
-batch, up to ``max_batch``; requests with different keys (runs, decoding settings) never share a batch; requests that
-arrive while a batch runs make up the next one; one batch at a time per model; a failing item fails only its own
+"""Dynamic batching (``neuromath.serve.dynamic_batching``): requests that arrive together with the same key are run as
+one batch, up to ``max_batch``; requests with different keys (runs, decoding settings) never share a batch; requests
+that arrive while a batch runs make up the next one; one batch at a time per model; a failing item fails only its own
 request; every result goes back to the request it belongs to. Then the same through the app, counting the calls of
 ``Solver.solve_many`` on a real tiny run."""
 
@@ -14,7 +14,7 @@ import pytest
 from neuromath.api import Solver
 from neuromath.errors import NeuromathError
 from neuromath.serve.app import create_app
-from neuromath.serve.batching import Batcher
+from neuromath.serve.dynamic_batching import Batcher
 
 
 class Recorder:

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from neuromath.config import load_config
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 from neuromath.serve.launch import serving
 from neuromath.tasks import get_task
 

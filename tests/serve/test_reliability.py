@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from neuromath.api import LoadedClassifier, Solver, json_safe
 from neuromath.serve import server
 from neuromath.serve.app import create_app
-from neuromath.serve.batching import Batcher
+from neuromath.serve.dynamic_batching import Batcher
 from neuromath.serve.launch import start_server, stop_server
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -5,7 +5,7 @@ import torch
 
 from neuromath.config import load_config, save_config
 from neuromath.models import build_task_model
-from neuromath.models.identities import build_classifier
+from neuromath.models.classifiers import build_classifier
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 

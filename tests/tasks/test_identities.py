@@ -284,6 +284,6 @@ def test_to_sympy():
     ("(x + y)^2 = exp(x + 1)", "(x + y)^2 = exp(x + 1)"),  # a sum under a power keeps its brackets
 ])
 def test_format_infix_brackets_a_sum_only_where_it_is_needed(text, shown):
-    from neuromath.tasks.identities.ordinary import parse_equation
+    from neuromath.tasks.identities.typed_equations import parse_equation
 
     assert format_infix(parse_equation(text)) == shown

@@ -1,5 +1,5 @@
 """The paper-style identities generator, the data audit written into FILE.stats.md, and dropout in the equation
-classifiers (issue 18)."""
+classifiers."""
 
 import json
 import random
@@ -13,7 +13,7 @@ from neuromath.cli import main
 from neuromath.config import load_config, save_config
 from neuromath.expr.equation_tree import PI, apply, height, number, size, symbol
 from neuromath.expr.tree import preorder
-from neuromath.models.identities import build_classifier
+from neuromath.models.classifiers import build_classifier
 from neuromath.tasks.identities import EquationExample, read_equations
 from neuromath.tasks.identities.audit import (
     accuracy_by_edit_level,
@@ -25,7 +25,7 @@ from neuromath.tasks.identities.audit import (
 )
 from neuromath.tasks.identities.dataset import generate_identity_files
 from neuromath.tasks.identities.equations import write_equations
-from neuromath.tasks.identities.generator import generate_with_counts, numeric_label
+from neuromath.tasks.identities.identity_generator import generate_with_counts, numeric_label
 from neuromath.tasks.identities.rewrites import (
     PAPER_EDITS,
     SMALL_SUBTREE_NODES,
@@ -246,7 +246,7 @@ def test_generate_files_with_the_paper_style_write_the_audit(tmp_path):
 
 def test_classifier_dropout_acts_in_training_only():
     from neuromath.config import ModelConfig
-    from neuromath.models.identities import EncodedEquations, build_classifier, make_collate, node_vocabulary
+    from neuromath.models.classifiers import EncodedEquations, build_classifier, make_collate, node_vocabulary
 
     examples = [example(eq(apply("sin", apply("Add", X, Y)), apply("Mul", number(2), X)), True),
                 example(eq(apply("cos", X), Y), False)]

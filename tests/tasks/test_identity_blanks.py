@@ -8,7 +8,7 @@ import pytest
 
 from neuromath.cli import main
 from neuromath.cli.common import integer_set
-from neuromath.evaluation.identities import completion_metrics, numeric_completion_score, true_class
+from neuromath.evaluation.verification import completion_metrics, numeric_completion_score, true_class
 from neuromath.tasks.identities import (
     Candidate,
     EquationExample,

@@ -22,7 +22,7 @@ from neuromath.tasks.identities import (
 )
 from neuromath.tasks.identities.axioms import AXIOMS, PATTERN, parse_pattern, variables_of
 from neuromath.tasks.identities.dataset import generate_identity_files, split_by_depth, statistics_table
-from neuromath.tasks.identities.generator import (
+from neuromath.tasks.identities.identity_generator import (
     SympyJudge,
     balanced_counts,
     equation_key,

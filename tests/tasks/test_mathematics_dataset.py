@@ -12,7 +12,7 @@ import pytest
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.tasks import get_task
 from neuromath.tasks import mathematics_dataset as md
-from neuromath.tasks.mathematics_dataset import generator as mg
+from neuromath.tasks.mathematics_dataset import mathematics_generator as mg
 
 N_TRAIN_MODULES, N_EXTRAPOLATE_MODULES = 56, 15
 
@@ -26,7 +26,8 @@ def test_import_fixes_make_the_package_importable_in_a_fresh_interpreter():
     assert without.returncode != 0 and "base_solution_linear" in without.stderr
     with_fixes = subprocess.run(
         [sys.executable, "-c",
-         "from neuromath.tasks.mathematics_dataset.generator import prepare_mathematics_dataset as p; p(); p();"
+         "from neuromath.tasks.mathematics_dataset.mathematics_generator import prepare_mathematics_dataset as p;"
+         "p(); p();"
          "import numpy, importlib; import mathematics_dataset.modules.modules;"
          "d = importlib.import_module('sympy.solvers.diophantine');"
          "from sympy.solvers.diophantine.diophantine import base_solution_linear as b;"
@@ -73,7 +74,7 @@ def test_generation_is_a_function_of_seed_split_and_module():
 def test_generation_does_not_depend_on_string_hashing():
     """Composed modules once followed set orders (symbols, entities); the patches fix them, so a
     process with another PYTHONHASHSEED produces the same questions."""
-    code = ("from neuromath.tasks.mathematics_dataset.generator import sample_module as s;"
+    code = ("from neuromath.tasks.mathematics_dataset.mathematics_generator import sample_module as s;"
             "print(repr(s('train-easy', 'polynomials__evaluate_composed', 4, 2).pairs))")
     outputs = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

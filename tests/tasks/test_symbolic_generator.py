@@ -14,7 +14,13 @@ from neuromath.errors import ExpressionError, NeuromathError
 from neuromath.expr.symbolic_prefix import prefix_size
 from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol, sympy_to_prefix
 from neuromath.tasks.symbolic import SymbolicExample, canonical, read_pairs
-from neuromath.tasks.symbolic.generator import (
+from neuromath.tasks.symbolic.random_expressions import (
+    ODE_LEAF_WEIGHTS,
+    random_expression_tokens,
+    sample_shape,
+    tree_count_table,
+)
+from neuromath.tasks.symbolic.symbolic_generator import (
     CHECK_FAILED,
     DUPLICATE,
     GenerationCounts,
@@ -27,12 +33,6 @@ from neuromath.tasks.symbolic.generator import (
     known_integrals,
     lookup_known,
     run_attempt,
-)
-from neuromath.tasks.symbolic.random_expressions import (
-    ODE_LEAF_WEIGHTS,
-    random_expression_tokens,
-    sample_shape,
-    tree_count_table,
 )
 
 x, c, Y, Y_PRIME = symbol("x"), symbol("c"), symbol("Y"), symbol("Y'")

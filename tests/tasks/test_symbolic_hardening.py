@@ -1,4 +1,4 @@
-"""Issue 16 for the symbolic task: deeply nested input is a clear error (file, line, reason) or an ``unparsable``
+"""Hostile input to the symbolic task: deeply nested input is a clear error (file, line, reason) or an ``unparsable``
 verdict, never a RecursionError; ``neuromath generate symbolic`` resumes a killed run from its journal and writes the
 file an uninterrupted run writes."""
 
@@ -16,7 +16,7 @@ from neuromath.errors import DataFormatError, ExpressionError, NeuromathError
 from neuromath.expr.symbolic_prefix import MAX_DEPTH, check_prefix, nesting_depth, node_tokens
 from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol
 from neuromath.tasks.symbolic import SymbolicExample, read_pairs
-from neuromath.tasks.symbolic.generator import generate_symbolic_file, generate_with_counts, journal_path
+from neuromath.tasks.symbolic.symbolic_generator import generate_symbolic_file, generate_with_counts, journal_path
 from neuromath.tasks.symbolic.verify import check, verdicts
 
 DEEP_SIN = ["sin"] * 3000 + ["x"]
@@ -72,7 +72,7 @@ def test_the_verifier_calls_a_deeply_nested_hypothesis_unparsable():
 
 def test_evaluate_on_a_deeply_nested_file_is_one_error_line(tmp_path, capsys):
     from neuromath.config import load_config
-    from neuromath.experiments.train_test import train
+    from neuromath.experiments.fit_then_test import train
 
     pairs = tmp_path / "train.txt"
     write_lines(pairs, ["1|cos x\tsin x", "1|exp x\texp x", "1|mul INT+ 2 x\tpow x INT+ 2", "1|INT+ 1\tx"] * 4)

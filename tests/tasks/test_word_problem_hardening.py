@@ -1,4 +1,4 @@
-"""Bad input to the word-problem readers, masking and solving ends in one clear error, never a traceback (issue 16).
+"""Bad input to the word-problem readers, masking and solving ends in one clear error, never a traceback.
 
 Each test is one case a reviewer reproduced: oversized CSV fields, numbers of thousands of digits, equations nested
 thousands deep, numbers written in scientific notation or as powers, solutions without an answer, non-finite gold

@@ -8,15 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from test_identities_training import config_for, sameness_set
 
 from neuromath.api import load_classifier
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.evaluation.identities import completion_metrics
-from neuromath.experiments.train_test import train_classifier
+from neuromath.evaluation.verification import completion_metrics
+from neuromath.experiments.fit_then_test import train_classifier
 from neuromath.expr.equation_tree import path_to
 from neuromath.expr.tree import preorder
-from neuromath.models.identities import CompletionScorer, build_classifier, node_vocabulary
+from neuromath.models.classifiers import CompletionScorer, build_classifier, node_vocabulary
 from neuromath.tasks.identities import (
     PI,
     Candidate,
@@ -30,8 +31,6 @@ from neuromath.tasks.identities.blanks import token_key
 from neuromath.training.module import ClassifierModule
 from neuromath.training.ranking import CompletionRanking
 from neuromath.training.run import epoch_curves
-
-from .test_identities_training import config_for, sameness_set
 
 LEAVES = [symbol(f"var_{i}") for i in range(3)] + [number(2), number(3), number("1/2"), PI]
 CANDIDATES = [Candidate(leaf, str(i)) for i, leaf in enumerate(LEAVES)] + [

@@ -1,4 +1,4 @@
-"""Training equation classifiers end to end (neuromath/training/identities.py and the CLI): a tree model and a
+"""Training equation classifiers end to end (neuromath/training/classifier_training.py and the CLI): a tree model and a
 sequence model learn a small verification set; evaluate writes the by-depth report; complete ranks candidates;
 --seeds averages runs."""
 
@@ -12,7 +12,7 @@ import torch
 from neuromath.api import load_classifier
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.experiments.train_test import train_classifier
+from neuromath.experiments.fit_then_test import train_classifier
 from neuromath.tasks.identities import (
     PI,
     Candidate,
@@ -24,7 +24,7 @@ from neuromath.tasks.identities import (
     write_candidates,
     write_equations,
 )
-from neuromath.training.identities import parse_depths, predict_accuracy
+from neuromath.training.classifier_training import parse_depths, predict_accuracy
 from neuromath.training.run import epoch_curves
 
 SYMBOLS = [symbol(f"var_{i}") for i in range(3)]
@@ -215,7 +215,7 @@ def test_numbers_as_evidence_learn_unseen_evaluations_that_tokens_alone_cannot(t
 def test_train_extra_joins_the_training_set_only(tmp_path, data_file):
     from neuromath.errors import NeuromathError
     from neuromath.tasks.identities.evaluations import generate_evaluations
-    from neuromath.training.identities import prepare_identity_data
+    from neuromath.training.classifier_training import prepare_identity_data
 
     write_equations(tmp_path / "ev.json", generate_evaluations(120, random.Random(0)))
     base = prepare_identity_data(config_for(tmp_path, "tree_lstm", data_file))

@@ -13,7 +13,7 @@ import pytest
 
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 from neuromath.tasks import mathematics_dataset as md
 
 

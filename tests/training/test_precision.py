@@ -7,7 +7,7 @@ import torch
 import neuromath
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 from neuromath.nn import precision
 from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.tasks import get_task

@@ -12,7 +12,7 @@ import torch
 
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 from neuromath.tasks import get_task
 from neuromath.tasks import mathematics_dataset as md
 from neuromath.text import Vocabulary, char_tokens

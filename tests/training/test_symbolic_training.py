@@ -14,7 +14,7 @@ import sympy
 
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 from neuromath.expr.sympy_bridge import symbol, sympy_to_prefix
 from neuromath.tasks.symbolic import SymbolicExample, write_pairs
 

@@ -13,7 +13,7 @@ import torch
 import neuromath
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, LockedError, NeuromathError
-from neuromath.experiments.train_test import sequence_outcome, train
+from neuromath.experiments.fit_then_test import sequence_outcome, train
 from neuromath.tasks import get_task
 
 TINY = [

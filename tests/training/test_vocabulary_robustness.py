@@ -1,4 +1,4 @@
-"""Vocabulary robustness of the word-problem tasks (issue 17): ``data.lowercase`` at training and at solve time,
+"""Vocabulary robustness of the word-problem tasks: ``data.lowercase`` at training and at solve time,
 ``data.min_count``, the number slots n0 .. n{K-1} reserved in both vocabularies, word dropout in the training step
 only (about its rate, never on protected tokens, seeded, exact on resume), and the unknown-token rate of a test set."""
 
@@ -11,8 +11,8 @@ import torch
 
 import neuromath
 from neuromath.config import load_config
-from neuromath.evaluation.evaluate import unknown_input
-from neuromath.experiments.train_test import train, train_and_report
+from neuromath.evaluation.scoring import unknown_input
+from neuromath.experiments.fit_then_test import train, train_and_report
 from neuromath.models.batching import EncodedExamples, collate
 from neuromath.tasks import get_task
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS, prepare_problem, write_jsonl

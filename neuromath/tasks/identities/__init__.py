@@ -64,8 +64,8 @@ from neuromath.tasks.identities.equations import (
     write_candidates,
     write_equations,
 )
-from neuromath.tasks.identities.generator import generate
-from neuromath.tasks.identities.task import IDENTITIES
+from neuromath.tasks.identities.identities_task import IDENTITIES
+from neuromath.tasks.identities.identity_generator import generate
 
 __all__ = [
     "ARITY",

@@ -1,4 +1,4 @@
-"""An audit of an identities data set (issue 18): how its false equations relate to its true ones, which symbols
+"""An audit of an identities data set: how its false equations relate to its true ones, which symbols
 occur at which depth for each label, and how far classifiers that never see the tree's structure get (a difficulty
 floor). ``generate identities`` writes it into ``FILE.stats.md`` (``audit_report`` takes any train / valid /
 test lists of examples).

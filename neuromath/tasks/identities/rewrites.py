@@ -359,7 +359,8 @@ class GeneratorSettings:
     max_nodes_per_depth: int = 7  # a chain ends when its equation has more than this many nodes per depth + 10
     stall_chains: int = 150  # a chunk ends after this many chains in a row that added nothing
     twin_tries: int = 6  # paper style: edits tried to make a true equation's false twin
-    style: str = "chain"  # how false equations are made: "chain" or "paper" (``neuromath.tasks.identities.generator``)
+    # how false equations are made: "chain" or "paper" (``neuromath.tasks.identities.identity_generator``)
+    style: str = "chain"
     substitute_share: float = 0.0  # paper style: this share of twin edits are ``substitute`` (see ``paper_edit``)
     substitute_pool: tuple[EquationNode, ...] = ()  # substitute's fillers drawn from these (random terms when empty)
     substitute_source: str = ""  # where the pool came from, for the generation report

@@ -6,7 +6,14 @@ The names of the former single module (``release`` and ``task``) and ``generate_
 mathematics_dataset``) are importable from this package.
 """
 
-from neuromath.tasks.mathematics_dataset.generator import generate_directory
+from neuromath.tasks.mathematics_dataset.mathematics_generator import generate_directory
+from neuromath.tasks.mathematics_dataset.mathematics_task import (
+    DEFAULT_MODULES,
+    MATHEMATICS_DATASET,
+    generate,
+    generate_options,
+    read_options,
+)
 from neuromath.tasks.mathematics_dataset.release import (
     MathQuestion,
     describe_prediction,
@@ -18,13 +25,6 @@ from neuromath.tasks.mathematics_dataset.release import (
     record_files,
     split_list,
     write_release,
-)
-from neuromath.tasks.mathematics_dataset.task import (
-    DEFAULT_MODULES,
-    MATHEMATICS_DATASET,
-    generate,
-    generate_options,
-    read_options,
 )
 
 __all__ = [

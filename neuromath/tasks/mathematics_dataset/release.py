@@ -20,7 +20,12 @@ from typing import Sequence
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks.mathematics_dataset.generator import SPLITS, TRAIN_SPLITS, select_modules, unfinished_generation
+from neuromath.tasks.mathematics_dataset.mathematics_generator import (
+    SPLITS,
+    TRAIN_SPLITS,
+    select_modules,
+    unfinished_generation,
+)
 from neuromath.tasks.streams import RecordFiles
 
 

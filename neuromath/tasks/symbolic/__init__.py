@@ -7,7 +7,6 @@ The names of ``pairs``, the task's ``generate`` and ``generate_options``, and ``
 generate symbolic``) are importable from this package.
 """
 
-from neuromath.tasks.symbolic.generator import generate, generate_symbolic_file
 from neuromath.tasks.symbolic.pairs import (
     COMMUTATIVE,
     KINDS,
@@ -33,7 +32,8 @@ from neuromath.tasks.symbolic.pairs import (
     verify_many,
     write_pairs,
 )
-from neuromath.tasks.symbolic.task import SYMBOLIC, generate_options
+from neuromath.tasks.symbolic.symbolic_generator import generate, generate_symbolic_file
+from neuromath.tasks.symbolic.symbolic_task import SYMBOLIC, generate_options
 
 __all__ = [
     "COMMUTATIVE",

@@ -14,7 +14,15 @@ Modules: ``records`` (``Example``, ``mask_numbers``, ``prepare_problem``), ``equ
 is importable from this package.
 """
 
-from neuromath.tasks.word_problems.equations import example_from_equation
+from neuromath.tasks.word_problems.answer_scoring import (
+    describe_prediction,
+    equation_matches,
+    equation_value,
+    fill_numbers,
+    is_correct,
+    is_well_formed,
+)
+from neuromath.tasks.word_problems.equation_targets import example_from_equation
 from neuromath.tasks.word_problems.files import (
     FORMATS,
     MWPTOOLKIT_KEYS,
@@ -53,16 +61,8 @@ from neuromath.tasks.word_problems.records import (
     words_to_number,
     written_power_value,
 )
-from neuromath.tasks.word_problems.scoring import (
-    describe_prediction,
-    equation_matches,
-    equation_value,
-    fill_numbers,
-    is_correct,
-    is_well_formed,
-)
 from neuromath.tasks.word_problems.spans import SPAN_BREAKS, span_roles, split_spans
-from neuromath.tasks.word_problems.task import WORD_PROBLEMS, WORD_PROBLEMS_NORMALIZED, generate
+from neuromath.tasks.word_problems.word_problem_task import WORD_PROBLEMS, WORD_PROBLEMS_NORMALIZED, generate
 
 __all__ = [
     "ADDITIVE_OPERATORS",

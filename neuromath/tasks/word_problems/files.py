@@ -30,9 +30,9 @@ from neuromath.expr import BINARY_OPERATORS, evaluate, format_number, is_number,
 from neuromath.expr.numbers import MAX_NUMBER_DIGITS, shorten
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.json_text import check_text
-from neuromath.tasks.word_problems.equations import example_from_equation
+from neuromath.tasks.word_problems.answer_scoring import equation_value
+from neuromath.tasks.word_problems.equation_targets import example_from_equation
 from neuromath.tasks.word_problems.records import Example, number_value
-from neuromath.tasks.word_problems.scoring import equation_value
 
 _INVALID_UTF8_REGEX = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, kept by "surrogateescape"
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from neuromath.errors import ExpressionError
 from neuromath.expr import Node, from_postfix, from_prefix, is_number, parse_number, to_postfix, to_prefix
+from neuromath.tasks.word_problems.answer_scoring import VALUE_REL_TOL, describe_prediction, is_correct, is_well_formed
 from neuromath.tasks.word_problems.records import MASK_REGEX, Example
-from neuromath.tasks.word_problems.scoring import VALUE_REL_TOL, describe_prediction, is_correct, is_well_formed
 
 ADDITIVE_OPERATORS = frozenset({"+", "-", "neg"})
 MULTIPLICATIVE_OPERATORS = frozenset({"*", "/"})

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from neuromath.errors import ConfigError
-from neuromath.tasks.word_problems.equations import example_from_equation
+from neuromath.tasks.word_problems.equation_targets import example_from_equation
 from neuromath.tasks.word_problems.records import Example
 
 ARITHMETIC_OPERATORS = ("+", "-", "*", "/")

@@ -17,7 +17,7 @@ import torch
 from neuromath.config import Config, save_config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.models.identities import (
+from neuromath.models.classifiers import (
     EncodedEquations,
     build_classifier,
     config_reads_numbers,

@@ -8,8 +8,6 @@ import os
 from neuromath.expr.grammar import SYMBOLIC_GRAMMAR
 from neuromath.registry import TASKS
 from neuromath.tasks.base import CardText, SequenceTask
-from neuromath.tasks.symbolic.generator import generate
-from neuromath.tasks.symbolic.ordinary import prepare_problem, readable
 from neuromath.tasks.symbolic.pairs import (
     describe_prediction,
     exact_match,
@@ -20,6 +18,8 @@ from neuromath.tasks.symbolic.pairs import (
     verify_many,
     write_pairs,
 )
+from neuromath.tasks.symbolic.symbolic_generator import generate
+from neuromath.tasks.symbolic.typed_problems import prepare_problem, readable
 
 
 def generate_options(data, role: str) -> dict:

@@ -8,8 +8,8 @@ import random
 from neuromath.registry import TASKS
 from neuromath.tasks.base import CardText, EquationTask
 from neuromath.tasks.identities.equations import is_correct, numeric_check, read_equations, write_equations
-from neuromath.tasks.identities.generator import generate
-from neuromath.tasks.identities.ordinary import parse_equation
+from neuromath.tasks.identities.identity_generator import generate
+from neuromath.tasks.identities.typed_equations import parse_equation
 
 
 def numeric_verdict(tree) -> bool | None:

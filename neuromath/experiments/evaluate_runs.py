@@ -19,7 +19,8 @@ from typing import Sequence
 from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import (
+from neuromath.evaluation.modules_report import build_report, to_markdown, write_report
+from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
     evaluate_examples,
     percent,
@@ -27,14 +28,13 @@ from neuromath.evaluation.evaluate import (
     unknown_summary,
     write_predictions,
 )
-from neuromath.evaluation.identities import (
+from neuromath.evaluation.symbolic import format_report, score_beams, write_symbolic_report
+from neuromath.evaluation.verification import (
     depth_table,
     numeric_checker,
     verification_metrics,
     write_verification_report,
 )
-from neuromath.evaluation.modules_report import build_report, to_markdown, write_report
-from neuromath.evaluation.symbolic import format_report, score_beams, write_symbolic_report
 from neuromath.registry import EVALUATION
 from neuromath.safe_read import read_summary
 from neuromath.tasks.identities import read_equations

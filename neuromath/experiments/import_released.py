@@ -1,7 +1,7 @@
 """neuromath import released: a released state dict of Arabshahi et al. (ForoughA/recursiveMemNet, MIT) as a
 neuromath run folder (config.yaml, node_vocab.json, model.pt, summary.json and a model card README.md naming the
 source and its licence), which neuromath solve, serve, complete, evaluate and neuromath.load read like a trained run.
-The mapping of their weights and vocabulary is ``neuromath.models.released``."""
+The mapping of their weights and vocabulary is ``neuromath.models.released_weights``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from neuromath.config import config_from_dict, save_config
 from neuromath.errors import NeuromathError
 from neuromath.experiments.card import CARD_FILE, usage
 from neuromath.fileio import write_atomic, write_text_atomic
-from neuromath.models.identities import OPERATORS, build_classifier
-from neuromath.models.released import (
+from neuromath.models.classifiers import OPERATORS, build_classifier
+from neuromath.models.released_weights import (
     BINARY,
     LEAF_KEYS,
     LEAF_TOKENS,
@@ -117,7 +117,7 @@ def released_card(model: str, hidden: int, checkpoint: str, digest: str, summary
         "## What was mapped\n\n"
         "Each function's parameters became that operator's block of neuromath's per-operator weights, the leaf "
         "embedding the rows of node_vocab.json's leaf tokens, and the output bias the bias of dot(h_left, h_right) "
-        "+ b (see `neuromath/models/released.py`). Left out, since neuromath's equations have no such node: the "
+        "+ b (see `models/released_weights.py`). Left out, since neuromath's equations have no such node: the "
         f"operators {', '.join(left['operators'])}; the leaf rows {', '.join(left['leaves'])} (One and Rational_0 "
         "read as Integer_1 and Integer_0, as their `unify_one_zero` does); and their number encoder and decoder, "
         "which symbolic equations never use. Their `log` takes two arguments; neuromath's one-argument `log` reads "

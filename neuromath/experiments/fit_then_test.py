@@ -18,22 +18,22 @@ from neuromath.api import load, load_classifier
 from neuromath.config import Config
 from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.evaluate import (
+from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
     evaluate_examples,
     percent,
     unknown_summary,
     write_predictions,
 )
-from neuromath.evaluation.identities import by_depth, mean_and_std, mean_std_table, verification_metrics
 from neuromath.evaluation.spread import mean_std, mean_std_cell
+from neuromath.evaluation.verification import by_depth, mean_and_std, mean_std_table, verification_metrics
 from neuromath.experiments.card import training_command, write_card, write_environment
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
 from neuromath.safe_read import read_summary
 from neuromath.tasks import get_task
-from neuromath.training.identities import fit_classifier
+from neuromath.training.classifier_training import fit_classifier
 from neuromath.training.run import STOP_REASONS, TrainResult, fit_sequence_model, limit_that_ended
 
 
@@ -127,7 +127,7 @@ def train(
     """Train (or resume) a run of the config's task in ``run_dir``, holding its lock; when the data has a held-out
     test split, score it once with the best weights and add it to the summary (``summary["test"]``, also in
     summary.json), and with ``predictions`` write the test split's records there (JSON Lines, one per example in
-    the order of the test split; sequence tasks: the records of ``neuromath.evaluation.evaluate.evaluate_examples``,
+    the order of the test split; sequence tasks: the records of ``neuromath.evaluation.scoring.evaluate_examples``,
     as ``neuromath evaluate`` writes them). Relative data paths are found in the working directory or under the data
     root (``neuromath.dataroot``) first, so a missing file stops the run before anything trains, and the run's
     config.yaml names the files it read. Last, the run gets ``environment.json`` (the software and machine) and

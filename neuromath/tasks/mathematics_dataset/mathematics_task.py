@@ -13,7 +13,7 @@ import sympy.core.random
 from neuromath.errors import NeuromathError
 from neuromath.registry import TASKS
 from neuromath.tasks.base import CardText, SequenceTask
-from neuromath.tasks.mathematics_dataset.generator import module_names, sample_module, select_modules
+from neuromath.tasks.mathematics_dataset.mathematics_generator import module_names, sample_module, select_modules
 from neuromath.tasks.mathematics_dataset.release import (
     MathQuestion,
     describe_prediction,

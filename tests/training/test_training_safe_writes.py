@@ -15,7 +15,7 @@ import torch
 
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 from neuromath.training.run import RunCheckpointIO, merge_metrics, read_checkpoint
 
 SMALL = [  # a tiny word-problems run of a few seconds (as tests/training/test_train.py trains)
@@ -134,7 +134,7 @@ KILLED_RESUME = """
 import io, os, signal, sys
 import torch
 from neuromath.config import load_config
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 
 point, run, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
 real_save, real_replace = torch.save, os.replace

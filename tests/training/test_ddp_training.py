@@ -16,7 +16,7 @@ import torch
 
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
-from neuromath.experiments.train_test import train
+from neuromath.experiments.fit_then_test import train
 
 # Word problems, a two-layer Transformer. No dropout: the processes draw their masks from the same seed, so with
 # dropout two processes differ from one by their random draws. Adam's eps is 1e-6, not 1e-9: the key biases of

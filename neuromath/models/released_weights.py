@@ -44,7 +44,7 @@ from typing import Mapping
 import torch
 
 from neuromath.errors import DataFormatError
-from neuromath.models.identities import OPERATOR_IDS, OPERATORS
+from neuromath.models.classifiers import OPERATOR_IDS, OPERATORS
 from neuromath.text import Vocabulary
 
 RELEASED_MODELS = ("tree_lstm", "tree_smu")  # neuromath cell names of the two released model classes

@@ -29,9 +29,9 @@ from pathlib import Path
 from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import DataFormatError, NeuromathError
-from neuromath.evaluation.evaluate import PREDICTIONS_FILE, REFIT_DIR, evaluate_examples, percent, read_predictions
+from neuromath.evaluation.scoring import PREDICTIONS_FILE, REFIT_DIR, evaluate_examples, percent, read_predictions
 from neuromath.evaluation.significance import compare_paired
-from neuromath.experiments.evaluate import evaluate_symbolic
+from neuromath.experiments.evaluate_runs import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
 from neuromath.safe_read import read_summary
 from neuromath.tasks import get_task

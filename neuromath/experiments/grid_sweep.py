@@ -9,7 +9,7 @@ trains, so a typo fails at once. Each run is a child process (``python -m neurom
 the cell's runs and nothing else; with ``--jobs J`` and no ``train.num_threads`` given, each gets ``cpus // J`` threads.
 A run whose summary.json holds test scores is finished and skipped, and one with a ``last.ckpt`` is resumed, so
 the same command continues an interrupted sweep. At the end ``OUT/sweep.md`` and ``OUT/sweep.json`` hold the table
-of ``neuromath.experiments.train_test.combine_runs``: one row per cell.
+of ``neuromath.experiments.fit_then_test.combine_runs``: one row per cell.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Sequence
 
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.experiments.train_test import combine_runs, combined_runs_table, read_tested_summary
+from neuromath.experiments.fit_then_test import combine_runs, combined_runs_table, read_tested_summary
 from neuromath.fileio import check_output_path, write_text_atomic
 from neuromath.training.run import STOP_REASONS, limit_that_ended
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from neuromath.expr.grammar import TreeGrammar
-from neuromath.nn.tree import TreePositions, TreeStructure
+from neuromath.nn.tree_structure import TreePositions, TreeStructure
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 TOKENS = SPECIALS + ["*", "+", "neg", "a", "b", "c", "INT+", "1", "6"]

@@ -22,8 +22,8 @@ from neuromath.errors import ExpressionError
 from neuromath.expr import NUMBER_REGEX, Node, format_number, is_number, parse_infix, parse_number, preorder, to_prefix
 from neuromath.expr.numbers import shorten
 from neuromath.expr.sympy_bridge import sympy_to_node, to_sympy
+from neuromath.tasks.word_problems.answer_scoring import equation_value
 from neuromath.tasks.word_problems.records import Example, mask_numbers, number_value
-from neuromath.tasks.word_problems.scoring import equation_value
 
 
 def _names(node: Node) -> set[str]:

@@ -16,6 +16,12 @@ from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
 from neuromath.registry import TASKS
 from neuromath.tasks.base import CardText, SequenceTask
 from neuromath.tasks.word_problems import templates
+from neuromath.tasks.word_problems.answer_scoring import (
+    describe_prediction,
+    equation_matches,
+    is_correct,
+    is_well_formed,
+)
 from neuromath.tasks.word_problems.files import read_examples, write_jsonl
 from neuromath.tasks.word_problems.normalisation import (
     describe_postfix_prediction,
@@ -25,7 +31,6 @@ from neuromath.tasks.word_problems.normalisation import (
     normalized_target_tokens,
 )
 from neuromath.tasks.word_problems.records import MASK_REGEX, Example, number_value, prepare_problem
-from neuromath.tasks.word_problems.scoring import describe_prediction, equation_matches, is_correct, is_well_formed
 from neuromath.tasks.word_problems.spans import SPAN_BREAKS
 from neuromath.text import word_tokens
 
