@@ -178,9 +178,27 @@ def train_seeds(config: Config, out: str | Path, seeds: int, resume: bool = Fals
         if is_rank_zero():
             print(f"== seed {seed}")
         seeded = dataclasses.replace(config, train=dataclasses.replace(config.train, seed=seed))
-        summaries.append(train_and_report(seeded, Path(out) / f"seed{seed}", resume))
+        seed_dir = Path(out) / f"seed{seed}"
+        finished = finished_summary(seed_dir) if resume else None
+        if finished is not None:  # resuming: a seed tested before is read back, not trained again
+            if is_rank_zero():
+                print(f"{seed_dir}: finished before (summary.json has its test scores)")
+            summaries.append(finished)
+            continue
+        # resuming: a seed that had started continues from its last checkpoint, one not started yet starts afresh
+        started = (seed_dir / "checkpoints" / "last.ckpt").exists()
+        summaries.append(train_and_report(seeded, seed_dir, resume and started))
     summarise_seeds(config, summaries, Path(out))
     return summaries
+
+
+def finished_summary(run_dir: Path) -> dict | None:
+    """The summary of a run that was trained and tested (summary.json with its test scores), else None."""
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        return None
+    summary = json.loads(read_summary(path))
+    return summary if isinstance(summary, dict) and "test" in summary else None
 
 
 def summarise_seeds(config: Config, summaries: Sequence[dict], out: Path) -> None:

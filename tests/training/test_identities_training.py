@@ -231,3 +231,22 @@ def test_train_extra_joins_the_training_set_only(tmp_path, data_file):
 
     with pytest.raises(ConfigError, match="model.number_encoder does not apply to the lstm model"):
         load_config(None, ["data.task=identities", "model.name=lstm", "model.number_encoder=true"], strict=True)
+
+
+def test_resuming_seeds_keeps_finished_ones_and_starts_the_rest(tmp_path, data_file, capsys):
+    """``train --seeds N --resume`` (what ``results run`` passes a started run): a seed tested before is read back, a
+    seed not started yet trains afresh (it has no checkpoint to resume), and seeds.json covers all of them."""
+    from neuromath.experiments.fit_then_test import train_seeds
+
+    config = config_for(tmp_path, "tree_lstm", data_file, **{"train.max_epochs": 2})
+    out = tmp_path / "seeds"
+    (out / "seed0").mkdir(parents=True)
+    train_classifier(config, out / "seed0")  # seed 0 finished; the runner was stopped before seed 1 started
+    weights = (out / "seed0" / "model.pt").stat().st_mtime_ns
+    capsys.readouterr()
+    summaries = train_seeds(config, out, 2, resume=True)
+    printed = capsys.readouterr().out
+    assert "finished before" in printed and (out / "seed0" / "model.pt").stat().st_mtime_ns == weights
+    assert [summary["run_dir"] for summary in summaries] == [str(out / "seed0"), str(out / "seed1")]
+    assert (out / "seed1" / "summary.json").exists()
+    assert json.loads((out / "seeds.json").read_text())["runs"] == [str(out / "seed0"), str(out / "seed1")]
