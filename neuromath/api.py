@@ -31,6 +31,7 @@ from neuromath.models.classifiers import (
     predict_logits,
     reads_numbers,
 )
+from neuromath.models.contracts import SequenceModel
 from neuromath.models.weights import (
     EXPORTED_WEIGHTS,
     RUN_WEIGHTS,
@@ -212,7 +213,7 @@ class Solver:
         self.device = torch.device(device)
         # the run's own precision unless told otherwise; resolved here so a bad one fails at load, not mid-decoding
         self.precision = resolve_precision(precision or self.config.train.precision, self.device)
-        self.model = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
+        self.model: SequenceModel = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
         load_run_weights(self.model, weights_path, self.device)
         self.model.to(self.device).eval()
         self.constraint = self.grammar_constraint(self.decode)

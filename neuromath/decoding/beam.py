@@ -12,10 +12,10 @@ Scores are sums of log-probabilities (the eos included); hypotheses are ranked b
 ``score / length ** length_penalty`` with ``length`` the generated tokens, eos included.
 Finished hypotheses rank before unfinished ones.
 
-Two optional parts of the model contract make the search cheaper without changing its results: a model with
-``shares_memory_across_beams`` keeps one memory row per source (told the beam count as ``memory["beam_group"]``)
-instead of one per beam, and a model with ``reorder_cache(cache, index)`` reorders its own cache (the Transformer
-reuses its key and value buffers); any other cache is index-selected by ``select_rows``.
+Two parts of the model contract (``neuromath.models.contracts.SequenceModel``) make the search cheaper without
+changing its results: a model that ``shares_memory_across_beams`` keeps one memory row per source (told the beam count
+as ``memory["beam_group"]``) instead of one per beam, and ``reorder_cache(cache, index)`` lets a model reorder its own
+cache (the Transformer reuses its key and value buffers); the plain form (``SequenceModelParts``) index-selects it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
+from neuromath.models.contracts import SequenceModel, select_rows
 from neuromath.text import Vocabulary
 
 
@@ -35,17 +36,9 @@ class Hypothesis:
     finished: bool  # False when max_len was reached before eos
 
 
-def select_rows(tensors: dict, index: torch.Tensor) -> dict:
-    """Every tensor value of ``tensors`` reordered along dimension 0 by ``index``; other values kept."""
-    return {
-        name: value.index_select(0, index) if isinstance(value, torch.Tensor) else value
-        for name, value in tensors.items()
-    }
-
-
 @torch.no_grad()
 def beam_search(
-    model,
+    model: SequenceModel,
     batch: dict,
     beam_size: int,
     max_len: int,
@@ -69,12 +62,10 @@ def beam_search(
     device = source.device
     batch_size = source.size(0)
 
-    # A model may reorder its own cache (the Transformer reuses its buffers); any other cache is index-selected.
-    reorder = getattr(model, "reorder_cache", select_rows)
     memory = model.encode(batch)
     # A model whose memory serves all beams of a source (``shares_memory_across_beams``) keeps one row per source
     # and is told the beam count; any other memory is repeated for every beam.
-    per_source = bool(getattr(model, "shares_memory_across_beams", False))
+    per_source = model.shares_memory_across_beams
     if per_source:
         memory = {**memory, "beam_group": beam}  # every tensor (B, ...)
     else:
@@ -142,7 +133,7 @@ def beam_search(
         tokens = torch.cat([tokens.index_select(0, parent), new_token[:, None]], dim=1)  # (A' * K, t + 1)
         scores = next_scores[live]  # (A', K)
         if use_cache:
-            cache = reorder(cache, parent)
+            cache = model.reorder_cache(cache, parent)
         if live.numel() < n_active:
             # Beams of one row share its memory, so reordering within rows leaves memory unchanged.
             memory = select_rows(memory, live if per_source else parent)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import torch
 
+from neuromath.models.contracts import SequenceModel
 from neuromath.text import Vocabulary
 
 
 @torch.no_grad()
 def greedy_decode(
-    model,
+    model: SequenceModel,
     batch: dict,
     max_len: int,
     bos_id: int = Vocabulary.bos_id,

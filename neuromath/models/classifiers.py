@@ -28,6 +28,7 @@ from torch.utils.data import DataLoader, Dataset
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
 from neuromath.models.batching import EpochShuffleSampler, ShardSampler, move_batch, pad
+from neuromath.models.contracts import EquationClassifier
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
 from neuromath.nn.precision import autocast
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing the engine registers every tree cell
@@ -63,7 +64,16 @@ class DotProductOutput(nn.Module):
         return (left * right).sum(-1) + self.bias
 
 
-class TreeClassifier(nn.Module):
+class LearnedClassifier(nn.Module):
+    """Base of the classifiers that learn by gradient (``EquationClassifier`` with ``trainable``)."""
+
+    trainable = True
+
+    def fit(self, labels: list[bool]) -> None:
+        """Nothing is counted from the labels: the weights are learned."""
+
+
+class TreeClassifier(LearnedClassifier):
     """A recursive tree network over both sides; ``batch["trees"]`` holds the sides as trees 2i (left) and 2i+1."""
 
     input_kind = "trees"
@@ -83,10 +93,11 @@ class TreeClassifier(nn.Module):
         return self.output(sides[:, 0], sides[:, 1])
 
 
-class SequenceClassifier(nn.Module):
+class SequenceClassifier(LearnedClassifier):
     """A recurrent baseline over the pre-order tokens of each side; ``batch["tokens"]`` rows 2i and 2i+1."""
 
     input_kind = "tokens"
+    reads_numbers = False
 
     def __init__(
         self, encoder: str, vocab_size: int, hidden_size: int, pad_id: int = 0, dropout: float = 0.0, **options
@@ -106,6 +117,8 @@ class MajorityClassifier(nn.Module):
     """Always the training set's most frequent label (ties: true)."""
 
     input_kind = "none"
+    reads_numbers = False
+    trainable = False
 
     def __init__(self, majority_true: bool = True):
         super().__init__()
@@ -120,16 +133,16 @@ class MajorityClassifier(nn.Module):
 
 def _cell_options(cell: str, config: ModelConfig) -> dict:
     cell_class, options = TREE_CELLS.get(cell), {}
-    if getattr(cell_class, "uses_stack", False):
+    if cell_class.uses_stack:
         options["stack_depth"] = config.stack_depth
-    if getattr(cell_class, "takes_activation", False):
+    if cell_class.takes_activation:
         options["activation"] = config.tree_activation
     if config.dropout_site == "candidate":
-        if not getattr(cell_class, "takes_candidate_dropout", False):
+        if not cell_class.takes_candidate_dropout:
             raise ConfigError(f"model.dropout_site candidate: {cell} has no candidate to drop (only the Tree-LSTM "
                               "cells have one); use output")
         options["candidate_dropout"] = config.dropout
-    if getattr(cell_class, "takes_leaf", False):
+    if cell_class.takes_leaf:
         options["leaf"] = config.tree_leaf
     elif config.tree_leaf != "gated":
         raise ConfigError(f"model.tree_leaf {config.tree_leaf}: {cell} makes its leaves from the embedding already "
@@ -167,7 +180,7 @@ def _register() -> None:
 _register()
 
 
-def build_classifier(config: ModelConfig, vocab) -> nn.Module:
+def build_classifier(config: ModelConfig, vocab) -> EquationClassifier:
     """The classifier ``config.name`` for a node vocabulary ``vocab`` (a ``neuromath.text.Vocabulary``)."""
     return CLASSIFIERS.get(config.name)(config, vocab)
 
@@ -181,8 +194,8 @@ def model_token(node: EquationNode, numbers: bool = False) -> str:
     return FLOAT_TOKEN if numbers and node.func == "Float" and node.is_leaf else node.token
 
 
-def reads_numbers(model: torch.nn.Module) -> bool:
-    return bool(getattr(model, "reads_numbers", False))
+def reads_numbers(model: EquationClassifier) -> bool:
+    return model.reads_numbers
 
 
 def config_reads_numbers(config: ModelConfig) -> bool:

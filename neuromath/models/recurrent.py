@@ -36,6 +36,7 @@ from torch import nn
 
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
+from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.group_attention import GROUPS, GroupAttentionBlock, group_masks, span_roles_from_ids
 from neuromath.nn.recording import Recorded
@@ -70,7 +71,7 @@ class StateBridge(nn.Module):
         return torch.tanh(self.project(stacked)) if self.project is not None else stacked
 
 
-class RecurrentSeq2Seq(Recorded, nn.Module):
+class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
     """An RNN encoder and an LSTM decoder, with or without attention and a group-attention block (see the module
     docstring); subclasses only choose those parts."""
 

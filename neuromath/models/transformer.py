@@ -345,3 +345,8 @@ class Transformer(nn.Module):
         if self.target_tree is not None and self.target_relations:
             ranking["decoder"] = self.target_tree.fit_relations(targets, causal=True)
         return ranking
+
+    @property
+    def learns_structure(self) -> bool:
+        """Whether ``fit_structure`` has relation ids to give (tree relative attention on a side)."""
+        return bool(self.source_relations or self.target_relations)

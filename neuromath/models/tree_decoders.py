@@ -33,6 +33,7 @@ from torch import nn
 
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
+from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
@@ -49,7 +50,7 @@ SPECIAL_IDS = (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabula
 
 
 @MODELS.register("gts")
-class GoalDrivenTreeSolver(nn.Module):
+class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
     """GTS: a two-layer bidirectional GRU encoder and the goal-driven tree decoder (see the module docstring)."""
 
     graph_encoder = False

@@ -124,6 +124,7 @@ class TreeCell(nn.Module):
     uses_stack: bool = False  # takes stack_depth (model.stack_depth)
     takes_candidate_dropout: bool = False  # takes candidate_dropout (model.dropout_site candidate)
     takes_activation: bool = False  # takes activation (model.tree_activation)
+    takes_leaf: bool = False  # takes leaf (model.tree_leaf): gated or embedding
 
     def __init__(self, hidden_size: int, n_operators: int, **options):
         super().__init__()

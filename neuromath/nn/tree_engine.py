@@ -24,16 +24,44 @@ import itertools
 import math
 import operator
 from dataclasses import dataclass
-from typing import Sequence
+from typing import ClassVar, Protocol, Sequence, runtime_checkable
 
 import torch
 from torch import nn
 
 from neuromath.errors import ExpressionError
 from neuromath.nn import tree_cells, tree_stack_cells  # noqa: F401  (register every cell in TREE_CELLS)
+from neuromath.nn.tree_cells import Segments
 from neuromath.registry import TREE_CELLS
 
 Tree = tuple  # (id, ()) | (id, (), value) | (id, (child,)) | (id, (left, right))
+State = tuple[torch.Tensor, ...]  # h (n, hidden) first; the LSTM cells add their memory c, the stack cells their stack
+
+
+@runtime_checkable
+class Cell(Protocol):
+    """The contract of a tree cell run by ``TreeEncoder`` (every cell of ``TREE_CELLS``; ``tree_cells.TreeCell``
+    is their base). The class flags say which ``model.*`` options its constructor takes, so the classifier builder
+    passes exactly those."""
+
+    uses_stack: ClassVar[bool]  # takes stack_depth (model.stack_depth)
+    takes_activation: ClassVar[bool]  # takes activation (model.tree_activation)
+    takes_candidate_dropout: ClassVar[bool]  # takes candidate_dropout (model.dropout_site candidate)
+    takes_leaf: ClassVar[bool]  # takes leaf (model.tree_leaf)
+    hidden_size: int
+
+    def leaf(self, embedded: torch.Tensor) -> State:
+        """The states of n leaves from their embeddings (n, hidden)."""
+        ...
+
+    def node(self, operator_ids: torch.Tensor, segments: Segments, left: State, right: State,
+             has_right: torch.Tensor) -> State:
+        """The states of n internal nodes of one level, sorted by operator (``segments``), from their children's."""
+        ...
+
+    def empty_state(self, n: int, like: torch.Tensor) -> State:
+        """Zeros shaped as n states: the missing right child of a unary node."""
+        ...
 
 
 @dataclass
@@ -221,7 +249,7 @@ class TreeEncoder(nn.Module):
         self.hidden_size = hidden_size
         self.leaf_embedding = nn.Embedding(n_leaf_tokens, hidden_size)
         self.number_encoder = NumberEncoder(hidden_size) if number_encoder else None
-        self.cell = TREE_CELLS.get(cell)(hidden_size, n_operators, **cell_options)
+        self.cell: Cell = TREE_CELLS.get(cell)(hidden_size, n_operators, **cell_options)
         self.dropout = dropout  # on every node's output h, where its parent (or the classifier) reads it
 
     def _drop(self, state: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:

@@ -181,7 +181,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         "precision": run_precision(config),
         "node_vocab_size": len(vocab),
     }
-    if hasattr(model, "fit"):  # the majority class: nothing to train
+    if not model.trainable:  # the majority class: counted from the labels, nothing to train
         model.fit([bool(e.label) for e in data.train])
         save_weights(model.state_dict(), run_dir / "model.pt")
         summary.update({"epochs": 0, "steps": 0, "best_val_accuracy": predict_accuracy(model, data.valid, vocab)})

@@ -16,6 +16,7 @@ from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.models.batching import move_batch
+from neuromath.models.contracts import EquationClassifier, SequenceModel
 from neuromath.nn.distributed import gather_shards, process_rank, sum_over_processes
 from neuromath.text import Vocabulary
 
@@ -68,7 +69,7 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
     one process with W times the batch would.
     """
 
-    def __init__(self, config: Config, model: torch.nn.Module, scorer: Callable | None = None,
+    def __init__(self, config: Config, model: SequenceModel, scorer: Callable | None = None,
                  droppable_source: torch.Tensor | None = None):
         super().__init__()
         self.config = config
@@ -170,7 +171,7 @@ class ClassifierModule(RandomStatesInCheckpoint, pl.LightningModule):
     ``optim.plateau_factor`` after ``optim.plateau_patience`` validations without a better score) and early stopping.
     Batches are dicts of tensors plus a ``TreeBatch``, moved by hand."""
 
-    def __init__(self, config: Config, model: torch.nn.Module, ranking=None):
+    def __init__(self, config: Config, model: EquationClassifier, ranking=None):
         super().__init__()
         self.config = config
         self.model = model

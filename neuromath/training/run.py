@@ -221,7 +221,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)  # sharded
         train_examples = len(train_set)
     model = build_task_model(config.model, task, source_vocab, target_vocab)
-    if not resume and hasattr(model, "fit_structure"):  # tree-relation ids from the training data
+    if not resume and model.learns_structure:  # tree-relation ids from the training data
         # streaming: the records at the stream's head stand in for the training set
         items = (EncodedExamples(list(islice(stream.vocab_sample, STRUCTURE_SAMPLE)), task, source_vocab,
                                  target_vocab) if stream else train_set).items

@@ -1,0 +1,94 @@
+"""Every registered model satisfies the contract the generic code relies on (``neuromath.models.contracts`` and the
+tree engine's ``Cell``), built the way training builds it: from each shipped preset, on a little generated data."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+from neuromath.config import load_config, preset_names
+from neuromath.decoding.beam import beam_search
+from neuromath.decoding.greedy import greedy_decode
+from neuromath.models import EquationClassifier, SequenceModel, build_task_model
+from neuromath.models.batching import EncodedExamples, collate
+from neuromath.models.classifiers import build_classifier, node_vocabulary
+from neuromath.models.contracts import SequenceModelParts
+from neuromath.nn.tree_engine import Cell
+from neuromath.registry import CLASSIFIERS, MODELS, TREE_CELLS
+from neuromath.tasks import get_task
+from neuromath.tasks.identities import EquationExample, apply, number, symbol
+from neuromath.training.run import build_vocabularies, prepare_data
+
+SEQUENCE_PRESETS = [name for name in preset_names() if name.split("/")[0] in ("word_problems", "symbolic")
+                    and not name.endswith("_paper") and load_config(name).model.name in MODELS]
+
+
+def small_generated(name: str):
+    config = load_config(name)
+    data = dataclasses.replace(config.data, train=None, valid=None, test=None, generate_train=40, generate_valid=8,
+                               generate_test=8)
+    return dataclasses.replace(config, data=data)
+
+
+def test_the_presets_cover_every_registered_model():
+    assert set(MODELS.names()) <= {load_config(name).model.name for name in SEQUENCE_PRESETS}
+
+
+@pytest.mark.parametrize("name", SEQUENCE_PRESETS)
+def test_every_sequence_model_satisfies_its_contract_and_decodes_through_it(name):
+    torch.manual_seed(0)
+    config = small_generated(name)
+    task = get_task(config.data.task).configured(config.data)
+    data = prepare_data(config, task)
+    source_vocab, target_vocab = build_vocabularies(task, data.train, config)
+    model = build_task_model(config.model, task, source_vocab, target_vocab).eval()
+    assert isinstance(model, SequenceModel)
+    assert model.learns_structure == (config.model.attention == "tree_relative")
+    encoded = EncodedExamples(data.test[:3], task, source_vocab, target_vocab)
+    batch = collate([encoded[index] for index in range(len(encoded))])
+    logits = model(batch)
+    assert logits.shape[:2] == batch["target_in"].shape and logits.shape[-1] == len(target_vocab)
+    greedy = greedy_decode(model, batch, max_len=6)
+    best = [hypotheses[0].tokens for hypotheses in beam_search(model, batch, beam_size=1, max_len=6)]
+    assert best == [row[: len(tokens)] for row, tokens in zip(greedy, best)]
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS.names())
+def test_every_equation_classifier_satisfies_its_contract(name):
+    config = load_config("identities/tree_lstm", overrides=[f"model.name={name}"])
+    x = symbol("x")
+    examples = [EquationExample(apply("Equality", apply("Add", x, number(0)), x), True)]
+    model = build_classifier(config.model, node_vocabulary(examples))
+    assert isinstance(model, EquationClassifier)
+    assert model.trainable == (config.model.name != "majority")
+    assert model.input_kind in ("trees", "tokens", "none")
+
+
+@pytest.mark.parametrize("cell", TREE_CELLS.names())
+def test_every_tree_cell_satisfies_the_engine_contract(cell):
+    cell_class = TREE_CELLS.get(cell)
+    options = {"stack_depth": 4} if cell_class.uses_stack else {}
+    instance = cell_class(8, 3, **options)
+    assert isinstance(instance, Cell)
+    leaves = instance.leaf(torch.randn(5, 8))
+    assert leaves[0].shape == (5, 8) and len(instance.empty_state(2, leaves[0])) == len(leaves)
+
+
+def test_a_model_without_a_part_of_the_contract_is_not_a_sequence_model():
+    class EncodeOnly(nn.Module):
+        shares_memory_across_beams = False
+        learns_structure = False
+
+        def encode(self, batch):
+            return {}
+
+    class Complete(SequenceModelParts, EncodeOnly):
+        def decode_step(self, memory, prefix, cache):
+            return torch.zeros(prefix.size(0), 3), {}
+
+    assert not isinstance(EncodeOnly(), SequenceModel)
+    assert isinstance(Complete(), SequenceModel)
+    assert not isinstance(nn.Linear(2, 2), EquationClassifier)
