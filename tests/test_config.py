@@ -3,7 +3,8 @@ import re
 import pytest
 import yaml
 
-from neuromath.config import PRESETS, Config, apply_override, config_to_dict, load_config, save_config
+from neuromath.config import Config, apply_override, config_to_dict, load_config, save_config
+from neuromath.config_presets import PRESETS
 from neuromath.errors import ConfigError
 
 
@@ -179,7 +180,8 @@ def test_values_above_the_upper_bounds_are_refused_naming_the_key(override, mess
 
 
 def test_the_upper_bounds_are_inclusive_and_leave_room_above_every_preset():
-    from neuromath.config import MAX_BEAM, MAX_LAYERS, MAX_LENGTH, MAX_WIDTH, preset_names
+    from neuromath.config_presets import preset_names
+    from neuromath.config_rules import MAX_BEAM, MAX_LAYERS, MAX_LENGTH, MAX_WIDTH
 
     config = load_config(None, [f"model.d_model={MAX_WIDTH}", f"model.d_ff={MAX_WIDTH}", f"model.max_len={MAX_LENGTH}",
                                 f"model.n_encoder_layers={MAX_LAYERS}", f"decode.beam={MAX_BEAM}",
@@ -250,7 +252,7 @@ def test_the_heads_rule_is_only_for_the_models_that_split_heads():
 def test_every_numeric_key_has_a_range_and_the_defaults_are_in_it():
     import dataclasses
 
-    from neuromath.config import RANGES
+    from neuromath.config_rules import RANGES
 
     numeric = [
         f"{section.name}.{item.name}"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from neuromath.config import preset_names
+from neuromath.config_presets import preset_names
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

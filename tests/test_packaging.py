@@ -9,7 +9,8 @@ import pytest
 
 import neuromath
 from neuromath.cli import main
-from neuromath.config import PRESETS, load_config, preset_description, preset_names
+from neuromath.config import load_config
+from neuromath.config_presets import PRESETS, preset_description, preset_names
 from neuromath.errors import MissingExtraError
 from neuromath.extras import EXTRAS, require
 

@@ -12,21 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from neuromath.config import (
-    MODEL_KEYS,
-    MODEL_NAMES,
-    TASK_KEYS,
-    TASK_NAMES,
-    Config,
-    applies,
-    config_to_dict,
-    find_config,
-    load_config,
-    preset_names,
-    save_config,
-    show_config,
-    why_not_applicable,
-)
+from neuromath.config import Config, config_to_dict, load_config, save_config, show_config
+from neuromath.config_presets import find_config, preset_names
+from neuromath.config_rules import MODEL_KEYS, MODEL_NAMES, TASK_KEYS, TASK_NAMES, applies, why_not_applicable
 from neuromath.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,7 +205,7 @@ def test_a_run_config_written_in_full_by_earlier_versions_still_loads(tmp_path, 
 def test_an_old_run_resumes_with_the_shortened_preset(tmp_path):
     """check_resume_config compares what applies: keys the shortened preset no longer names do not stop a resume,
     while the values it changed on purpose (tree_lstm's dropout and plateau patience) are named."""
-    from neuromath.training.run import check_resume_config
+    from neuromath.training.run_folder import check_resume_config
 
     preset = "identities/tree_lstm"
     saved = load_config(write_yaml(tmp_path / "config.yaml", FIXTURE[preset]))

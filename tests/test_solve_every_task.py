@@ -21,7 +21,7 @@ from neuromath.models import build_task_model
 from neuromath.models.classifiers import build_classifier
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample
-from neuromath.tasks.identities.equations import OutsideDomain, evaluate
+from neuromath.tasks.identities.numeric_evaluation import OutsideDomain, evaluate
 from neuromath.tasks.identities.typed_equations import parse_equation
 from neuromath.tasks.symbolic.typed_problems import prepare_problem
 from neuromath.text import Vocabulary

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 
 from neuromath.cli.common import documented
-from neuromath.config import preset_description, preset_names, show_config
+from neuromath.config import show_config
+from neuromath.config_presets import preset_description, preset_names
 
 
 def command_config_show(args: argparse.Namespace) -> int:

@@ -19,12 +19,12 @@ def command_cv(args: argparse.Namespace) -> int:
     """k-fold cross-validation: given fold folders (--folds) or a seeded random split of one file (--data, --k)."""
     from neuromath.experiments.cross_validation import (  # torch and lightning: loaded only by the commands that train
         find_folds,
-        format_report,
         read_data_file,
         run_cross_validation,
         run_seeded_cross_validation,
         write_random_folds,
     )
+    from neuromath.experiments.cv_reports import format_report
 
     config = load_config(args.config, args.set or [], strict=True)
     if not args.progress:

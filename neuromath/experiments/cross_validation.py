@@ -14,7 +14,7 @@ its test problems' prediction records to ``OUT/fold<k>/predictions.jsonl`` when 
 compare`` pairs two cross-validations on). The report gives every fold and the mean ± sample standard deviation over
 folds of value and equation accuracy, of the corpus BLEU of the predicted equations (``neuromath.evaluation.bleu``)
 and of the share of test input tokens unknown to the fold's source vocabulary ("unk %"); it is written to
-``OUT/report.md`` and ``OUT/report.json``.
+``OUT/report.md`` and ``OUT/report.json`` (the rows, report dicts and Markdown: ``neuromath.experiments.cv_reports``).
 
 ``run_seeded_cross_validation`` (``cv --seeds N``) runs N such cross-validations with consecutive training seeds in
 ``OUT/seed<S>`` and votes their answers problem by problem (``neuromath.evaluation.vote``) into ``OUT/fold<k>``.
@@ -42,8 +42,15 @@ from neuromath.evaluation.scoring import (
     unknown_input,
     write_predictions,
 )
-from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.vote import vote_runs
+from neuromath.experiments.cv_reports import (
+    cross_validation_report,
+    fold_row,
+    format_report,
+    refit_row,
+    vote_report,
+    vote_row,
+)
 from neuromath.experiments.fit_then_test import train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
@@ -51,13 +58,8 @@ from neuromath.registry import TASKS
 from neuromath.safe_read import read_summary
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems import write_jsonl
-from neuromath.training.run import (
-    COSMETIC_CHANGES,
-    RESUMABLE_CHANGES,
-    build_vocabularies,
-    config_differences,
-    read_checkpoint,
-)
+from neuromath.training.run import build_vocabularies
+from neuromath.training.run_folder import COSMETIC_CHANGES, RESUMABLE_CHANGES, config_differences, read_checkpoint
 
 RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
 CSV_FOLD_FILES = ("train.csv", "dev.csv")  # the SVAMP repository's fold layout (MAWPS, ASDiv-A)
@@ -247,31 +249,6 @@ def previous_summary(fold_dir: Path) -> dict | None:
     return summary if isinstance(summary, dict) and "test" in summary else None
 
 
-def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused: bool) -> dict:
-    test = summary["test"]
-    return {
-        "fold": name,
-        "run_dir": summary.get("run_dir"),
-        "train_file": str(train_path),
-        "test_file": str(test_path),
-        "train_examples": summary.get("train_examples"),
-        "valid_examples": summary.get("valid_examples"),
-        "test_examples": test["n"],
-        "value_accuracy": test["value_accuracy"],
-        "equation_accuracy": test["equation_accuracy"],
-        # corpus BLEU (0-100) of the predicted equations; None in the summary of a fold run before it was measured
-        "bleu": test.get("bleu"),
-        # the test fold's source tokens (and examples with any) unknown to the run's vocabulary; None in the summary
-        # of a fold run before they were measured
-        "unknown_token_rate": test.get("unknown_token_rate"),
-        "unknown_example_rate": test.get("unknown_example_rate"),
-        "best_val_value_accuracy": summary.get("best_val_value_accuracy"),
-        "epochs": summary.get("epochs"),
-        "wall_seconds": summary.get("wall_seconds"),
-        "reused": reused,
-    }
-
-
 def best_epochs(fold_dir: Path) -> int:
     """How many epochs the selection run of ``fold_dir`` had trained when it reached its best validation score:
     the epoch stored in its best checkpoint (Lightning counts from 0), plus one."""
@@ -303,27 +280,6 @@ def run_refit(run_config: Config, fold_dir: Path, prefix: str, progress: bool) -
     summary = run_trained_fold(config, refit_dir, prefix, progress,
                                what=f"refitting on the whole training fold for {config.train.max_epochs} epochs")
     return write_fold_summary(refit_dir, summary, started), False
-
-
-def refit_row(row: dict, refit: dict, reused: bool) -> dict:
-    """A fold's row with the refit's test scores in place of the selection run's (whose best validation score and
-    epochs stay); the seconds are both runs'."""
-    test = refit["test"]
-    selection_seconds = row["wall_seconds"] or 0.0
-    return {
-        **row,
-        "run_dir": refit.get("run_dir"),
-        "train_examples": refit.get("train_examples"),
-        "value_accuracy": test["value_accuracy"],
-        "equation_accuracy": test["equation_accuracy"],
-        "bleu": test.get("bleu"),
-        "unknown_token_rate": test.get("unknown_token_rate"),
-        "unknown_example_rate": test.get("unknown_example_rate"),
-        "refit_epochs": refit.get("epochs"),
-        "selection_value_accuracy": row["value_accuracy"],
-        "wall_seconds": selection_seconds + (refit.get("wall_seconds") or 0.0),
-        "reused": row["reused"] and reused,
-    }
 
 
 def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True,
@@ -396,18 +352,7 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
                   f"{percent(row['equation_accuracy'])}{bleu} on {row['test_examples']} test problems "
                   f"({row['wall_seconds']:.1f} s)", file=sys.stderr, flush=True)
 
-    report = {"model": config.model.name, "task": config.data.task, "k": len(rows), "out": str(out_dir),
-              "refit": refit, "folds": rows}
-    for measure in ("value_accuracy", "equation_accuracy"):
-        report[measure] = mean_std([row[measure] for row in rows])
-    for measure in ("bleu", "unknown_token_rate"):
-        values = [row[measure] for row in rows]
-        if None in values:  # a fold reused from before the measure was taken
-            report[measure] = None
-        else:
-            report[measure] = mean_std(values)
-    report["test_examples"] = sum(row["test_examples"] for row in rows)
-    report["wall_seconds"] = sum(row["wall_seconds"] or 0.0 for row in rows)  # every fold's run, reused ones too
+    report = cross_validation_report(config, rows, out_dir, refit)
     report["elapsed_seconds"] = time.perf_counter() - started  # this invocation
     write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2))
     write_text_atomic(out_dir / "report.md", format_report(report))
@@ -458,14 +403,14 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
                       flush=True)
             reports.append(run_cross_validation(seeded(config, seed), folds, out_dir / f"seed{seed}", progress,
                                                 refit))
-        report = vote_report(config, folds, out_dir, reports)
+        report = vote_seeds(config, folds, out_dir, reports)
         report["elapsed_seconds"] = time.perf_counter() - started
         write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2))
         write_text_atomic(out_dir / "report.md", format_report(report))
     return report
 
 
-def vote_report(config: Config, folds: Sequence[Fold], out_dir: Path, reports: Sequence[dict]) -> dict:
+def vote_seeds(config: Config, folds: Sequence[Fold], out_dir: Path, reports: Sequence[dict]) -> dict:
     """Vote the seeds' test predictions fold by fold into ``out_dir/<fold>`` and return the vote's report."""
     seeds = [config.train.seed + offset for offset in range(len(reports))]
     rows = []
@@ -482,133 +427,5 @@ def vote_report(config: Config, folds: Sequence[Fold], out_dir: Path, reports: S
         fold_dir.mkdir(parents=True, exist_ok=True)
         save_config(fold_config(seeded(config, seeds[0]), train_path, test_path), fold_dir / "config.yaml")
         write_predictions(voted, fold_dir / PREDICTIONS_FILE)
-        n = len(voted)
-        rows.append({
-            "fold": name, "run_dir": str(fold_dir), "train_file": str(train_path), "test_file": str(test_path),
-            "train_examples": reports[0]["folds"][index]["train_examples"],
-            "valid_examples": reports[0]["folds"][index]["valid_examples"], "test_examples": n,
-            "value_accuracy": sum(bool(record["correct"]) for record in voted) / n,
-            "equation_accuracy": sum(bool(record.get("equation_correct")) for record in voted) / n,
-            "bleu": equation_bleu(voted),
-            "unknown_token_rate": reports[0]["folds"][index].get("unknown_token_rate"),
-            "seed_value_accuracy": [report["folds"][index]["value_accuracy"] for report in reports],
-            "any_correct": sum(any(bool(member[i]["correct"]) for member in members) for i in range(n)) / n,
-            "unanimous": sum(record["votes"] == len(members) for record in voted) / n,
-            "best_val_value_accuracy": None, "epochs": None,
-            "wall_seconds": sum(report["folds"][index]["wall_seconds"] or 0.0 for report in reports),
-            "reused": all(report["folds"][index]["reused"] for report in reports),
-        })
-    report = {"model": config.model.name, "task": config.data.task, "k": len(rows), "out": str(out_dir),
-              "refit": False,  # the vote's folds hold its own predictions (the seeds' refit: "seeds_refit")
-              "seeds_refit": bool(reports[0].get("refit")), "folds": rows,
-              "seeds": [{"seed": seed, "out": report["out"], "value_accuracy": report["value_accuracy"],
-                         "equation_accuracy": report["equation_accuracy"]} for seed, report in zip(seeds, reports)]}
-    for measure in ("value_accuracy", "equation_accuracy", "bleu", "unknown_token_rate", "any_correct", "unanimous"):
-        values = [row[measure] for row in rows]
-        report[measure] = None if None in values else mean_std(values)
-    report["test_examples"] = sum(row["test_examples"] for row in rows)
-    report["wall_seconds"] = sum(row["wall_seconds"] for row in rows)
-    return report
-
-
-def cell(value: float | None) -> str:
-    """A share as a percentage with one decimal, or n/a."""
-    return "n/a" if value is None else f"{100 * value:.1f}"
-
-
-def mean_cell(measure: dict | None) -> str:
-    return "n/a" if measure is None else f"{cell(measure['mean'])} ± {cell(measure['std'])}"
-
-
-def format_vote_report(report: dict) -> str:
-    """The report of ``run_seeded_cross_validation`` as Markdown: the vote's mean ± std, each seed's, and a row per
-    fold with the vote's and every seed's value accuracy."""
-    seeds, bleu = report["seeds"], report.get("bleu")
-    bleu_mean = "n/a" if bleu is None else f"{bleu['mean']:.1f} ± {bleu['std']:.1f}"
-    scored_by = "its refit's" if report.get("seeds_refit") else "its"
-    lines = [
-        f"# {report['model']}: majority vote of {len(seeds)} training seeds, {report['k']}-fold cross-validation "
-        f"({report['task']})",
-        "",
-        f"value accuracy {mean_cell(report['value_accuracy'])} %, equation accuracy "
-        f"{mean_cell(report['equation_accuracy'])} %, BLEU {bleu_mean} (mean ± sample standard deviation over "
-        f"{report['k']} folds; {report['test_examples']} test problems in all)",
-        "",
-        f"Each seed's cross-validation scored every test problem with {scored_by} answer; the vote takes the answer "
-        "most seeds gave (values within the value-accuracy tolerance are one answer; a seed with no value does not "
-        "vote; ties go to the lowest seed).",
-        "",
-        "| seed | value acc. % | equation acc. % | folder |",
-        "| --- | ---: | ---: | --- |",
-    ]
-    for seed in seeds:
-        lines.append(f"| {seed['seed']} | {mean_cell(seed['value_accuracy'])} | "
-                     f"{mean_cell(seed['equation_accuracy'])} | {seed['out']} |")
-    lines += ["", "| fold | test | vote value acc. % | equation acc. % | BLEU | seeds' value acc. % | "
-                  "some seed right % | unanimous % | seconds |",
-              "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
-    for row in report["folds"]:
-        bleu_cell = "n/a" if row["bleu"] is None else f"{row['bleu']:.1f}"
-        lines.append(f"| {row['fold']} | {row['test_examples']} | {cell(row['value_accuracy'])} | "
-                     f"{cell(row['equation_accuracy'])} | {bleu_cell} | "
-                     f"{' / '.join(cell(value) for value in row['seed_value_accuracy'])} | "
-                     f"{cell(row['any_correct'])} | {cell(row['unanimous'])} | {row['wall_seconds']:.1f} |")
-    lines.append(f"| mean ± std | | {mean_cell(report['value_accuracy'])} | {mean_cell(report['equation_accuracy'])} | "
-                 f"{bleu_mean} | | {mean_cell(report['any_correct'])} | {mean_cell(report['unanimous'])} | "
-                 f"{report['wall_seconds']:.1f} (sum) |")
-    lines += ["", "some seed right: the share of the fold's problems that at least one seed answered right (what no "
-                  "vote can exceed); unanimous: the share on which every seed gave the same answer"]
-    return "\n".join(lines) + "\n"
-
-
-def format_report(report: dict) -> str:
-    """The report as Markdown: a title, the mean ± standard deviation, and one table row per fold (a vote of seeds:
-    ``format_vote_report``)."""
-    if "seeds" in report:
-        return format_vote_report(report)
-
-    def plain(value) -> str:
-        if value is None:
-            return "n/a"
-        return f"{value:.1f}" if isinstance(value, float) else str(value)
-
-    value, equation = report["value_accuracy"], report["equation_accuracy"]
-    unknown, bleu = report.get("unknown_token_rate"), report.get("bleu")
-    unknown_mean = "n/a" if unknown is None else f"{cell(unknown['mean'])} ± {cell(unknown['std'])}"
-    bleu_mean = "n/a" if bleu is None else f"{bleu['mean']:.1f} ± {bleu['std']:.1f}"  # BLEU is 0-100 already
-    lines = [
-        f"# {report['model']}: {report['k']}-fold cross-validation ({report['task']})",
-        "",
-        f"value accuracy {cell(value['mean'])} ± {cell(value['std'])} %, equation accuracy "
-        f"{cell(equation['mean'])} ± {cell(equation['std'])} %, BLEU {bleu_mean} (mean ± sample standard deviation "
-        f"over {report['k']} folds; {report['test_examples']} test problems in all)",
-        "",
-        "| fold | train | valid | test | value acc. % | equation acc. % | BLEU | unk % | best valid value acc. % | "
-        "epochs | seconds |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    refit = report.get("refit", False)
-    if refit:
-        lines[2:2] = ["Refit: each fold chose its epochs on its validation carve-out (best valid, epochs: the "
-                      "selection run), then a run on the whole training fold (train) trained that many epochs and its "
-                      "last weights scored the test fold (value and equation accuracy, BLEU, unk %; the selection "
-                      "run's own value accuracy in brackets).", ""]
-    for row in report["folds"]:
-        value_cell = cell(row["value_accuracy"])
-        if refit:
-            value_cell += f" ({cell(row.get('selection_value_accuracy'))})"
-        lines.append(
-            f"| {row['fold']} | {plain(row['train_examples'])} | {plain(row['valid_examples'])} | "
-            f"{row['test_examples']} | {value_cell} | {cell(row['equation_accuracy'])} | "
-            f"{plain(row.get('bleu'))} | {cell(row.get('unknown_token_rate'))} | "
-            f"{cell(row['best_val_value_accuracy'])} | {plain(row['epochs'])} | {plain(row['wall_seconds'])} |"
-        )
-    lines.append(
-        f"| mean ± std | | | | {cell(value['mean'])} ± {cell(value['std'])} | "
-        f"{cell(equation['mean'])} ± {cell(equation['std'])} | {bleu_mean} | {unknown_mean} | | | "
-        f"{report['wall_seconds']:.1f} (sum) |"
-    )
-    lines += ["", "BLEU: corpus BLEU-4 (0-100, no smoothing) of the fold's predicted equations against the gold ones; "
-                  "unk %: the share of the test fold's input tokens that are not in the fold's source vocabulary "
-                  "(read as <unk>)"]
-    return "\n".join(lines) + "\n"
+        rows.append(vote_row(index, name, train_path, test_path, fold_dir, voted, members, reports))
+    return vote_report(config, out_dir, rows, reports)

@@ -21,7 +21,7 @@ import contextlib
 
 import torch
 
-from neuromath.config import PRECISION_NAMES
+from neuromath.config_rules import PRECISION_NAMES
 from neuromath.errors import ConfigError
 
 AUTOCAST_DTYPES = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}

@@ -40,8 +40,8 @@ from neuromath.training.run import (
     processes_summary,
     quiet_lightning,
     run_precision,
-    save_weights,
 )
+from neuromath.training.run_folder import save_weights
 
 
 def parse_depths(text: str, key: str = "data.train_depths") -> set[int]:

@@ -1,21 +1,19 @@
-"""Train a sequence model: data, vocabularies, Lightning trainer, checkpoints, run directory. Scoring the held-out
-test split with the best weights is the experiments layer's job (``neuromath.experiments.train``).
+"""Train a sequence model: data, vocabularies, the Lightning trainer (``fit_and_keep_best``, shared with the
+classifier training). Scoring the held-out test split with the best weights is the experiments layer's job
+(``neuromath.experiments.train``).
 
 A run directory holds ``config.yaml`` (the resolved config), ``source_vocab.json``,
 ``target_vocab.json``, ``checkpoints/`` (``best.ckpt``, ``last.ckpt``), ``metrics.csv`` (merged from
 ``logs/session*/``),
-``data.json`` (where the data came from and what was skipped) and ``model.pt`` (the best weights).
+``data.json`` (where the data came from and what was skipped) and ``model.pt`` (the best weights); how its
+checkpoints, logs, metrics and weights are written and read is ``neuromath.training.run_folder``'s.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import logging
-import os
 import random
-import re
 import warnings
 from dataclasses import dataclass, field
 from itertools import islice
@@ -23,31 +21,36 @@ from pathlib import Path
 
 import lightning.pytorch as pl
 import torch
-from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, ModelCheckpoint, Timer
+from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, Timer
 from lightning.pytorch.loggers import CSVLogger
-from lightning.pytorch.plugins.io import TorchCheckpointIO
 
-from neuromath.config import Config, applies, config_to_dict, load_config, save_config
-from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.fileio import save_figure, sync_folder, write_atomic, write_text_atomic
+from neuromath.config import Config, load_config, save_config
+from neuromath.config_rules import applies
+from neuromath.errors import ConfigError, NeuromathError
+from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
-from neuromath.models.weights import read_plain
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
+from neuromath.training.run_folder import (
+    RunCheckpoint,
+    RunCheckpointIO,
+    check_resume_config,
+    merge_metrics,
+    new_session_folder,
+    own_folder,
+    plot_learning_curves,
+    read_checkpoint,
+    remove_stale_temporaries,
+    save_weights,
+)
 from neuromath.training.streaming import open_stream, streaming_loader
 
 # Streaming runs: how many records at the stream's head a model that fits its structure to the data reads.
 STRUCTURE_SAMPLE = 20000
-# Settings that change nothing a run computes.
-COSMETIC_CHANGES = {("train", "progress")}
-# Settings that may change when a run is resumed; anything else must match the saved config.
-RESUMABLE_CHANGES = COSMETIC_CHANGES | {
-    ("train", "max_epochs"), ("train", "max_steps"), ("train", "max_time_minutes"), ("train", "patience"),
-}
 
 
 @dataclass
@@ -113,23 +116,6 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
     if not train:
         raise NeuromathError("the training set is empty")
     return PreparedData(train, valid, test, report)
-
-
-def config_differences(saved: Config, new: Config, allowed: set[tuple[str, str]]) -> list[str]:
-    """``section.key: old -> new`` for each setting the saved run reads that differs, those in ``allowed`` aside."""
-    saved_dict, new_dict = config_to_dict(saved, applicable_only=True), config_to_dict(new)  # what the run reads
-    return [
-        f"{section}.{key}: {saved_dict[section][key]!r} -> {new_dict[section][key]!r}"
-        for section in saved_dict
-        for key in saved_dict[section]
-        if saved_dict[section][key] != new_dict[section][key] and (section, key) not in allowed
-    ]
-
-
-def check_resume_config(saved: Config, new: Config) -> None:
-    differences = config_differences(saved, new, RESUMABLE_CHANGES)
-    if differences:
-        raise ConfigError("cannot resume with a different config: " + "; ".join(differences))
 
 
 @dataclass
@@ -432,100 +418,6 @@ def planned_processes(config: Config) -> int:
     return max(1, config.train.devices) * config.train.num_nodes
 
 
-class RunCheckpoint(ModelCheckpoint):
-    """Lightning's ModelCheckpoint, except that the file paths a checkpoint stores are never followed: on resume
-    they are replaced by this callback's own file inside this run's checkpoints folder. A ``last.ckpt`` edited to
-    name another file (or a copied run folder, whose checkpoints name the original's files) can neither make
-    training read that file as the best weights nor make Lightning delete it when a better score replaces it."""
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        own = str(Path(self.dirpath) / f"{self.filename}{self.FILE_EXTENSION}")  # each keeps one file (top 1)
-        state = dict(state_dict)
-        state["dirpath"] = self.dirpath  # the folder this run writes, whatever folder the checkpoint was written in
-        for key in ("best_model_path", "kth_best_model_path", "last_model_path"):
-            state[key] = own if state.get(key) else ""
-        scores = list((state.get("best_k_models") or {}).values())
-        state["best_k_models"] = {own: scores[0]} if scores else {}
-        super().load_state_dict(state)
-
-
-class RunCheckpointIO(TorchCheckpointIO):
-    """Lightning's checkpoint I/O, writing each checkpoint atomically in the run's own folder: into a new temporary
-    file of a unique name beside the target (``fileio.open_atomic``), synced to disk, then renamed over it.
-
-    Lightning's own writes a temporary file wherever fsspec puts it (``/tmp``) and copies it over the target when the
-    rename crosses filesystems, truncating ``last.ckpt`` first: a kill during the copy left an empty ``last.ckpt``
-    (a run that could never resume), a full disk a truncated ``best.ckpt``. Here a kill or a full disk leaves the
-    previous checkpoint whole. A target that is not a regular file (a planted link) is refused, not written through,
-    and removing a checkpoint removes only a file or link, never what a link points to."""
-
-    def save_checkpoint(self, checkpoint: dict, path, storage_options=None) -> None:
-        if storage_options is not None:
-            raise TypeError(f"{type(self).__name__} takes no storage_options")
-        write_atomic(path, lambda stream: torch.save(checkpoint, stream))
-
-    def remove_checkpoint(self, path) -> None:
-        path = Path(path)
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-            sync_folder(path.parent)
-
-
-def remove_stale_temporaries(checkpoints: Path) -> None:
-    """Remove the temporary files a killed write of ``RunCheckpointIO`` left in ``checkpoints`` (``.NAME.ckpt.*.tmp``;
-    the run folder is locked, so no other process is writing them). A link is removed, never what it points to."""
-    for path in checkpoints.glob(".*.ckpt.*.tmp"):
-        if path.is_symlink() or path.is_file():
-            path.unlink(missing_ok=True)
-
-
-def own_folder(path: Path) -> Path:
-    """``path`` as a folder of the run: created when missing, refused (``NeuromathError``) when it is a link or not
-    a folder, so that no write meant for the run folder goes through a link planted in it to a folder outside."""
-    if not path.is_symlink() and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            path.mkdir()
-        except FileExistsError:  # made (or planted) meanwhile: checked below like one found there
-            pass
-    if path.is_symlink() or not path.is_dir():
-        raise NeuromathError(f"{path} is {'a link' if path.is_symlink() else 'not a folder'}: a run writes only "
-                             "into folders of its own (remove it, or train into another folder)")
-    return path
-
-
-SESSION = re.compile(r"session(\d+)")  # the name of a session's log folder, logs/session<N>
-
-
-def new_session_folder(run_dir: Path) -> Path:
-    """A new, empty folder ``RUN_DIR/logs/session<N>`` for this session's CSV log, created here (numbered after
-    every session entry there, whatever it is): a folder or link already there under that name is never reused,
-    so a planted ``logs/session2`` link cannot make a resume write its metrics outside the run.
-
-    Only rank zero writes logs: the other processes of a multi-process run (started once rank zero has made its
-    folder) get the latest session's name without creating anything."""
-    logs = own_folder(run_dir / "logs") if is_rank_zero() else run_dir / "logs"
-    names = os.listdir(logs) if logs.is_dir() else []
-    taken = [int(match.group(1)) for name in names if (match := SESSION.fullmatch(name))]
-    if not is_rank_zero():
-        return logs / f"session{max(taken, default=0)}"
-    number = max(taken, default=-1) + 1
-    while True:
-        try:
-            (logs / f"session{number}").mkdir()  # mkdir never follows a link: one already there is refused
-            return logs / f"session{number}"
-        except FileExistsError:
-            number += 1
-
-
-def read_checkpoint(path: Path) -> dict:
-    """A Lightning checkpoint of a run, loaded as plain data (``weights_only=True``): never code."""
-    checkpoint = read_plain(path)
-    if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
-        raise DataFormatError(path, None, "not a Lightning checkpoint (no state_dict)")
-    return checkpoint
-
-
 def validation_schedule(config: Config) -> dict:
     """Validate every epoch, or every ``train.val_every_steps`` steps counted across epochs (the config checks that
     ``max_steps`` is a multiple, so that the last step is validated)."""
@@ -540,97 +432,3 @@ def filter_length(task: SequenceTask, examples: list, config: Config) -> tuple[l
         and len(task.target_tokens(e)) < config.data.max_target_len
     ]
     return kept, len(examples) - len(kept)
-
-
-def merge_metrics(run_dir: Path) -> list[dict]:
-    """Join the metrics of every session into RUN_DIR/metrics.csv, and return its rows.
-
-    A resumed session restarts from the last checkpoint, so rows an earlier session logged at
-    or after the step where the later one starts were redone and are replaced.
-
-    Only session folders of the run are read (not links), and a row whose step is not a whole number (an edited or
-    damaged log) is skipped with a warning naming the file and line: a bad row must not fail every later resume.
-    """
-    sessions = []
-    logs = run_dir / "logs"
-    if logs.is_dir() and not logs.is_symlink():
-        for entry in logs.iterdir():
-            match = SESSION.fullmatch(entry.name)
-            path = entry / "metrics.csv"
-            if match and not entry.is_symlink() and entry.is_dir() and path.is_file() and not path.is_symlink():
-                sessions.append((int(match.group(1)), path))
-    rows: list[dict] = []
-    for _, path in sorted(sessions):
-        new_rows = read_metric_rows(path)
-        if new_rows:
-            first_step = min(int(row["step"]) for row in new_rows)
-            rows = [row for row in rows if int(row["step"]) < first_step] + new_rows
-    if not rows:
-        return rows
-    fields = sorted({key for row in rows for key in row}, key=lambda k: (k not in ("epoch", "step"), k))
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fields)
-    writer.writeheader()
-    writer.writerows(rows)
-    write_text_atomic(run_dir / "metrics.csv", buffer.getvalue())
-    return rows
-
-
-def read_metric_rows(path: Path) -> list[dict]:
-    """The rows of one session's metrics.csv whose ``step`` is a whole number; the others are skipped with a warning
-    (file, line and value). An unreadable file gives no rows, with a warning."""
-    rows, bad = [], []
-    try:
-        with path.open(newline="", encoding="utf-8", errors="replace") as stream:
-            for line, row in enumerate(csv.DictReader(stream), start=2):
-                step = str(row.get("step") or "").strip()
-                if re.fullmatch(r"[+-]?\d+", step) and None not in row:
-                    rows.append(row)
-                else:
-                    bad.append(f"line {line} (step {step!r})")
-    except (OSError, csv.Error) as error:
-        logging.getLogger("neuromath").warning("%s: not read (%s); its metrics are left out of metrics.csv", path,
-                                               error)
-        return []
-    if bad:
-        logging.getLogger("neuromath").warning("%s: skipped %d malformed rows: %s", path, len(bad),
-                                               ", ".join(bad[:5]) + (", ..." if len(bad) > 5 else ""))
-    return rows
-
-
-def epoch_curves(rows: list[dict]) -> dict[str, list[tuple[int, float]]]:
-    """Per metric logged once per epoch or validation (``train_loss_epoch``, the completion ranking loss
-    ``rank_loss``, ``val_*``): (epoch, value) points in order, from the rows of metrics.csv."""
-    curves: dict[str, list[tuple[int, float]]] = {}
-    for row in rows:
-        for key, value in row.items():
-            if (key in ("train_loss_epoch", "rank_loss") or key.startswith("val_")) and value not in ("", None):
-                curves.setdefault(key, []).append((int(row["epoch"]), float(value)))
-    return curves
-
-
-def plot_learning_curves(rows: list[dict], path: Path) -> None:
-    """RUN_DIR/learning_curves.png: the training loss per epoch and every validation metric against the epoch,
-    one panel each (matplotlib's object API with the Agg canvas: no display needed)."""
-    curves = epoch_curves(rows)
-    if not curves:
-        return
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(4.2 * len(curves), 3.4))
-    FigureCanvasAgg(figure)
-    for index, (name, points) in enumerate(sorted(curves.items()), start=1):
-        axes = figure.add_subplot(1, len(curves), index)
-        axes.plot([epoch for epoch, _ in points], [value for _, value in points], marker=".")
-        axes.set_xlabel("epoch")
-        axes.set_title(name)
-        axes.grid(alpha=0.3)
-    figure.tight_layout()
-    save_figure(figure, path, dpi=100)
-
-
-def save_weights(weights: dict, path: Path) -> None:
-    """Save ``weights`` to ``path`` atomically (``open_atomic``): torch writes into a new temporary file of a unique
-    name, never through a link planted in the run folder, and a regular file is the only thing it replaces."""
-    write_atomic(path, lambda stream: torch.save(weights, stream))

@@ -10,6 +10,7 @@ from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.expr.grammar import TreeGrammar
 from neuromath.models import ModelInputs, build_model
+from neuromath.models.contracts import SequenceModelParts
 from neuromath.text import Vocabulary
 
 EOS = Vocabulary.eos_id
@@ -56,7 +57,7 @@ def parses(ids, grammar, vocabulary):
     return count == (0 if grammar.notation == "prefix" else 1)
 
 
-class PrefixHashModel:
+class PrefixHashModel(SequenceModelParts):
     """A toy sequence model: next-token log-probs from a fixed random table indexed by the source's
     first id and a hash of the whole generated prefix. The hash is kept in the cache, so a cache
     reordered wrongly gives wrong log-probs. Records the batch size and cache of every call."""

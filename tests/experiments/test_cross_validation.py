@@ -17,14 +17,14 @@ from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.bleu import equation_bleu
 from neuromath.experiments.cross_validation import (
     find_folds,
-    format_report,
     run_cross_validation,
     write_random_folds,
 )
+from neuromath.experiments.cv_reports import format_report
 from neuromath.experiments.fit_then_test import train as train_run
 from neuromath.tasks.word_problems import generate, read_jsonl, write_jsonl
 from neuromath.text import Vocabulary, word_tokens
-from neuromath.training.run import read_checkpoint
+from neuromath.training.run_folder import read_checkpoint
 
 
 def test_find_folds_orders_by_number_and_names_a_missing_file(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from neuromath.errors import ExpressionError
 from neuromath.expr.equation_tree import apply, format_infix, number, symbol
 from neuromath.expr.ordinary import MAX_ORDINARY_DIGITS, number_node, parse_ordinary
-from neuromath.tasks.identities.equations import leaf_float
+from neuromath.tasks.identities.numeric_evaluation import leaf_float
 
 
 @pytest.mark.parametrize("digits", [5000, 4300])

@@ -10,8 +10,9 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from neuromath.config import PRESETS as PRESET_FOLDER
-from neuromath.config import RANGES, TRANSFORMERS, Config, load_config
+from neuromath.config import Config, load_config
+from neuromath.config_presets import PRESETS as PRESET_FOLDER
+from neuromath.config_rules import RANGES, TRANSFORMERS
 from neuromath.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from neuromath.config import load_config, preset_names
+from neuromath.config import load_config
+from neuromath.config_presets import preset_names
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.models import EquationClassifier, SequenceModel, build_task_model

@@ -25,15 +25,10 @@ from neuromath.tasks.identities.audit import (
 )
 from neuromath.tasks.identities.dataset import generate_identity_files
 from neuromath.tasks.identities.equations import write_equations
-from neuromath.tasks.identities.identity_generator import generate_with_counts, numeric_label
-from neuromath.tasks.identities.rewrites import (
-    PAPER_EDITS,
-    SMALL_SUBTREE_NODES,
-    SUBSTITUTE,
-    GeneratorSettings,
-    layout,
-    paper_edit,
-)
+from neuromath.tasks.identities.identity_generator import generate_with_counts
+from neuromath.tasks.identities.identity_labels import numeric_label
+from neuromath.tasks.identities.mutations import PAPER_EDITS, SMALL_SUBTREE_NODES, SUBSTITUTE, paper_edit
+from neuromath.tasks.identities.rewrites import GeneratorSettings, layout
 from neuromath.text import Vocabulary
 
 X, Y = symbol("var_0"), symbol("var_1")

@@ -22,16 +22,11 @@ from neuromath.tasks.identities import (
 )
 from neuromath.tasks.identities.axioms import AXIOMS, PATTERN, parse_pattern, variables_of
 from neuromath.tasks.identities.dataset import generate_identity_files, split_by_depth, statistics_table
-from neuromath.tasks.identities.identity_generator import (
-    SympyJudge,
-    balanced_counts,
-    equation_key,
-    generate,
-    generate_with_counts,
-    has_inexact_zero,
-    numeric_label,
-)
-from neuromath.tasks.identities.rewrites import AxiomRewrite, instantiate, layout, match, mutate
+from neuromath.tasks.identities.identity_chunks import equation_key
+from neuromath.tasks.identities.identity_generator import balanced_counts, generate, generate_with_counts
+from neuromath.tasks.identities.identity_labels import SympyJudge, has_inexact_zero, numeric_label
+from neuromath.tasks.identities.mutations import mutate
+from neuromath.tasks.identities.rewrites import AxiomRewrite, instantiate, layout, match
 
 X, Y, Z = symbol("var_0"), symbol("var_1"), symbol("var_2")
 A, B, N = (EquationNode(PATTERN, name) for name in ("a", "b", "n"))

@@ -1,5 +1,6 @@
-"""Tests of neuromath/tasks/symbolic_generator.py: tree counts and uniform shapes (Lample & Charton, appendix C),
-the numeric checks, the four methods, determinism, counts, time limits, files and argument errors."""
+"""Tests of neuromath/tasks/symbolic/symbolic_generator.py and symbolic_methods.py: tree counts and uniform shapes
+(Lample & Charton, appendix C), the numeric checks, the four methods, determinism, counts, time limits, files and
+argument errors."""
 
 import itertools
 import json
@@ -21,15 +22,17 @@ from neuromath.tasks.symbolic.random_expressions import (
     tree_count_table,
 )
 from neuromath.tasks.symbolic.symbolic_generator import (
-    CHECK_FAILED,
     DUPLICATE,
     GenerationCounts,
-    Rejected,
-    check_pair,
-    draw_expression,
     generate,
     generate_symbolic_file,
     generate_with_counts,
+)
+from neuromath.tasks.symbolic.symbolic_methods import (
+    CHECK_FAILED,
+    Rejected,
+    check_pair,
+    draw_expression,
     known_integrals,
     lookup_known,
     run_attempt,

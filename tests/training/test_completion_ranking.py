@@ -30,7 +30,7 @@ from neuromath.tasks.identities import (
 from neuromath.tasks.identities.blanks import token_key
 from neuromath.training.module import ClassifierModule
 from neuromath.training.ranking import CompletionRanking
-from neuromath.training.run import epoch_curves
+from neuromath.training.run_folder import epoch_curves
 
 LEAVES = [symbol(f"var_{i}") for i in range(3)] + [number(2), number(3), number("1/2"), PI]
 CANDIDATES = [Candidate(leaf, str(i)) for i, leaf in enumerate(LEAVES)] + [

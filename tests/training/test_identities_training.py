@@ -25,7 +25,7 @@ from neuromath.tasks.identities import (
     write_equations,
 )
 from neuromath.training.classifier_training import parse_depths, predict_accuracy
-from neuromath.training.run import epoch_curves
+from neuromath.training.run_folder import epoch_curves
 
 SYMBOLS = [symbol(f"var_{i}") for i in range(3)]
 LEAVES = SYMBOLS + [number(2), number(3), number("1/2"), PI]

@@ -17,7 +17,7 @@ from neuromath.tasks import get_task
 from neuromath.tasks import mathematics_dataset as md
 from neuromath.text import Vocabulary, char_tokens
 from neuromath.training import streaming
-from neuromath.training.run import read_checkpoint
+from neuromath.training.run_folder import read_checkpoint
 
 
 def write_tree(root, sizes=(400, 300, 200), seed=0):

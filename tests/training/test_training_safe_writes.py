@@ -16,7 +16,7 @@ import torch
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
 from neuromath.experiments.fit_then_test import train
-from neuromath.training.run import RunCheckpointIO, merge_metrics, read_checkpoint
+from neuromath.training.run_folder import RunCheckpointIO, merge_metrics, read_checkpoint
 
 SMALL = [  # a tiny word-problems run of a few seconds (as tests/training/test_train.py trains)
     "model.d_model=32", "model.n_heads=4", "model.d_ff=64", "train.progress=false", "train.num_threads=2",

@@ -1,11 +1,14 @@
 """Mathematical identities (Arabshahi, Singh, Anandkumar 2018; Mali et al. 2021): equations as trees, labelled true
-or false, to verify or complete. The records, the released JSON format and numeric evaluation (``equations``), the
-axioms (``axioms``), how the generator makes equations (``rewrites``), how it checks their labels and balances them
-(``generator``), a generated data set's splits and files (``dataset``; its ``generate_identity_files`` and the
-generator's ``generate`` are importable from here), and the task ``identities`` (``task``). No torch here.
+or false, to verify or complete. The records and the released JSON format (``equations``), numeric evaluation and the
+numeric check at random points (``numeric_evaluation``), the axioms (``axioms``), how the generator makes true
+equations (``rewrites``) and false ones (``mutations``), how it checks their labels (``identity_labels``), builds one
+chunk (``identity_chunks``) and balances the whole over workers (``identity_generator``), a generated data set's
+splits and files (``dataset``; its ``generate_identity_files`` and the generator's ``generate`` are importable from
+here), and the task ``identities`` (``identities_task``). No torch here.
 
-The trees are ``neuromath.expr.equation_tree`` (re-exported here with the names of ``equations``, as the former
-single module had them); ``to_sympy`` and ``from_sympy`` are the identities' side of ``neuromath.expr.sympy_bridge``.
+The trees are ``neuromath.expr.equation_tree`` (re-exported here with the names of ``equations`` and
+``numeric_evaluation``, as the former single module had them); ``to_sympy`` and ``from_sympy`` are the identities'
+side of ``neuromath.expr.sympy_bridge``.
 """
 
 from neuromath.expr.equation_tree import (
@@ -40,22 +43,12 @@ from neuromath.expr.tree import preorder
 from neuromath.tasks.identities.dataset import generate_identity_files
 from neuromath.tasks.identities.equations import (
     EMPTY,
-    MAGNITUDE_LIMIT,
-    REAL_FUNCTIONS,
     Candidate,
     EquationExample,
-    NumericCheck,
-    OutsideDomain,
-    apply_to_arrays,
     check_leaf_value,
     equation_record,
-    evaluate,
-    evaluate_arrays,
     is_correct,
     iterate_records,
-    leaf_float,
-    leaf_value,
-    numeric_check,
     parse_preorder,
     read_candidates,
     read_equations,
@@ -66,6 +59,18 @@ from neuromath.tasks.identities.equations import (
 )
 from neuromath.tasks.identities.identities_task import IDENTITIES
 from neuromath.tasks.identities.identity_generator import generate
+from neuromath.tasks.identities.numeric_evaluation import (
+    MAGNITUDE_LIMIT,
+    REAL_FUNCTIONS,
+    NumericCheck,
+    OutsideDomain,
+    apply_to_arrays,
+    evaluate,
+    evaluate_arrays,
+    leaf_float,
+    leaf_value,
+    numeric_check,
+)
 
 __all__ = [
     "ARITY",

@@ -13,7 +13,8 @@ from typing import Iterable
 from neuromath.fileio import publish_together, write_text_atomic
 from neuromath.tasks.identities.audit import audit_report
 from neuromath.tasks.identities.equations import EquationExample, write_equations
-from neuromath.tasks.identities.identity_generator import GenerationCounts, generate_with_counts
+from neuromath.tasks.identities.identity_chunks import GenerationCounts
+from neuromath.tasks.identities.identity_generator import generate_with_counts
 from neuromath.tasks.identities.rewrites import GeneratorSettings
 
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from neuromath.expr.equation_tree import PI, EquationNode, apply, leaf, number
-from neuromath.tasks.identities.equations import EquationExample, OutsideDomain, evaluate
+from neuromath.tasks.identities.equations import EquationExample
+from neuromath.tasks.identities.numeric_evaluation import OutsideDomain, evaluate
 
 EVALUATED_FUNCTIONS = (
     "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "acot", "asec", "acsc", "exp", "log",

@@ -7,8 +7,9 @@ import random
 
 from neuromath.registry import TASKS
 from neuromath.tasks.base import CardText, EquationTask
-from neuromath.tasks.identities.equations import is_correct, numeric_check, read_equations, write_equations
+from neuromath.tasks.identities.equations import is_correct, read_equations, write_equations
 from neuromath.tasks.identities.identity_generator import generate
+from neuromath.tasks.identities.numeric_evaluation import numeric_check
 from neuromath.tasks.identities.typed_equations import parse_equation
 
 

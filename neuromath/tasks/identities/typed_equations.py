@@ -24,7 +24,7 @@ from neuromath.expr.numbers import shorten
 from neuromath.expr.ordinary import parse_ordinary_equation
 from neuromath.expr.symbolic_prefix import MAX_DEPTH, PrefixNode, fold
 from neuromath.expr.tree import preorder
-from neuromath.tasks.identities.equations import leaf_float
+from neuromath.tasks.identities.numeric_evaluation import leaf_float
 
 # The highest equation tree a user may type: the nesting limit of ordinary notation. The equations of the data are
 # far lower; a sum of 500 terms (500 levels) would hold a tree model up for long.

@@ -1,14 +1,12 @@
-"""Using a trained run from Python: ``neuromath.load(run_dir)`` (a run folder, or a folder written by ``neuromath
-export``) gives a ``Solver`` for a sequence task (``.solve(text)``, ``.solve_many(texts)``,
-``.predict_nbest(examples)``, ``.with_decode(beam=...)``) or a ``LoadedClassifier`` for an equation task
-(``.solve(text)``, ``.logits(examples)``). ``Solution.to_json()`` and ``Verdict.to_json()`` are the objects
-``neuromath solve --json`` prints and ``neuromath serve`` answers."""
+"""The sequence side of ``neuromath.api``: ``Solver``, a trained sequence model with its vocabularies and task
+(``.solve(text)``, ``.solve_many(texts)``, ``.predict_nbest(examples)``, ``.with_decode(beam=...)``), and what it
+answers: ``Solution`` (its ``to_json()`` is what ``neuromath solve --json`` prints and ``neuromath serve``
+answers), the n-best ``Candidate``s and the ``AttentionMap``s; the decoding options a command line may set."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -16,33 +14,19 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from neuromath.api.answers import answer_or_raise, attention_flags, finite_or_none
 from neuromath.config import Config, DecodeConfig, load_config
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.expr.tree import preorder
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, carried, collate, move_batch
-from neuromath.models.classifiers import (
-    CompletionScorer,
-    build_classifier,
-    model_token,
-    predict_logits,
-    reads_numbers,
-)
 from neuromath.models.contracts import SequenceModel
-from neuromath.models.weights import (
-    EXPORTED_WEIGHTS,
-    RUN_WEIGHTS,
-    has_weights,
-    load_run_weights,
-    weights_file,
-)
+from neuromath.models.weights import load_run_weights, weights_file
 from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.nn.recording import recording
-from neuromath.tasks import EquationTask, SequenceTask, get_task
-from neuromath.tasks.identities import EquationExample, EquationNode
+from neuromath.tasks import SequenceTask, get_task
 from neuromath.text import Vocabulary
 
 
@@ -62,24 +46,6 @@ class Candidate:
     def to_json(self) -> dict:
         return {"tokens": list(self.tokens), "equation": self.equation, "answer_text": self.answer_text,
                 "score": finite_or_none(self.score), "verified": self.verified, "verdict": self.verdict}
-
-
-def finite_or_none(value: float | None) -> float | None:
-    """A number for JSON: None in place of inf and nan, which JSON has no words for."""
-    return value if value is None or math.isfinite(value) else None
-
-
-def json_safe(value):
-    """``value`` with every non-finite float (NaN, inf, -inf, which strict JSON has no words for) replaced by None,
-    in dicts, lists and tuples at any depth; the convention of ``finite_or_none``, so that a NaN in a run's
-    summary.json or in attention weights is null in every answer of ``neuromath serve`` and ``solve --json``."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,8 +126,8 @@ def decode_options(given: dict) -> dict:
 def check_decode(decode: DecodeConfig, config: Config | None = None, /, **changes) -> DecodeConfig:
     """``decode`` with the decoding options ``changes`` (``DecodeConfig`` fields); an unknown option is a ConfigError,
     and so is a value out of its range or an nbest above the beam: a ``DecodeConfig`` checks itself when it is built
-    (``neuromath.config.RANGES``). With the run's ``config``, the rules between the decoding and the other sections
-    are checked too (``neuromath.config.CONFIG_CHECKS``: a max_len above the model's)."""
+    (``neuromath.config_rules.RANGES``). With the run's ``config``, the rules between the decoding and the other
+    sections are checked too (``neuromath.config_rules.CONFIG_CHECKS``: a max_len above the model's)."""
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(DecodeConfig)})
     if unknown:
         raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")
@@ -169,21 +135,6 @@ def check_decode(decode: DecodeConfig, config: Config | None = None, /, **change
     if config is not None:
         dataclasses.replace(config, decode=decode)  # Config.__post_init__ checks it
     return decode
-
-
-def attention_flags(attention: bool | Sequence[bool], count: int) -> list[bool]:
-    """``solve_many``'s ``attention``, one flag for all texts or one per text, as one flag per text."""
-    flags = [attention] * count if isinstance(attention, bool) else list(attention)
-    if len(flags) != count:
-        raise ValueError(f"{len(flags)} attention flags for {count} texts")
-    return flags
-
-
-def answer_or_raise(result):
-    """The one result of a ``solve_many`` of one text: the answer, or its NeuromathError raised."""
-    if isinstance(result, NeuromathError):
-        raise result
-    return result
 
 
 class Solver:
@@ -415,122 +366,3 @@ class Solver:
             attention=maps,
             verdict=chosen.verdict,
         )
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What ``solve`` of an equation classifier returns: the model's verdict on a typed equation and a check beside
-    it."""
-
-    text: str
-    equation: str  # the equation as read (x, y, z, w for the symbols)
-    probability: float  # the model's probability that the equation is an identity
-    reference: bool | None  # the task's own check (identities: numeric evaluation); None when it cannot tell
-    unknown_tokens: tuple[str, ...] = ()  # node symbols the run's vocabulary does not hold (read as <unk>)
-
-    @property
-    def identity(self) -> bool:
-        return self.probability > 0.5
-
-    def to_json(self) -> dict:
-        """The object ``neuromath solve --json`` prints and ``POST /api/solve`` of ``neuromath serve`` answers."""
-        return {"text": self.text, "equation": self.equation, "identity": self.identity,
-                "probability": finite_or_none(self.probability), "numeric_check": self.reference,
-                "unknown_tokens": list(self.unknown_tokens)}
-
-    def __str__(self) -> str:
-        check = {True: "true", False: "false", None: "cannot tell"}[self.reference]
-        return (f"{self.equation}: {'true' if self.identity else 'false'} (probability {self.probability:.3f}); "
-                f"numeric check: {check}")
-
-
-@dataclass
-class LoadedClassifier:
-    """A trained equation classifier (identities task): ``logits(examples)`` > 0 means "an identity"."""
-
-    model: torch.nn.Module
-    vocab: Vocabulary
-    config: Config
-    run_dir: Path
-    precision: str = "32-true"  # resolved (never auto): the forward passes of logits and completion run in it
-
-    def logits(self, examples: Sequence[EquationExample], batch_size: int = 512) -> torch.Tensor:
-        return predict_logits(self.model, examples, self.vocab, batch_size, self.precision)
-
-    def solve(self, text: str, attention: bool = False) -> Verdict:
-        """Is the typed equation (``sin(x)^2 + cos(x)^2 = 1``) an identity, by the model and by the task's check."""
-        return answer_or_raise(self.solve_many([text], attention)[0])
-
-    def solve_many(self, texts: Sequence[str],
-                   attention: bool | Sequence[bool] = False) -> list[Verdict | NeuromathError]:
-        """``solve`` of many typed equations with one forward pass over all of them: each one's Verdict, or the
-        NeuromathError of an equation that cannot be read (or asks for attention, which a tree classifier has not)
-        in its place."""
-        task = get_task(self.config.data.task)
-        if task.prepare is None:
-            raise NeuromathError(f"solve does not apply to runs of the {task.name!r} task")
-        wants_attention = attention_flags(attention, len(texts))
-        results: list[Verdict | NeuromathError | None] = [None] * len(texts)
-        trees: list[tuple[int, EquationNode]] = []  # (position in texts, equation tree)
-        for position, text in enumerate(texts):
-            if wants_attention[position]:
-                results[position] = NeuromathError(
-                    f"the {self.config.model.name} equation classifier of {self.run_dir} has no attention to show "
-                    "(it reads the equation's tree bottom-up)")
-                continue
-            try:
-                trees.append((position, task.prepare(text)))
-            except NeuromathError as error:
-                results[position] = error
-        numbers = reads_numbers(self.model)
-        logits = self.logits([EquationExample(tree, None) for _, tree in trees]) if trees else []
-        for (position, tree), logit in zip(trees, logits):
-            unknown = tuple(dict.fromkeys(token for node in preorder(tree) if node.func != "Equality"
-                                          if (token := model_token(node, numbers)) not in self.vocab))
-            probability = float(torch.sigmoid(logit))
-            reference = task.reference_check(tree) if task.reference_check is not None else None
-            results[position] = Verdict(texts[position], str(tree), probability, reference, unknown)
-        return results  # type: ignore[return-value]
-
-    def completion_scorer(self, candidates: Sequence[EquationNode]) -> CompletionScorer:
-        """``scorer(equation, path)``: the logit of the equation with each candidate at ``path`` (see
-        ``neuromath.models.classifiers.CompletionScorer``)."""
-        return CompletionScorer(self.model, self.vocab, candidates, precision=self.precision)
-
-
-def load_classifier(run_dir: str | Path, precision: str | None = None) -> LoadedClassifier:
-    """A trained classifier from a run directory or a folder written by ``neuromath export`` (its config, node
-    vocabulary and best weights), run in ``precision`` (None: the run's own ``train.precision``)."""
-    run_dir = Path(run_dir)
-    for needed in ("config.yaml", "node_vocab.json"):
-        if not (run_dir / needed).exists():
-            raise NeuromathError(f"{run_dir} is not a trained identities run (no {needed})")
-    if not has_weights(run_dir):
-        raise NeuromathError(f"{run_dir} is not a trained identities run (no {RUN_WEIGHTS} or {EXPORTED_WEIGHTS})")
-    config = load_config(run_dir / "config.yaml")
-    vocab = Vocabulary.load(run_dir / "node_vocab.json")
-    model = build_classifier(config.model, vocab)
-    load_run_weights(model, weights_file(run_dir))
-    model.eval()
-    return LoadedClassifier(model, vocab, config, run_dir, resolve_precision(precision or config.train.precision))
-
-
-def run_task(run_dir: str | Path) -> SequenceTask | EquationTask:
-    """The task a run folder's ``config.yaml`` names: the one thing read to tell what a run is."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").exists():
-        raise NeuromathError(f"{run_dir} is not a run directory (no config.yaml)")
-    return get_task(load_config(run_dir / "config.yaml").data.task)
-
-
-def load(run_dir: str | Path, device: str = "cpu", precision: str | None = None,
-         **decode) -> Solver | LoadedClassifier:
-    """Load a trained run directory (or a folder written by ``neuromath export``): a ``Solver`` for prediction and
-    solving (``decode`` overrides decoding settings, e.g. ``load(run, beam=10, nbest=5)``), or a ``LoadedClassifier``
-    for an equation-classifier run. ``precision`` (``32-true``, ``bf16-mixed``, ``auto``, ...) overrides the run's own
-    ``train.precision``."""
-    if isinstance(run_task(run_dir), EquationTask):
-        if decode:
-            raise ConfigError(f"decoding options ({', '.join(sorted(decode))}) do not apply to an equation classifier")
-        return load_classifier(run_dir, precision)
-    return Solver(run_dir, device, precision, **decode)
