@@ -51,11 +51,10 @@ from neuromath.experiments.cv_reports import (
     vote_report,
     vote_row,
 )
-from neuromath.experiments.fit_then_test import train
+from neuromath.experiments.fit_then_test import finished_summary, train
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
-from neuromath.safe_read import read_summary
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems import write_jsonl
 from neuromath.training.run import build_vocabularies
@@ -237,18 +236,6 @@ def write_fold_summary(fold_dir: Path, summary: dict, started: float) -> dict:
     return summary
 
 
-def previous_summary(fold_dir: Path) -> dict | None:
-    """The summary of a fold finished by an earlier invocation (one with test scores), else None."""
-    path = fold_dir / "summary.json"
-    if not path.exists():
-        return None
-    try:
-        summary = json.loads(read_summary(path))  # a FIFO or a huge file in its place: an error naming it
-    except ValueError:
-        return None  # half a file cannot be: summaries are written atomically; treat a foreign one as absent
-    return summary if isinstance(summary, dict) and "test" in summary else None
-
-
 def best_epochs(fold_dir: Path) -> int:
     """How many epochs the selection run of ``fold_dir`` had trained when it reached its best validation score:
     the epoch stored in its best checkpoint (Lightning counts from 0), plus one."""
@@ -272,7 +259,7 @@ def run_refit(run_config: Config, fold_dir: Path, prefix: str, progress: bool) -
     reused. Its test predictions go to ``fold_dir/refit/predictions.jsonl``."""
     refit_dir = fold_dir / REFIT_DIR
     config = refit_config(run_config, best_epochs(fold_dir))
-    summary = previous_summary(refit_dir)
+    summary = finished_summary(refit_dir)
     check_same_config(refit_dir, config, finished=summary is not None)
     if summary is not None:
         return summary, True
@@ -325,7 +312,7 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
         prefix = f"fold {number}/{len(folds)}"
         fold_dir = out_dir / name
         run_config = fold_config(config, train_path, test_path)
-        summary = previous_summary(fold_dir)
+        summary = finished_summary(fold_dir)
         check_same_config(fold_dir, run_config, finished=summary is not None)
         reused = summary is not None
         if reused:

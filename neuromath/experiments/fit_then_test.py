@@ -193,11 +193,15 @@ def train_seeds(config: Config, out: str | Path, seeds: int, resume: bool = Fals
 
 
 def finished_summary(run_dir: Path) -> dict | None:
-    """The summary of a run that was trained and tested (summary.json with its test scores), else None."""
+    """The summary of a run an earlier invocation trained and tested (summary.json with test scores), else None:
+    what ``train --seeds --resume`` and ``cv`` read back instead of training again."""
     path = run_dir / "summary.json"
-    if not path.is_file():
+    if not path.exists():
         return None
-    summary = json.loads(read_summary(path))
+    try:
+        summary = json.loads(read_summary(path))  # a FIFO or a huge file in its place: an error naming it
+    except ValueError:
+        return None  # half a file cannot be: summaries are written atomically; treat a foreign one as absent
     return summary if isinstance(summary, dict) and "test" in summary else None
 
 

@@ -54,7 +54,7 @@ def test_every_sequence_model_satisfies_its_contract_and_decodes_through_it(name
     assert logits.shape[:2] == batch["target_in"].shape and logits.shape[-1] == len(target_vocab)
     greedy = greedy_decode(model, batch, max_len=6)
     best = [hypotheses[0].tokens for hypotheses in beam_search(model, batch, beam_size=1, max_len=6)]
-    assert best == [row[: len(tokens)] for row, tokens in zip(greedy, best)]
+    assert best == greedy  # beam 1 through reorder_cache and the memory handling is greedy decoding
 
 
 @pytest.mark.parametrize("name", CLASSIFIERS.names())

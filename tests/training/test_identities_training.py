@@ -12,7 +12,7 @@ import torch
 from neuromath.api import load_classifier
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.experiments.fit_then_test import train_classifier
+from neuromath.experiments.fit_then_test import train_classifier, train_seeds
 from neuromath.tasks.identities import (
     PI,
     Candidate,
@@ -236,8 +236,6 @@ def test_train_extra_joins_the_training_set_only(tmp_path, data_file):
 def test_resuming_seeds_keeps_finished_ones_and_starts_the_rest(tmp_path, data_file, capsys):
     """``train --seeds N --resume`` (what ``results run`` passes a started run): a seed tested before is read back, a
     seed not started yet trains afresh (it has no checkpoint to resume), and seeds.json covers all of them."""
-    from neuromath.experiments.fit_then_test import train_seeds
-
     config = config_for(tmp_path, "tree_lstm", data_file, **{"train.max_epochs": 2})
     out = tmp_path / "seeds"
     (out / "seed0").mkdir(parents=True)
