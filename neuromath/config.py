@@ -1,153 +1,75 @@
-"""Typed run configuration: nested frozen dataclasses, YAML files and dotted ``--set`` overrides.
+"""Typed run configuration: frozen dataclass sections, YAML files and dotted ``--set`` overrides.
 
-A YAML config names the keys of the ``Config`` dataclass it sets; the others keep their defaults, so a preset in
+A YAML config names the keys of the ``Config`` it sets; the others keep their defaults, so a preset in
 ``neuromath/configs/<task>/<model>.yaml`` (shipped in the package, named ``<task>/<model>`` without a path) names
 ``data.task``, ``model.name`` and only the keys that differ from the defaults. Unknown keys and wrong types are
-errors (``ConfigError``) that name the key. Not every key means something to every run (``data.modules``: only the
-``mathematics_dataset`` task): ``neuromath.config_rules`` says which key applies to which task and model, the values
-each key allows and the rules between keys; ``load_config(..., strict=True)`` (the CLI) refuses a key that does not
-apply, and ``save_config`` writes a run's resolved config with exactly the keys that apply (as ``show_config``).
+errors (``ConfigError``) that name the key.
+
+The model and data sections are families of classes: ``model.name`` chooses the model's class
+(``neuromath.config_models``: ``TransformerConfig``, ``TreeLSTMConfig``, ...) and ``data.task`` the task's
+(``neuromath.config_tasks``), and each class has exactly the keys its models or task read, with their allowed values
+declared on the fields. The optim, train and decode sections are shared; the keys of them a model reads follow from
+its kind (``neuromath.config_rules.KIND_KEYS``). ``load_config(..., strict=True)`` (the CLI) refuses a key that does
+not apply, naming the file or ``--set``, the key and the models or tasks it applies to; ``save_config`` writes a
+run's resolved config with exactly the keys that apply (as ``show_config``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 import yaml
 
+from neuromath.config_models import ModelConfig, model_names
 from neuromath.config_presets import find_config
 from neuromath.config_rules import (
+    BATCH,
+    BEAM,
     CONFIG_CHECKS,
-    CROSS_CHECKS,
-    RANGES,
-    TASK_NAMES,
-    applies,
-    format_number,
-    why_not_applicable,
+    COUNT,
+    LENGTH,
+    MAX_BATCH,
+    MAX_LENGTH_PENALTY,
+    NO_LIMIT_OR_COUNT,
+    NONNEGATIVE,
+    POSITIVE,
+    PRECISION_NAMES,
+    PROBABILITY,
+    SEED,
+    STRATEGY_NAMES,
+    WORKERS,
+    Range,
+    hard_fillers_within_negatives,
+    kinds_reading,
+    last_step_is_validated,
+    min_epochs_within_max,
+    nbest_within_beam,
+    training_ends_without_validation,
 )
+from neuromath.config_sections import (
+    ChosenSection,
+    Section,
+    build_section,
+    check_section,
+    config_error,
+    one_of,
+    ranged,
+    section_types,
+)
+from neuromath.config_tasks import DataConfig
 from neuromath.errors import ConfigError, DataFormatError
 from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import CONFIG_LIMIT, read_run_file
 
+__all__ = ["Config", "DataConfig", "DecodeConfig", "ModelConfig", "OptimConfig", "Section", "TrainConfig",
+           "applies", "check_section", "config_error", "config_from_dict", "config_to_dict", "config_yaml",
+           "load_config", "save_config", "section_types", "show_config", "why_not_applicable"]
 
-class Section:
-    """Base of the config sections: whenever one is built (from a file, ``--set``, a run folder or Python,
-    ``dataclasses.replace`` included) its numeric keys are checked against ``RANGES`` and its keys against each other
-    (``CROSS_CHECKS``), so a bad value is a ConfigError naming the key and what it allows before anything runs."""
-
-    section: ClassVar[str]
-
-    def __post_init__(self) -> None:
-        check_section(self)
-
-
-@dataclass(frozen=True)
-class DataConfig(Section):
-    section: ClassVar[str] = "data"
-    task: str = "word_problems"
-    # where relative data paths that are not in the working directory are read from (neuromath.dataroot);
-    # None -> $NEUROMATH_DATA, else ./data
-    root: str | None = None
-    train: str | None = None  # a data file; None -> generate `generate_train` problems
-    valid: str | None = None  # None -> generate, or carve `valid_fraction` out of `train`
-    test: str | None = None
-    # identities: comma list of further files whose equations join the training set only (not the validation split,
-    # whatever their depth), e.g. the function evaluations of `neuromath generate evaluations`
-    train_extra: str | None = None
-    # identities: a candidate-classes file (released format) whose fillers the completion ranking loss draws
-    # (train.rank_weight > 0)
-    candidates: str | None = None
-    format: str | None = None  # None -> detect from each file
-    lenient: bool = False  # skip (and report) malformed rows instead of stopping
-    generate_train: int = 4000
-    generate_valid: int = 300
-    generate_test: int = 500
-    generate_seed: int = 1234
-    valid_fraction: float = 0.1
-    valid_max: int = 0  # at most this many carved-out validation examples; 0 -> no cap
-    max_source_len: int = 200
-    max_target_len: int = 64
-    # Word-problem tasks: how source words become vocabulary ids (at training, and when a run solves or evaluates)
-    lowercase: bool = True  # lower-case the source words; False keeps their case
-    min_count: int = 1  # a source word seen fewer times in the training set is <unk> (the numbers n0, n1, ... never)
-    word_dropout: float = 0.0  # training only: each ordinary source word is replaced by <unk> with this probability
-    # Tasks whose data comes in modules and splits (mathematics_dataset):
-    modules: str = "*"  # comma list of module globs, e.g. "arithmetic__*,numbers__place_value"
-    per_module: int = 0  # read at most this many questions per module file; 0 -> all
-    train_splits: str = "train-easy,train-medium,train-hard"  # merged into the training (and validation) set
-    test_splits: str = "interpolate,extrapolate"  # read for data.test and by evaluate
-    # Tasks whose examples have a depth (identities): which depths train/validate and which test
-    # a range "a-b" or a comma list; examples of other depths in the train file are not trained on
-    train_depths: str = "1-7"
-    test_depths: str = "8-13"  # when data.test is unset, the train file's examples of these depths are the test set
-    # The symbolic task's built-in data when no files are named: which generator, and operators per random expression
-    symbolic_method: str = "backward"  # backward | forward | parts | ode1
-    symbolic_max_ops: int = 6
-    # Streaming (mathematics_dataset, symbolic): read data.train lazily, for corpora larger than memory
-    # (neuromath.training.streaming); validation comes from data.valid or the first data.valid_max records
-    streaming: bool = False
-    shuffle_window: int = 10000  # each shard (process x loader worker) shuffles its records in windows of this many
-    loader_workers: int = 0  # data-loader worker processes per training process; 0 -> read in the training process
-    stream_vocab_records: int = 1000000  # the vocabulary comes from this many records after the held-out head; 0: all
-
-
-@dataclass(frozen=True)
-class ModelConfig(Section):
-    section: ClassVar[str] = "model"
-    name: str = "transformer"
-    d_model: int = 128
-    n_heads: int = 4
-    n_encoder_layers: int = 2
-    n_decoder_layers: int = 2
-    d_ff: int = 256
-    dropout: float = 0.1
-    norm_first: bool = True  # pre-LayerNorm (True) or post-LayerNorm (False)
-    attention: str = "standard"  # kernel from ATTENTION: standard | tp | relative | tree_relative
-    # where the kernel is used: comma list of encoder, decoder, cross; auto -> the kernel's own default
-    attention_in: str = "auto"
-    positions: str = "sinusoidal"  # from POSITIONS: sinusoidal | learned | tree
-    # comma list of encoder, decoder; the other side gets sinusoidal; auto -> every side it applies to
-    positions_in: str = "auto"
-    embedding: str = "auto"  # plain | role (TP-Transformer eq. 2); auto -> role with attention tp, else plain
-    relative_k: int = 16  # relative positions (Shaw et al.): distances clipped to [-k, k]
-    tree_depth: int = 16  # tree positions (Shiv & Quirk): levels of the one-hot path stack
-    tree_width: int = 2  # tree positions: child indices 0 .. width-1 (larger ones are clipped)
-    tree_relations: int = 64  # tree relative attention: relation ids, the most frequent paths + one shared "other"
-    tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
-    share_embeddings: bool = True  # tie the target embedding and the output projection
-    stack_depth: int = 8  # stack-augmented tree cells and the stack-RNN (identities): slots of the soft stack
-    # tree classifiers (identities): read every number leaf's value with a small network (numbers as evidence)
-    number_encoder: bool = False
-    tree_activation: str = "tanh"  # the Tree-RNN cells' node activation: tanh | sigmoid (Arabshahi et al.'s code)
-    # where the Tree-LSTM cells apply model.dropout: output (every node's h, where its parent reads it) | candidate
-    # (only the candidate u of c = i*u + f_l*c_l + f_r*c_r, as Arabshahi et al.'s code does for its Tree-LSTM)
-    dropout_site: str = "output"
-    # how the Tree-LSTM cells make a leaf's state: gated (a node without children, Tai et al.: [i, o, u] from the
-    # embedding x, c = i*u, h = o*tanh(c)) | embedding (h = x, c = 0, as Arabshahi et al.'s code; their released
-    # Tree-LSTM, imported by neuromath import released, needs it)
-    tree_leaf: str = "gated"
-    # Recurrent encoder-decoders of word problems (dns, bilstm_seq2seq, group_attention); d_model is the embedding size
-    encoder_hidden: int = 256  # units of each encoder direction (the GRU of dns: of its one direction)
-    decoder_hidden: int = 512  # units of the LSTM decoder
-    groups: str = "global,quantity,quantity_pair,question"  # group_attention: comma list; n_heads heads shared equally
-    # Tree decoders (gts, graph2tree), for ablations: how a number leaf is embedded (pointer: the encoder state at its
-    # position in the problem; slot: a learned embedding per slot n0, n1, ..., like a constant), and whether goals and
-    # parents read the embeddings of finished subtrees (False: a right goal and a merged parent see zeros instead)
-    numbers: str = "pointer"
-    subtree_embedding: bool = True
-    # graph2tree: also link each word of a number's quantity cell to the other occurrences of that word in the problem
-    # (the question's words reach the numbers; neuromath.tasks.word_problems.graphs.shared_word_links)
-    shared_words: bool = False
-    # graph2tree: build the graphs from the problem's words as written, not from the vocabulary's tokens, so a word the
-    # vocabulary does not know is still a content word, equal to its other occurrences (needs a task with source_words)
-    graph_text: bool = False
-    max_len: int = 512
+TASK_NAMES = DataConfig.known()
+MODEL_NAMES = ModelConfig.known()
 
 
 @dataclass(frozen=True)
@@ -157,46 +79,53 @@ class OptimConfig(Section):
     # plateau: lr, multiplied by plateau_factor when validation stalls; step: lr * step_gamma^(epoch // step_epochs)
     # (the recipe of GTS and Graph2Tree: halved every 20 epochs)
     schedule: str = "warmup"
-    lr: float = 1e-3  # the rate of the constant schedule
-    lr_scale: float = 1.0  # multiplies the warm-up schedule
-    warmup_steps: int = 400
-    betas: tuple[float, float] = (0.9, 0.98)
-    eps: float = 1e-9
-    weight_decay: float = 0.0
-    grad_clip: float = 1.0
-    label_smoothing: float = 0.0
-    plateau_factor: float = 0.5  # schedule plateau: the learning rate is multiplied by this ...
-    plateau_patience: int = 2  # ... after this many validations without a better validation accuracy
-    step_epochs: int = 20  # schedule step: the learning rate is multiplied by step_gamma every step_epochs epochs
-    step_gamma: float = 0.5
+    lr: float = ranged(1e-3, POSITIVE)  # the rate of the constant schedule
+    lr_scale: float = ranged(1.0, POSITIVE)  # multiplies the warm-up schedule
+    warmup_steps: int = ranged(400, COUNT)  # the warm-up schedule divides by warmup^1.5
+    betas: tuple[float, float] = ranged((0.9, 0.98), PROBABILITY)  # each of the two
+    # Adam divides by sqrt(v) + eps, and v is 0 for a parameter that never gets a gradient
+    eps: float = ranged(1e-9, POSITIVE)
+    weight_decay: float = ranged(0.0, NONNEGATIVE)
+    grad_clip: float = ranged(1.0, NONNEGATIVE)  # 0: no clipping
+    label_smoothing: float = ranged(0.0, PROBABILITY)
+    # schedule plateau: the learning rate is multiplied by this (it must fall, and not to 0) ...
+    plateau_factor: float = ranged(0.5, Range(low=0, high=1, low_open=True))
+    plateau_patience: int = ranged(2, NONNEGATIVE)  # ... after this many validations without a better accuracy
+    step_epochs: int = ranged(20, COUNT)  # schedule step: the rate is multiplied by step_gamma every step_epochs
+    step_gamma: float = ranged(0.5, Range(low=0, high=1, low_open=True))  # it must not grow, nor reach 0
     # 0: off. Else an exponential moving average of the weights (Polyak averaging), ema <- decay * ema + (1 - decay)
-    # * weights after every optimiser step, is what validation scores, the checkpoints keep and the test reads
-    ema_decay: float = 0.0
+    # * weights after every optimiser step, is what validation scores, the checkpoints keep and the test reads; at 1
+    # the average would never leave the initial weights
+    ema_decay: float = ranged(0.0, PROBABILITY)
 
 
 @dataclass(frozen=True)
 class TrainConfig(Section):
     section: ClassVar[str] = "train"
-    seed: int = 0
-    batch_size: int = 64
-    max_epochs: int = 30  # -1 -> no limit (then max_steps, patience or max_time_minutes ends training)
-    max_steps: int = -1  # stop after this many optimiser steps; -1 -> no limit
-    val_every_steps: int = 0  # validate (and checkpoint) every this many steps instead of every epoch; 0 -> per epoch
+    rules: ClassVar = (last_step_is_validated, training_ends_without_validation, min_epochs_within_max,
+                       hard_fillers_within_negatives)
+    seed: int = ranged(0, SEED)
+    batch_size: int = ranged(64, BATCH)
+    # -1 -> no limit (then max_steps, patience or max_time_minutes ends training)
+    max_epochs: int = ranged(30, NO_LIMIT_OR_COUNT)
+    max_steps: int = ranged(-1, NO_LIMIT_OR_COUNT)  # stop after this many optimiser steps; -1 -> no limit
+    # validate (and checkpoint) every this many steps instead of every epoch; 0 -> per epoch
+    val_every_steps: int = ranged(0, NONNEGATIVE)
     # validations (epochs, or val_every_steps) without a better validation accuracy before stopping; 0 disables
-    patience: int = 5
-    min_epochs: int = 1
+    patience: int = ranged(5, NONNEGATIVE)
+    min_epochs: int = ranged(1, NONNEGATIVE)
     accelerator: str = "cpu"
     # processes per machine (CPU: processes; GPU: one per device) and machines; more than one in all trains with DDP
     # (neuromath.nn.distributed): batch_size is per process, so a step reads devices * num_nodes * batch_size examples
-    devices: int = 1  # -1 -> every device of the accelerator
-    num_nodes: int = 1
-    strategy: str = "auto"  # auto (DDP when several processes), ddp, or ddp_find_unused_parameters_true
+    devices: int = ranged(1, Range(low=1, sentinel=(-1, "every device")))  # -1 -> every device of the accelerator
+    num_nodes: int = ranged(1, COUNT)
+    strategy: str = one_of("auto", *STRATEGY_NAMES)  # auto: DDP when several processes
     # 32-true, bf16-mixed, 16-mixed (GPU) or auto (bf16 where the CPU or GPU has it): neuromath.nn.precision;
     # evaluate, solve and completion run in the same precision
-    precision: str = "32-true"
-    num_threads: int = 0  # torch CPU threads; 0 -> leave torch's default
+    precision: str = one_of("32-true", *PRECISION_NAMES)
+    num_threads: int = ranged(0, WORKERS)  # torch CPU threads; 0 -> leave torch's default
     progress: bool = True
-    max_time_minutes: float = 0.0  # 0 -> no wall-clock limit
+    max_time_minutes: float = ranged(0.0, NONNEGATIVE)  # 0 -> no wall-clock limit
     # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;
     # the run trains max_epochs epochs (or max_steps steps) and keeps its last weights: the refit of `cv --refit`
     validate: bool = True
@@ -204,21 +133,23 @@ class TrainConfig(Section):
     init_from: str | None = None
     # tree classifiers: the completion ranking loss (neuromath.training.ranking), weighted by rank_weight (0: off)
     # and added to the verification loss; per step rank_groups blanks, each with rank_negatives wrong fillers from
-    # data.candidates, rank_hard of them those the model ranks highest
-    rank_weight: float = 0.0
-    rank_groups: int = 4
-    rank_negatives: int = 15
-    rank_hard: int = 8
+    # data.candidates, rank_hard of them (0: none) those the model ranks highest
+    rank_weight: float = ranged(0.0, NONNEGATIVE)
+    rank_groups: int = ranged(4, Range(low=1, high=MAX_BATCH, high_closed=True))
+    rank_negatives: int = ranged(15, Range(low=1, high=MAX_BATCH, high_closed=True))
+    rank_hard: int = ranged(8, NONNEGATIVE)
 
 
 @dataclass(frozen=True)
 class DecodeConfig(Section):
     section: ClassVar[str] = "decode"
-    max_len: int = 64
-    batch_size: int = 256
-    beam: int = 1  # beam width; 1 -> greedy
-    nbest: int = 1  # hypotheses kept per input (at most beam)
-    length_penalty: float = 1.0  # alpha in score / len^alpha
+    rules: ClassVar = (nbest_within_beam,)
+    max_len: int = ranged(64, LENGTH)  # at most model.max_len (decode_fits_the_model)
+    batch_size: int = ranged(256, BATCH)
+    beam: int = ranged(1, BEAM)  # beam width; 1 -> greedy
+    nbest: int = ranged(1, BEAM)  # hypotheses kept per input (at most beam)
+    # alpha in score / len^alpha (len^alpha stays a float for len <= MAX_LENGTH)
+    length_penalty: float = ranged(1.0, Range(low=-MAX_LENGTH_PENALTY, high=MAX_LENGTH_PENALTY, high_closed=True))
     constrained: bool = False  # mask tokens that cannot complete a well-formed prefix/postfix expression
     verify: bool = True  # with nbest > 1, answer with the first hypothesis the task's verifier accepts
 
@@ -240,120 +171,68 @@ class Config:
                 raise config_error(message, key)
 
 
-def check_section(values: Section) -> None:
-    """Raise a ConfigError (with ``.key``, the dotted key at fault) for the first key of a config section outside
-    its range (``RANGES``) or rule it breaks (``CROSS_CHECKS``); a section built in Python has its types checked
-    here too (``_build`` checks them for files and ``--set``)."""
-    hints = section_types(type(values))
-    for item in dataclasses.fields(values):
-        key = f"{values.section}.{item.name}"
-        value = getattr(values, item.name)
-        try:
-            _check_value(value, hints[item.name], key)
-        except ConfigError as error:
-            raise config_error(str(error), key) from None
-        allowed = RANGES.get(key)
-        if allowed is None:
-            continue
-        for index, number in enumerate(value) if isinstance(value, tuple) else [(None, value)]:
-            where = key if index is None else f"{key}[{index}]"
-            if number not in allowed:
-                floating = isinstance(number, float) or hints[item.name] is float
-                raise config_error(f"{where} must be {allowed.describe(floating)}, got {format_number(number)}", key)
-    for rule in CROSS_CHECKS.get(values.section, ()):
-        problem = rule(values)
-        if problem is not None:
-            key, message = problem
-            raise config_error(message, key)
+SECTIONS: dict[str, type] = {"data": DataConfig, "model": ModelConfig, "optim": OptimConfig, "train": TrainConfig,
+                             "decode": DecodeConfig}
 
 
-@functools.cache
-def section_types(cls: type) -> dict[str, Any]:
-    """The field types of a config section class (``typing.get_type_hints``, read once per class)."""
-    return typing.get_type_hints(cls)
+def section_keys(section: str) -> tuple[str, ...]:
+    """Every key of a section (of every class, for the model and data families), in declaration order."""
+    cls = SECTIONS[section]
+    if issubclass(cls, ChosenSection):
+        return cls.keys()
+    return tuple(item.name for item in dataclasses.fields(cls))
 
 
-def config_error(message: str, key: str) -> ConfigError:
-    """A ConfigError that also says which dotted key it is about (``load_config`` names the ``--set`` that gave it)."""
-    error = ConfigError(message)
-    error.key = key
-    return error
+def key_range(key: str) -> Range | None:
+    """The values the dotted numeric ``key`` allows (None: not a numeric key), as its field declares them."""
+    section, name = key.split(".", 1)
+    cls = SECTIONS[section]
+    classes = cls.members.values() if issubclass(cls, ChosenSection) else [cls]
+    for klass in classes:
+        item = klass.__dataclass_fields__.get(name)
+        if item is not None:
+            return item.metadata.get("range")
+    return None
 
 
-def _check_value(value: Any, annotation: Any, key: str) -> Any:
-    """Return ``value`` converted to ``annotation`` or raise a ConfigError naming ``key``."""
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(annotation)
-        if value is None and type(None) in options:
-            return None
-        errors = []
-        for option in options:
-            if option is type(None):
-                continue
-            try:
-                return _check_value(value, option, key)
-            except ConfigError as error:
-                errors.append(str(error))
-        raise ConfigError(errors[0] if errors else f"{key}: bad value {value!r}")
-    if origin is tuple:
-        item_types = typing.get_args(annotation)
-        if not isinstance(value, (list, tuple)) or len(value) != len(item_types):
-            raise ConfigError(f"{key}: expected a list of {len(item_types)} values, got {value!r}")
-        return tuple(_check_value(v, t, f"{key}[{i}]") for i, (v, t) in enumerate(zip(value, item_types)))
-    if dataclasses.is_dataclass(annotation):
-        return _build(annotation, value, key)
-    if annotation is bool:
-        if isinstance(value, bool):
-            return value
-    elif annotation is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif annotation is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            try:
-                return float(value)
-            except OverflowError:  # an integer with hundreds of digits
-                raise ConfigError(f"{key}: an integer of {len(str(value))} digits is too large for a float") from None
-    elif annotation is str:
-        if isinstance(value, str):
-            return value
-    else:  # pragma: no cover - a field type this loader does not know is a programming error
-        raise TypeError(f"unsupported config type {annotation!r} for {key}")
-    raise ConfigError(f"{key}: expected {annotation.__name__}, got {value!r} ({type(value).__name__})")
+# ------------------------------------------------------------------------------------------ which keys apply where
 
 
-def _build(cls: type, values: Any, prefix: str) -> Any:
-    if not isinstance(values, dict):
-        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {values!r}")
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(str(name) for name in set(values) - names)  # YAML keys may be numbers, null, ...
-    if unknown:
-        where = f" in {prefix}" if prefix else ""
-        raise ConfigError(
-            f"unknown key{'s' if len(unknown) > 1 else ''}{where}: {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(names))}"
-        )
-    kwargs = {}
-    for name, value in values.items():
-        key = f"{prefix}.{name}" if prefix else name
-        try:
-            kwargs[name] = _check_value(value, hints[name], key)
-        except ConfigError as error:
-            if getattr(error, "key", None) is None:  # the innermost key at fault, for load_config to name its --set
-                error.key = key
-            raise
-    return cls(**kwargs)
+def applies_to(key: str) -> tuple[str, ...] | None:
+    """The tasks (``data.*``) or models (other sections) that the dotted ``key`` applies to; None: all of them."""
+    section, name = key.split(".", 1)
+    if section == "data":
+        return None if name == "task" else DataConfig.names_with(name)
+    if section == "model":
+        return None if name == "name" else ModelConfig.names_with(name)
+    kinds = kinds_reading(key)
+    return model_names(*kinds)
+
+
+def why_not_applicable(key: str, task: str, model: str) -> str | None:
+    """Why the dotted ``key`` does not apply to a run of ``task`` with ``model``, or None when it does."""
+    names = applies_to(key)
+    data = key.startswith("data.")
+    kind, name, known = ("task", task, DataConfig.known()) if data else ("model", model, ModelConfig.known())
+    if names is None or name in names or name not in known:
+        return None
+    return f"{key} does not apply to the {name} {kind} (it applies to: {', '.join(names)})"
+
+
+def applies(key: str, config: Config) -> bool:
+    """Whether the dotted ``key`` applies to the task and model of ``config``."""
+    return why_not_applicable(key, config.data.task, config.model.name) is None
 
 
 def config_from_dict(values: dict) -> Config:
-    return _build(Config, values, "")
+    """A Config from plain dicts (a run folder's config.yaml): the keys of other models or tasks are left out."""
+    return build_section(Config, values, "")
 
 
 def config_to_dict(config: Any, applicable_only: bool = False) -> dict:
     """``config`` as plain dicts, lists and scalars; with ``applicable_only`` (``config`` a whole ``Config``), only
-    the keys that apply to its task and model (see ``MODEL_KEYS``)."""
+    the keys that apply to its task and model (the model and data sections have no others; of the optim, train
+    and decode sections, those its model's kind reads: ``KIND_KEYS``)."""
 
     def plain(value: Any) -> Any:
         if dataclasses.is_dataclass(value):
@@ -394,9 +273,10 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
 
     ``strict=False`` (the default) is for reading back a run's ``config.yaml``: earlier versions of ``save_config``
     wrote every key of every section, so a run folder may hold keys that do not apply to its task and model, some
-    with values other than the defaults (the identities presets used to set ``model.dropout``, which no classifier
-    reads). Such keys load as they are; nothing reads them, ``save_config`` leaves them out and
-    ``config_to_dict(..., applicable_only=True)`` skips them. Unknown keys and wrong types are errors either way.
+    with values other than the defaults (the word-problem presets' ``data.modules``). The keys of the model and data
+    sections that belong to other models or tasks are left out (their classes do not have them); the optim, train
+    and decode keys that its model's kind does not read load as they are, and ``save_config`` and
+    ``config_to_dict(..., applicable_only=True)`` leave them out. Unknown keys are errors either way.
     """
     values: dict = {}
     if path is not None:
@@ -427,6 +307,15 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
         raise ConfigError(f"{where}: {error}" if where else str(error)) from None
     if path is not None and "task" not in values.get("data", {}):
         raise ConfigError(f"{path}: the config names no task: set data.task (one of {', '.join(TASK_NAMES)})")
+    if not strict:  # a file's keys of other models or tasks are left out, but not a key asked for by an override
+        for override in overrides:
+            key = override.split("=", 1)[0].strip()
+            section, _, name = key.partition(".")
+            if section in ("model", "data") and name and name not in getattr(config, section).__dataclass_fields__:
+                reason = why_not_applicable(key, config.data.task, config.model.name)
+                if reason is not None:
+                    raise ConfigError(f"{path}, --set {override}: {reason}" if path is not None
+                                      else f"--set {override}: {reason}")
     if strict:
         problems = []
         for key in _dotted_keys(values):

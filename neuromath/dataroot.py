@@ -86,11 +86,11 @@ def resolve_data_paths(config: Any) -> Any:
     root = data_root(data.root)
     changes: dict[str, str] = {}
     for key in PATH_KEYS:
-        value = getattr(data, key)
+        value = data.option(key)
         if value:
             changes[key] = str(find_data(value, root))
     for key in LIST_KEYS:
-        value = getattr(data, key)
+        value = data.option(key)
         if value:
             names = [name.strip() for name in value.split(",") if name.strip()]
             changes[key] = ",".join(str(find_data(name, root)) for name in names)

@@ -26,14 +26,18 @@ LAYERS = (
     ("tasks",),
     ("text",),
     ("expr",),
-    ("config", "config_presets", "config_rules", "registry", "errors", "fileio", "timelimit", "dataroot", "extras",
-     "safe_read", "environment"),
+    ("config", "config_models", "config_tasks", "config_sections", "config_presets", "config_rules", "registry",
+     "errors", "fileio", "timelimit", "dataroot", "extras", "safe_read", "environment"),
 )
 SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily
     ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
     ("dataroot", "errors"), ("extras", "errors"), ("safe_read", "errors"), ("config", "safe_read"),
     ("fileio", "safe_read"), ("config", "config_rules"), ("config", "config_presets"), ("config_presets", "errors"),
+    # the config and its section classes: config -> models, tasks -> sections -> rules
+    ("config", "config_models"), ("config", "config_tasks"), ("config", "config_sections"),
+    ("config_models", "config_sections"), ("config_tasks", "config_sections"), ("config_models", "config_rules"),
+    ("config_tasks", "config_rules"), ("config_sections", "config_rules"), ("config_sections", "errors"),
 }
 
 

@@ -11,7 +11,7 @@ import torch
 
 from neuromath.api import load
 from neuromath.cli import main
-from neuromath.config import load_config, save_config
+from neuromath.config import ModelConfig, load_config, save_config
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.attention_maps import plot_attention
 from neuromath.models import build_task_model
@@ -30,7 +30,10 @@ TINY = ["model.d_model=16", "model.n_heads=2", "model.d_ff=32", "model.n_encoder
 def word_problem_run(run_dir, *settings: str):
     """A word-problem run folder with untrained (seeded) weights, as training would leave it."""
     run_dir.mkdir(parents=True)
-    config = load_config(None, ["data.task=word_problems", *TINY, *settings])
+    name = next((item.split("=", 1)[1] for item in settings if item.startswith("model.name=")), "transformer")
+    keys = ModelConfig.member(name).__dataclass_fields__  # the sizes of TINY that the model's class has
+    tiny = [item for item in TINY if not item.startswith("model.") or item.split("=", 1)[0][len("model."):] in keys]
+    config = load_config(None, ["data.task=word_problems", *tiny, *settings])
     source, target = Vocabulary([*WORDS, "n0", "n1"]), Vocabulary(TARGET)
     save_config(config, run_dir / "config.yaml")
     source.save(run_dir / "source_vocab.json")

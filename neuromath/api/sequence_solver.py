@@ -126,7 +126,7 @@ def decode_options(given: dict) -> dict:
 def check_decode(decode: DecodeConfig, config: Config | None = None, /, **changes) -> DecodeConfig:
     """``decode`` with the decoding options ``changes`` (``DecodeConfig`` fields); an unknown option is a ConfigError,
     and so is a value out of its range or an nbest above the beam: a ``DecodeConfig`` checks itself when it is built
-    (``neuromath.config_rules.RANGES``). With the run's ``config``, the rules between the decoding and the other
+    (the ranges its fields declare). With the run's ``config``, the rules between the decoding and the other
     sections are checked too (``neuromath.config_rules.CONFIG_CHECKS``: a max_len above the model's)."""
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(DecodeConfig)})
     if unknown:

@@ -123,7 +123,7 @@ unit_interval = float_in(0.0, 1.0)  # a share or probability
 
 def add_decode_options(parser: argparse.ArgumentParser) -> None:
     """--beam, --nbest, --length-penalty, --constrained and --verify, within the ranges of the decode keys
-    (``neuromath.config_rules.RANGES``)."""
+    (the ranges ``DecodeConfig``'s fields declare)."""
     parser.add_argument("--beam", type=integer_in(1, MAX_BEAM), default=None, metavar="K",
                         help="beam width (default: the run's, greedy = 1)")
     parser.add_argument("--nbest", type=integer_in(1, MAX_BEAM), default=None, metavar="N",

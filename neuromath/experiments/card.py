@@ -213,8 +213,8 @@ def data_files(config: Config) -> list[tuple[str, str]]:
     the candidates of the completion ranking loss."""
     data = config.data
     files = [(role, getattr(data, role)) for role in ("train", "valid", "test") if getattr(data, role)]
-    files += [("train_extra", name.strip()) for name in (data.train_extra or "").split(",") if name.strip()]
-    files += [("candidates", data.candidates)] if data.candidates else []
+    files += [("train_extra", name.strip()) for name in (data.option("train_extra") or "").split(",") if name.strip()]
+    files += [("candidates", data.option("candidates"))] if data.option("candidates") else []
     return [(role, shown_path(path, config)) for role, path in files]
 
 

@@ -26,7 +26,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from neuromath.config import ModelConfig
-from neuromath.errors import ConfigError
+from neuromath.config_models import StackRNNConfig, TreeCellConfig
 from neuromath.models.batching import EpochShuffleSampler, ShardSampler, move_batch, pad
 from neuromath.models.contracts import EquationClassifier
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
@@ -131,28 +131,25 @@ class MajorityClassifier(nn.Module):
         return self.logit.expand(batch["labels"].shape[0])
 
 
-def _cell_options(cell: str, config: ModelConfig) -> dict:
+def _cell_options(cell: str, config: TreeCellConfig) -> dict:
+    """The options a tree cell takes beyond its sizes, from the keys of its config class (``TreeRNNConfig`` has the
+    activation, ``TreeLSTMConfig`` the dropout site and the leaf, the stack cells' classes the stack depth)."""
     cell_class, options = TREE_CELLS.get(cell), {}
     if cell_class.uses_stack:
         options["stack_depth"] = config.stack_depth
     if cell_class.takes_activation:
         options["activation"] = config.tree_activation
-    if config.dropout_site == "candidate":
-        if not cell_class.takes_candidate_dropout:
-            raise ConfigError(f"model.dropout_site candidate: {cell} has no candidate to drop (only the Tree-LSTM "
-                              "cells have one); use output")
+    if cell_class.takes_candidate_dropout and config.dropout_site == "candidate":
         options["candidate_dropout"] = config.dropout
     if cell_class.takes_leaf:
         options["leaf"] = config.tree_leaf
-    elif config.tree_leaf != "gated":
-        raise ConfigError(f"model.tree_leaf {config.tree_leaf}: {cell} makes its leaves from the embedding already "
-                          "(only the Tree-LSTM cells have a gated leaf); leave it gated")
     return options
 
 
-def _node_dropout(config: ModelConfig) -> float:
+def _node_dropout(cell: str, config: TreeCellConfig) -> float:
     """The dropout on every node's output h: model.dropout unless the cell drops its candidate instead."""
-    return 0.0 if config.dropout_site == "candidate" else config.dropout
+    candidate = TREE_CELLS.get(cell).takes_candidate_dropout and config.dropout_site == "candidate"
+    return 0.0 if candidate else config.dropout
 
 
 def _register() -> None:
@@ -160,8 +157,8 @@ def _register() -> None:
         CLASSIFIERS.add(
             cell,
             lambda config, vocab, cell=cell: TreeClassifier(
-                cell, len(vocab), config.d_model, dropout=_node_dropout(config), number_encoder=config.number_encoder,
-                **_cell_options(cell, config)
+                cell, len(vocab), config.d_model, dropout=_node_dropout(cell, config),
+                number_encoder=config.number_encoder, **_cell_options(cell, config)
             ),
         )
     for encoder in SEQUENCE_ENCODERS.names():
@@ -171,7 +168,7 @@ def _register() -> None:
             encoder,
             lambda config, vocab, encoder=encoder: SequenceClassifier(
                 encoder, len(vocab), config.d_model, pad_id=vocab.pad_id, dropout=config.dropout,
-                stack_depth=config.stack_depth,
+                **({"stack_depth": config.stack_depth} if isinstance(config, StackRNNConfig) else {}),
             ),
         )
     CLASSIFIERS.add("majority", lambda config, vocab: MajorityClassifier())
@@ -201,7 +198,7 @@ def reads_numbers(model: EquationClassifier) -> bool:
 def config_reads_numbers(config: ModelConfig) -> bool:
     """Whether the classifier ``config`` builds reads number leaves by value (a tree cell with number_encoder):
     its node vocabulary must then be built with ``numbers=True``."""
-    return config.number_encoder and config.name in TREE_CELLS
+    return isinstance(config, TreeCellConfig) and config.number_encoder
 
 
 def node_vocabulary(examples: Sequence[EquationExample], numbers: bool = False) -> Vocabulary:

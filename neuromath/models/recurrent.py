@@ -34,7 +34,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from neuromath.config import ModelConfig
+from neuromath.config_models import RecurrentConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
@@ -79,7 +79,7 @@ class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
     attention = True
     group_attention = False
 
-    def __init__(self, config: ModelConfig, inputs: ModelInputs):
+    def __init__(self, config: RecurrentConfig, inputs: ModelInputs):
         super().__init__()
         self.config = config
         pad_id = self.pad_id = inputs.pad_id

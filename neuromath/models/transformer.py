@@ -33,7 +33,7 @@ from torch import nn
 import neuromath.nn.attention  # noqa: F401  (registers the attention kernels)
 import neuromath.nn.positions  # noqa: F401  (registers the sequence positional encodings)
 import neuromath.nn.tree_structure  # noqa: F401  (registers the tree positional encoding)
-from neuromath.config import ModelConfig
+from neuromath.config_models import TransformerConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import reorder_cache
@@ -72,7 +72,7 @@ def choose_places(
     return places
 
 
-def resolve_structure(config: ModelConfig, has_source_tree: bool, has_target_tree: bool) -> dict:
+def resolve_structure(config: TransformerConfig, has_source_tree: bool, has_target_tree: bool) -> dict:
     """Where the configured kernel, encoding and embedding apply, checked against the task's trees."""
     has_tree = {"encoder": has_source_tree, "decoder": has_target_tree, "cross": False}
     kernel = ATTENTION.get(config.attention)
@@ -136,7 +136,7 @@ class RoleEmbedding(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    def __init__(self, config: ModelConfig, kernel):
+    def __init__(self, config: TransformerConfig, kernel):
         super().__init__()
         self.self_attention = kernel.build(config, "encoder")
         self.self_attention.place = "encoder"
@@ -150,7 +150,7 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, config: ModelConfig, index: int, self_kernel, cross_kernel):
+    def __init__(self, config: TransformerConfig, index: int, self_kernel, cross_kernel):
         super().__init__()
         self.self_attention = self_kernel.build(config, "decoder")
         self.cross_attention = cross_kernel.build(config, "cross")
@@ -190,7 +190,7 @@ class DecoderLayer(nn.Module):
 
 @MODELS.register("transformer")
 class Transformer(nn.Module):
-    def __init__(self, config: ModelConfig, inputs: ModelInputs):
+    def __init__(self, config: TransformerConfig, inputs: ModelInputs):
         super().__init__()
         self.config = config
         pad_id = self.pad_id = inputs.pad_id

@@ -31,7 +31,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from neuromath.config import ModelConfig
+from neuromath.config_models import TreeDecoderConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
@@ -55,7 +55,7 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
 
     graph_encoder = False
 
-    def __init__(self, config: ModelConfig, inputs: ModelInputs):
+    def __init__(self, config: TreeDecoderConfig, inputs: ModelInputs):
         super().__init__()
         if inputs.target_tokens is None or inputs.target_classes is None or inputs.source_tokens is None:
             raise ConfigError(f"{config.name} needs a task whose targets are equations of a prefix grammar")

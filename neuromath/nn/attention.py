@@ -6,7 +6,7 @@ every attention layer from that name, so a variant (TP-Attention, relative posit
 new registered class with the same ``forward`` signature, not a change to the model.
 
 The kernel contract:
-  ``Kernel.build(config: ModelConfig, place)`` makes one layer; ``place`` is "encoder", "decoder"
+  ``Kernel.build(config: TransformerConfig, place)`` makes one layer; ``place`` is "encoder", "decoder"
   (self-attention) or "cross" (encoder-decoder attention).
   ``Kernel.default_places``: where ``attention_in: auto`` puts the kernel.
   ``Kernel.needs_tree``: the kernel reads ``structure["relations"]`` and so needs a side whose

@@ -1,7 +1,7 @@
 """Positional encodings, registered by name: sinusoidal (Vaswani et al. 2017, section 3.5), learned
 absolute positions (Gehring et al. 2017, section 3.1).
 
-The contract: ``Encoding.build(config: ModelConfig)`` makes one; ``forward(embeddings, start, tree)``
+The contract: ``Encoding.build(config: TransformerConfig)`` makes one; ``forward(embeddings, start, tree)``
 returns the embeddings (B, T, D) with positions added, where ``start`` is the absolute position of
 the first of the T tokens and ``tree`` (only for encodings with ``needs_tree``) is the dict of
 ``neuromath.nn.tree_structure.TreeParser`` for those tokens (``paths``: (B, T, L) child indices from the root).

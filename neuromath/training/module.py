@@ -98,7 +98,7 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
         ``data.word_dropout``, so that words unseen at test time are not out of distribution. The draws come from
         torch's CPU generator (seeded by ``train.seed``, saved in checkpoints), whatever the device, so a resumed run
         drops the same words; with no word dropout nothing is drawn and ``source`` is returned as it is."""
-        rate = self.config.data.word_dropout
+        rate = self.config.data.option("word_dropout", 0.0)  # a key of the word-problem tasks only
         if self.droppable_source is None or rate <= 0:
             return source
         draws = torch.rand(source.shape).to(source.device)  # (B, S)

@@ -25,7 +25,7 @@ from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, Timer
 from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, load_config, save_config
-from neuromath.config_rules import applies
+from neuromath.config_tasks import StreamingData, WordProblemsData
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
@@ -160,10 +160,11 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     stream = None
-    if config.data.streaming and not config.train.validate:
+    streaming = isinstance(config.data, StreamingData) and config.data.streaming  # the tasks whose class has the key
+    if streaming and not config.train.validate:
         raise ConfigError("train.validate false trains on the whole of an in-memory data.train; a streamed corpus "
                           "(data.streaming) holds its validation records out of the stream")
-    if config.data.streaming:  # data.train is read lazily, batch by batch (neuromath.training.streaming)
+    if streaming:  # data.train is read lazily, batch by batch (neuromath.training.streaming)
         stream = open_stream(config, task)
         report = stream.report
         valid = read_split(task, config.data.valid, config, report, "valid") if config.data.valid else stream.valid
@@ -251,7 +252,7 @@ def build_vocabularies(task: SequenceTask, train: list, config: Config) -> tuple
     says so). Source words seen fewer than ``data.min_count`` times are left out (read as <unk>); the task's
     ``reserved_tokens`` (word problems: the number slots n0, n1, ...) are in whatever their counts. ``task`` is the
     configured task (``SequenceTask.configured``), so its source tokens follow the data settings."""
-    min_count = config.data.min_count if applies("data.min_count", config) else 1
+    min_count = config.data.min_count if isinstance(config.data, WordProblemsData) else 1
     reserved_source, reserved_target = task.reserved_tokens(train) if task.reserved_tokens is not None else ([], [])
     if task.shared_vocab:  # one table for both sides, built from inputs and outputs
         shared = Vocabulary.build(
@@ -270,7 +271,7 @@ def droppable_source(task: SequenceTask, source_vocab: Vocabulary, config: Confi
     """Which source ids word dropout may replace by <unk> (a bool per id of ``source_vocab``): every ordinary word,
     not pad/bos/eos/unk nor what the task keeps (``keeps_token``: word problems keep their numbers and clause
     breaks). None when the run has no word dropout (``data.word_dropout`` 0, or not a key of its task)."""
-    if not applies("data.word_dropout", config) or config.data.word_dropout <= 0:
+    if not isinstance(config.data, WordProblemsData) or config.data.word_dropout <= 0:
         return None
     keeps = task.keeps_token or (lambda token: False)
     return torch.tensor([token not in SPECIALS and not keeps(token) for token in source_vocab.tokens],

@@ -35,12 +35,14 @@ RESUMABLE_CHANGES = COSMETIC_CHANGES | {
 def config_differences(saved: Config, new: Config, allowed: set[tuple[str, str]]) -> list[str]:
     """``section.key: old -> new`` for each setting the saved run reads that differs, those in ``allowed`` aside."""
     saved_dict, new_dict = config_to_dict(saved, applicable_only=True), config_to_dict(new)  # what the run reads
-    return [
-        f"{section}.{key}: {saved_dict[section][key]!r} -> {new_dict[section][key]!r}"
-        for section in saved_dict
-        for key in saved_dict[section]
-        if saved_dict[section][key] != new_dict[section][key] and (section, key) not in allowed
-    ]
+    differences = []
+    for section, keys in saved_dict.items():
+        for key, old in keys.items():
+            if key not in new_dict[section]:  # another model.name or data.task, whose class has other keys
+                differences.append(f"{section}.{key}: {old!r} -> (not a key of the new model or task)")
+            elif old != new_dict[section][key] and (section, key) not in allowed:
+                differences.append(f"{section}.{key}: {old!r} -> {new_dict[section][key]!r}")
+    return differences
 
 
 def check_resume_config(saved: Config, new: Config) -> None:

@@ -197,7 +197,7 @@ def open_stream(config: Config, task: SequenceTask) -> StreamSetup:
     if not data.train:
         raise ConfigError("data.streaming reads data.train lazily; name a file or folder (the built-in generators "
                           "make in-memory data)")
-    if getattr(data, "per_module", 0):
+    if data.option("per_module", 0):
         raise ConfigError("data.per_module keeps the head of each module file in memory; with data.streaming the "
                           "files are read whole (set data.per_module=0)")
     files = task.record_files(data.train, data, data.lenient)

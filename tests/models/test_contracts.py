@@ -47,7 +47,7 @@ def test_every_sequence_model_satisfies_its_contract_and_decodes_through_it(name
     source_vocab, target_vocab = build_vocabularies(task, data.train, config)
     model = build_task_model(config.model, task, source_vocab, target_vocab).eval()
     assert isinstance(model, SequenceModel)
-    assert model.learns_structure == (config.model.attention == "tree_relative")
+    assert model.learns_structure == (config.model.option("attention") == "tree_relative")
     encoded = EncodedExamples(data.test[:3], task, source_vocab, target_vocab)
     batch = collate([encoded[index] for index in range(len(encoded))])
     logits = model(batch)

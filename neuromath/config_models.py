@@ -1,0 +1,255 @@
+"""The model section of the run configuration: one class per model family, chosen by ``model.name``.
+
+Each class declares the keys its models read, with their defaults and allowed values; ``ModelConfig(**values)`` builds
+the class that ``values["name"]`` names (``neuromath.config_sections.ChosenSection``). ``kind`` says how a model trains
+(``neuromath.config_rules.KIND_KEYS``: which optim, train and decode keys it reads). Adding a model: a class here (or
+a name added to the ``register`` of the class that already has its keys) and the model itself in its registry
+(``neuromath.registry.MODELS`` or ``CLASSIFIERS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from neuromath.config_rules import (
+    DEPTH,
+    DROPOUT_SITES,
+    LENGTH,
+    MAJORITY,
+    MAX_LENGTH,
+    PROBABILITY,
+    RETRIEVAL,
+    SEQUENCE,
+    SEQUENCE_CLASSIFIER,
+    TREE_ACTIVATION_NAMES,
+    TREE_CLASSIFIER,
+    TREE_LEAF_NAMES,
+    WIDTH,
+    Range,
+    heads_divide_the_memory,
+    heads_divide_the_width,
+    tree_positions_fit,
+)
+from neuromath.config_sections import ChosenSection, family, one_of, ranged
+
+
+@family("model", "name", "model")
+@dataclass(frozen=True)
+class ModelConfig(ChosenSection):
+    """The root of the model family: ``ModelConfig(name=..., **keys)`` builds the class of that model."""
+
+    name: str = "transformer"
+    kind: ClassVar[str]
+    bounded_positions: ClassVar[bool] = False  # reads and writes at most max_len positions (a position table)
+
+
+# ------------------------------------------------------------------------------------------ encoder-decoders
+
+
+@ModelConfig.register("transformer")
+@dataclass(frozen=True)
+class TransformerConfig(ModelConfig):
+    """The Transformer with a choice of attention kernel and positions: standard, TP-Transformer (Schlag et al.),
+    relative positions (Shaw et al.), tree positions (Shiv & Quirk) and tree relative attention."""
+
+    kind: ClassVar[str] = SEQUENCE
+    bounded_positions: ClassVar[bool] = True
+    rules: ClassVar = (heads_divide_the_width, tree_positions_fit)
+    name: str = "transformer"
+    d_model: int = ranged(128, WIDTH)
+    n_heads: int = ranged(4, WIDTH)  # at most d_model (heads divide it)
+    n_encoder_layers: int = ranged(2, DEPTH)
+    n_decoder_layers: int = ranged(2, DEPTH)
+    d_ff: int = ranged(256, WIDTH)
+    dropout: float = ranged(0.1, PROBABILITY)
+    norm_first: bool = True  # pre-LayerNorm (True) or post-LayerNorm (False)
+    attention: str = "standard"  # kernel from ATTENTION: standard | tp | relative | tree_relative
+    # where the kernel is used: comma list of encoder, decoder, cross; auto -> the kernel's own default
+    attention_in: str = "auto"
+    positions: str = "sinusoidal"  # from POSITIONS: sinusoidal | learned | tree
+    # comma list of encoder, decoder; the other side gets sinusoidal; auto -> every side it applies to
+    positions_in: str = "auto"
+    embedding: str = "auto"  # plain | role (TP-Transformer eq. 2); auto -> role with attention tp, else plain
+    # relative positions (Shaw et al.): distances clipped to [-k, k]; 0: every distance shares one embedding
+    relative_k: int = ranged(16, Range(low=0, high=MAX_LENGTH, high_closed=True))
+    # tree positions (Shiv & Quirk): levels of the one-hot path stack (the presets: 32)
+    tree_depth: int = ranged(16, Range(low=1, high=1024, high_closed=True))
+    # tree positions: child indices 0 .. width-1 (larger ones are clipped)
+    tree_width: int = ranged(2, Range(low=1, high=1024, high_closed=True))
+    # tree relative attention: relation ids, the most frequent paths + one shared "other" (so at least two)
+    tree_relations: int = ranged(64, Range(low=2, high=MAX_LENGTH, high_closed=True))
+    tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
+    share_embeddings: bool = True  # tie the target embedding and the output projection
+    max_len: int = ranged(512, LENGTH)  # positions of the Transformer's tables
+
+
+@ModelConfig.register("dns")
+@dataclass(frozen=True)
+class RecurrentConfig(ModelConfig):
+    """The recurrent encoder-decoders of word problems (DNS: a GRU encoder and decoder); d_model is the embedding
+    size."""
+
+    kind: ClassVar[str] = SEQUENCE
+    name: str = "dns"
+    d_model: int = ranged(128, WIDTH)
+    n_encoder_layers: int = ranged(2, DEPTH)
+    n_decoder_layers: int = ranged(2, DEPTH)
+    dropout: float = ranged(0.1, PROBABILITY)
+    decoder_hidden: int = ranged(512, WIDTH)  # units of the decoder (the GRU of dns: of its one direction)
+    max_len: int = ranged(512, LENGTH)  # the longest input the model reads
+
+
+@ModelConfig.register("bilstm_seq2seq")
+@dataclass(frozen=True)
+class BiLSTMSeq2SeqConfig(RecurrentConfig):
+    """A Bi-LSTM encoder and an LSTM decoder with attention."""
+
+    name: str = "bilstm_seq2seq"
+    encoder_hidden: int = ranged(256, WIDTH)  # units of each encoder direction
+
+
+@ModelConfig.register("group_attention")
+@dataclass(frozen=True)
+class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
+    """Group attention (Li et al. 2019): the Bi-LSTM encoder-decoder whose attention heads are split into groups."""
+
+    rules: ClassVar = (heads_divide_the_memory,)
+    name: str = "group_attention"
+    n_heads: int = ranged(4, WIDTH)  # shared equally by the groups; they divide both encoder directions
+    d_ff: int = ranged(256, WIDTH)
+    groups: str = "global,quantity,quantity_pair,question"  # comma list
+
+
+@ModelConfig.register("gts")
+@dataclass(frozen=True)
+class TreeDecoderConfig(ModelConfig):
+    """The goal-driven tree decoders of word problems (GTS): a Bi-GRU encoder; goals and subtrees are
+    encoder_hidden wide."""
+
+    kind: ClassVar[str] = SEQUENCE
+    name: str = "gts"
+    d_model: int = ranged(128, WIDTH)
+    n_encoder_layers: int = ranged(2, DEPTH)
+    dropout: float = ranged(0.1, PROBABILITY)
+    encoder_hidden: int = ranged(256, WIDTH)
+    # for ablations: how a number leaf is embedded (pointer: the encoder state at its position in the problem; slot:
+    # a learned embedding per slot n0, n1, ..., like a constant), and whether goals and parents read the embeddings of
+    # finished subtrees (False: a right goal and a merged parent see zeros instead)
+    numbers: str = "pointer"
+    subtree_embedding: bool = True
+    max_len: int = ranged(512, LENGTH)  # the longest input the model reads
+
+
+@ModelConfig.register("graph2tree")
+@dataclass(frozen=True)
+class Graph2TreeConfig(TreeDecoderConfig):
+    """Graph2Tree (Zhang et al. 2020): the tree decoder over a graph-convolved encoder."""
+
+    name: str = "graph2tree"
+    d_ff: int = ranged(256, WIDTH)
+    # also link each word of a number's quantity cell to the other occurrences of that word in the problem (the
+    # question's words reach the numbers; neuromath.tasks.word_problems.graphs.shared_word_links)
+    shared_words: bool = False
+    # build the graphs from the problem's words as written, not from the vocabulary's tokens, so a word the vocabulary
+    # does not know is still a content word, equal to its other occurrences (needs a task with source_words)
+    graph_text: bool = False
+
+
+# ------------------------------------------------------------------------------------------ equation classifiers
+
+
+@ModelConfig.register("rnn", "lstm")
+@dataclass(frozen=True)
+class SequenceClassifierConfig(ModelConfig):
+    """A recurrent encoder over an equation's pre-order tokens (identities); d_model is its hidden size."""
+
+    kind: ClassVar[str] = SEQUENCE_CLASSIFIER
+    name: str = "rnn"
+    d_model: int = ranged(128, WIDTH)
+    dropout: float = ranged(0.1, PROBABILITY)  # on each side's output
+
+
+@ModelConfig.register("stack_rnn")
+@dataclass(frozen=True)
+class StackRNNConfig(SequenceClassifierConfig):
+    """The RNN with a soft stack (Joulin & Mikolov)."""
+
+    name: str = "stack_rnn"
+    stack_depth: int = ranged(8, Range(low=1, high=4096, high_closed=True))  # slots of the soft stack
+
+
+@dataclass(frozen=True)
+class TreeCellConfig(ModelConfig):
+    """What every recursive cell over an equation's two trees reads (identities); d_model is the hidden size."""
+
+    kind: ClassVar[str] = TREE_CLASSIFIER
+    d_model: int = ranged(128, WIDTH)
+    dropout: float = ranged(0.1, PROBABILITY)  # on each tree node's output (or the candidate: dropout_site)
+    number_encoder: bool = False  # read every number leaf's value with a small network (numbers as evidence)
+
+
+@ModelConfig.register("tree_rnn", "second_order_tree_rnn")
+@dataclass(frozen=True)
+class TreeRNNConfig(TreeCellConfig):
+    """The Tree-RNN cells (the second-order one multiplies its children's states through a tensor)."""
+
+    name: str = "tree_rnn"
+    tree_activation: str = one_of("tanh", *TREE_ACTIVATION_NAMES)  # sigmoid: Arabshahi et al.'s code
+
+
+@ModelConfig.register("tree_lstm", "mtree_lstm", "mi_tree_lstm")
+@dataclass(frozen=True)
+class TreeLSTMConfig(TreeCellConfig):
+    """The Tree-LSTM cells (Tai et al.), multiplicative (MTree-LSTM) and multiplicative-integration (MI-Tree-LSTM):
+    a memory c and a candidate u."""
+
+    name: str = "tree_lstm"
+    # where model.dropout applies: output (every node's h, where its parent reads it) | candidate (only the candidate u
+    # of c = i*u + f_l*c_l + f_r*c_r, as Arabshahi et al.'s code does for its Tree-LSTM)
+    dropout_site: str = one_of("output", *DROPOUT_SITES)
+    # how a leaf's state is made: gated (a node without children, Tai et al.: [i, o, u] from the embedding x, c = i*u,
+    # h = o*tanh(c)) | embedding (h = x, c = 0, as Arabshahi et al.'s code; their released Tree-LSTM, imported by
+    # neuromath import released, needs it)
+    tree_leaf: str = one_of("gated", *TREE_LEAF_NAMES)
+
+
+@ModelConfig.register("stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu_lstm")
+@dataclass(frozen=True)
+class StackTreeLSTMConfig(TreeLSTMConfig):
+    """The Tree-LSTM cells with a soft stack per node."""
+
+    name: str = "stack_mtree_lstm"
+    stack_depth: int = ranged(8, Range(low=1, high=4096, high_closed=True))  # slots of the soft stack
+
+
+@ModelConfig.register("tree_smu")
+@dataclass(frozen=True)
+class TreeSMUConfig(TreeCellConfig):
+    """The tree stack memory unit: a recursive cell whose state is a soft stack."""
+
+    name: str = "tree_smu"
+    stack_depth: int = ranged(8, Range(low=1, high=4096, high_closed=True))  # slots of the soft stack
+
+
+@ModelConfig.register("majority")
+@dataclass(frozen=True)
+class MajorityConfig(ModelConfig):
+    """The majority class of the training labels (identities): no parameters."""
+
+    kind: ClassVar[str] = MAJORITY
+    name: str = "majority"
+
+
+@ModelConfig.register("jaccard", "cosine")
+@dataclass(frozen=True)
+class RetrievalConfig(ModelConfig):
+    """The retrieval baselines of word problems (neuromath.models.retrieval): nothing trained, only the data read."""
+
+    kind: ClassVar[str] = RETRIEVAL
+    name: str = "jaccard"
+
+
+def model_names(*kinds: str) -> tuple[str, ...]:
+    """The model names of these kinds (every kind when none is given), in registration order."""
+    return tuple(name for name, member in ModelConfig.members.items() if not kinds or member.kind in kinds)

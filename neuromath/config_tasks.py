@@ -1,0 +1,124 @@
+"""The data section of the run configuration: one class per task, chosen by ``data.task``.
+
+Each class declares the keys its task reads; ``DataConfig(**values)`` builds the class that ``values["task"]`` names
+(``neuromath.config_sections.ChosenSection``). Adding a task: a class here and the task itself
+(``neuromath.registry.TASKS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neuromath.config_rules import (
+    COUNT,
+    GENERATED,
+    LENGTH,
+    NONNEGATIVE,
+    PROBABILITY,
+    SEED,
+    WORKERS,
+    Range,
+)
+from neuromath.config_sections import ChosenSection, family, one_of, ranged
+
+
+@family("data", "task", "task")
+@dataclass(frozen=True)
+class DataConfig(ChosenSection):
+    """The root of the data family, with what every task reads: ``DataConfig(task=..., **keys)`` builds the class of
+    that task."""
+
+    task: str = "word_problems"
+    # where relative data paths that are not in the working directory are read from (neuromath.dataroot);
+    # None -> $NEUROMATH_DATA, else ./data
+    root: str | None = None
+    train: str | None = None  # a data file; None -> generate `generate_train` problems
+    valid: str | None = None  # None -> generate, or carve `valid_fraction` out of `train`
+    test: str | None = None
+    lenient: bool = False  # skip (and report) malformed rows instead of stopping
+    generate_train: int = ranged(4000, Range(low=1, high=GENERATED.high, high_closed=True))
+    generate_seed: int = ranged(1234, SEED)
+    # the carved-out share of the training set; some must be left to train
+    valid_fraction: float = ranged(0.1, Range(low=0, high=1, low_open=True))
+    valid_max: int = ranged(0, NONNEGATIVE)  # at most this many carved-out validation examples; 0 -> no cap
+
+
+@dataclass(frozen=True)
+class SequenceData(DataConfig):
+    """What the sequence tasks read: a source and a target per example, read in one of several file formats and
+    filtered by length; the held-out sets generated or read."""
+
+    format: str | None = None  # None -> detect from each file
+    generate_valid: int = ranged(300, GENERATED)  # 0: none generated, the validation set is carved out of the train
+    generate_test: int = ranged(500, GENERATED)  # 0: no test set
+    max_source_len: int = ranged(200, LENGTH)
+    max_target_len: int = ranged(64, LENGTH)
+
+
+@DataConfig.register("word_problems", "word_problems_normalized")
+@dataclass(frozen=True)
+class WordProblemsData(SequenceData):
+    """Word problems with masked numbers: how source words become vocabulary ids (at training, and when a run
+    solves or evaluates)."""
+
+    task: str = "word_problems"
+    lowercase: bool = True  # lower-case the source words; False keeps their case
+    # a source word seen fewer times in the training set is <unk> (the numbers n0, n1, ... never); 1: every word kept
+    min_count: int = ranged(1, COUNT)
+    # training only: each ordinary source word is replaced by <unk> with this probability (1 would leave none)
+    word_dropout: float = ranged(0.0, PROBABILITY)
+
+
+@dataclass(frozen=True)
+class StreamingData(SequenceData):
+    """Streaming (mathematics_dataset, symbolic): read data.train lazily, for corpora larger than memory
+    (neuromath.training.streaming); validation comes from data.valid or the first data.valid_max records."""
+
+    streaming: bool = False
+    # each shard (process x loader worker) shuffles its records in windows of this many; 1: in file order
+    shuffle_window: int = ranged(10000, Range(low=1, high=100_000_000, high_closed=True))
+    # data-loader worker processes per training process; 0 -> read in the training process
+    loader_workers: int = ranged(0, WORKERS)
+    # the vocabulary comes from this many records after the held-out head; 0: all
+    stream_vocab_records: int = ranged(1000000, NONNEGATIVE)
+
+
+@DataConfig.register("mathematics_dataset")
+@dataclass(frozen=True)
+class MathematicsDatasetData(StreamingData):
+    """The Mathematics Dataset (Saxton et al.): modules and splits."""
+
+    task: str = "mathematics_dataset"
+    modules: str = "*"  # comma list of module globs, e.g. "arithmetic__*,numbers__place_value"
+    per_module: int = ranged(0, NONNEGATIVE)  # read at most this many questions per module file; 0 -> all
+    train_splits: str = "train-easy,train-medium,train-hard"  # merged into the training (and validation) set
+    test_splits: str = "interpolate,extrapolate"  # read for data.test and by evaluate
+
+
+@DataConfig.register("symbolic")
+@dataclass(frozen=True)
+class SymbolicData(StreamingData):
+    """Integration and ODEs in prefix notation (Lample & Charton): the built-in data when no files are named."""
+
+    task: str = "symbolic"
+    symbolic_method: str = one_of("backward", "backward", "forward", "parts", "ode1")  # the generator
+    # operators per random expression (the presets: 15)
+    symbolic_max_ops: int = ranged(6, Range(low=1, high=1000, high_closed=True))
+
+
+@DataConfig.register("identities")
+@dataclass(frozen=True)
+class IdentitiesData(DataConfig):
+    """Equation trees with a depth (identities): which depths train and validate and which test. Identities reads one
+    file format, filters no equation by length, carves its validation set out of the training equations and takes
+    its test set from data.test or data.test_depths."""
+
+    task: str = "identities"
+    # comma list of further files whose equations join the training set only (not the validation split, whatever
+    # their depth), e.g. the function evaluations of `neuromath generate evaluations`
+    train_extra: str | None = None
+    # a candidate-classes file (released format) whose fillers the completion ranking loss draws (train.rank_weight)
+    candidates: str | None = None
+    # a range "a-b" or a comma list; examples of other depths in the train file are not trained on
+    train_depths: str = "1-7"
+    test_depths: str = "8-13"  # when data.test is unset, the train file's examples of these depths are the test set

@@ -1,0 +1,111 @@
+"""The model and data sections as families of classes (neuromath.config_models, config_tasks, config_sections):
+the name chooses the class, a class has exactly its keys, and adding a model is one class and its registration."""
+
+import dataclasses
+import pickle
+from typing import ClassVar
+
+import pytest
+import yaml
+
+from neuromath.config import Config, DataConfig, ModelConfig, load_config, show_config, why_not_applicable
+from neuromath.config_models import (
+    GroupAttentionConfig,
+    StackTreeLSTMConfig,
+    TransformerConfig,
+    TreeCellConfig,
+    TreeLSTMConfig,
+    TreeRNNConfig,
+)
+from neuromath.config_rules import SEQUENCE, WIDTH
+from neuromath.config_sections import ranged
+from neuromath.config_tasks import IdentitiesData, MathematicsDatasetData, WordProblemsData
+from neuromath.errors import ConfigError
+
+
+def test_the_name_chooses_the_class_and_the_class_has_only_its_keys():
+    assert type(ModelConfig()) is TransformerConfig and type(DataConfig()) is WordProblemsData
+    model = ModelConfig(name="stack_mi_tree_lstm", d_model=50, stack_depth=4)
+    assert type(model) is StackTreeLSTMConfig and (model.d_model, model.stack_depth) == (50, 4)
+    assert isinstance(model, ModelConfig) and isinstance(model, TreeLSTMConfig)
+    assert not hasattr(model, "n_heads") and not hasattr(model, "attention")
+    assert type(ModelConfig(name="group_attention")) is GroupAttentionConfig
+    assert type(DataConfig(task="identities")) is IdentitiesData
+    assert type(DataConfig(task="mathematics_dataset", modules="numbers__*")) is MathematicsDatasetData
+
+
+def test_a_key_of_another_model_or_an_unknown_name_is_a_config_error_that_says_where_it_belongs():
+    with pytest.raises(ConfigError, match=r"^model.n_heads does not apply to the tree_lstm model \(it applies to: "
+                                          r"transformer, group_attention\)$") as error:
+        ModelConfig(name="tree_lstm", n_heads=4)
+    assert error.value.key == "model.n_heads"
+    with pytest.raises(ConfigError, match=r"^data.modules does not apply to the identities task"):
+        DataConfig(task="identities", modules="x")
+    with pytest.raises(ConfigError, match=r"unknown model 'gtss'; the models are: transformer, dns, .*graph2tree"):
+        ModelConfig(name="gtss")
+    with pytest.raises(ConfigError, match=r"unknown key in model: widht; known: .*d_model"):
+        ModelConfig(name="transformer", widht=3)
+    with pytest.raises(ConfigError, match=r"'tree_rnn' is not configured by TreeLSTMConfig .*build ModelConfig"):
+        dataclasses.replace(ModelConfig(name="tree_lstm"), name="tree_rnn")
+    with pytest.raises(TypeError, match="keywords only"):
+        ModelConfig("transformer")
+
+
+def test_the_classes_pickle_copy_and_replace_as_themselves():
+    config = load_config("identities/stack_mi_tree_lstm", strict=True)
+    assert pickle.loads(pickle.dumps(config)) == config  # DDP and data-loader workers pickle it
+    changed = dataclasses.replace(config.model, stack_depth=3)
+    assert type(changed) is StackTreeLSTMConfig and changed.stack_depth == 3 and changed != config.model
+    with pytest.raises(ConfigError, match=r"model.stack_depth must be in \[1, 4096\], got 0"):
+        dataclasses.replace(config.model, stack_depth=0)
+
+
+def test_each_tree_cells_options_are_the_keys_of_its_config_class():
+    """The classifier builder reads a cell's options from its class: a cell that takes the activation, the leaf, the
+    candidate dropout or the stack depth must be configured by a class that has those keys, and no other."""
+    import neuromath.models.classifiers  # noqa: F401  (registers the cells)
+    from neuromath.registry import TREE_CELLS
+
+    for cell in TREE_CELLS.names():
+        cls, flags = ModelConfig.member(cell), TREE_CELLS.get(cell)
+        keys = set(cls.__dataclass_fields__)
+        assert issubclass(cls, TreeCellConfig), cell
+        assert flags.uses_stack == ("stack_depth" in keys), cell
+        assert flags.takes_activation == ("tree_activation" in keys) == issubclass(cls, TreeRNNConfig), cell
+        assert flags.takes_leaf == ("tree_leaf" in keys), cell
+        assert flags.takes_candidate_dropout == ("dropout_site" in keys), cell
+
+
+def test_adding_a_model_is_one_class_and_its_registration(monkeypatch):
+    monkeypatch.setattr(ModelConfig, "members", dict(ModelConfig.members))  # the registration is undone afterwards
+
+    @ModelConfig.register("toy")
+    @dataclasses.dataclass(frozen=True)
+    class ToyConfig(ModelConfig):
+        kind: ClassVar[str] = SEQUENCE
+        name: str = "toy"
+        width: int = ranged(8, WIDTH)
+
+    config = load_config(None, ["model.name=toy", "model.width=16", "decode.beam=4"], strict=True)
+    assert type(config.model) is ToyConfig and config.model.width == 16 and config.decode.beam == 4
+    with pytest.raises(ConfigError, match=r"^--set model.width=0: model.width must be in \[1, 65536\], got 0$"):
+        load_config(None, ["model.name=toy", "model.width=0"], strict=True)
+    with pytest.raises(ConfigError, match=r"model.d_model does not apply to the toy model"):
+        load_config(None, ["model.name=toy", "model.d_model=3"], strict=True)
+    assert why_not_applicable("model.width", "word_problems", "transformer") == (
+        "model.width does not apply to the transformer model (it applies to: toy)")
+    shown = yaml.safe_load(show_config(None, ["model.name=toy"]))
+    assert shown["model"] == {"name": "toy", "width": 8} and shown["decode"]["beam"] == 1  # a sequence model decodes
+    with pytest.raises(TypeError, match="already"):
+        ModelConfig.register("toy")(ToyConfig)
+
+
+def test_the_shared_sections_apply_by_the_models_kind():
+    tree = yaml.safe_load(show_config("identities/tree_lstm"))
+    assert "plateau_patience" in tree["optim"] and "warmup_steps" not in tree["optim"]
+    assert tree["decode"] == {"batch_size": 256} and "rank_weight" in tree["train"]
+    lstm = yaml.safe_load(show_config("identities/lstm"))
+    assert "rank_weight" not in lstm["train"] and "plateau_patience" in lstm["optim"]
+    majority = yaml.safe_load(show_config("identities/majority"))
+    assert majority["optim"] == {} and "batch_size" in majority["train"]
+    assert Config().decode.beam == 1
