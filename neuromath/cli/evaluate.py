@@ -32,6 +32,7 @@ def register(commands) -> None:
             "run's config unless --beam, --nbest, --length-penalty, --constrained or --verify say otherwise.",
             "neuromath evaluate runs/g2t --data mawps-cv/fold0/dev.csv",
             "neuromath evaluate runs/g2t --data mawps-cv/fold0/dev.csv --beam 5 --nbest 3 --json",
+            "neuromath evaluate runs/g2t --data mawps-cv/fold0/dev.csv --robustness",
             "neuromath evaluate runs/tp runs/plain --data md4-test --per-module 1000 --report runs/md_report",
         ),
     )
@@ -58,5 +59,12 @@ def register(commands) -> None:
     evaluate.add_argument("--train", default=None, metavar="FILE",
                           help="symbolic: the training pairs the deduplicated test set is checked against "
                                "(default: the run's data.train)")
+    evaluate.add_argument("--robustness", action="store_true",
+                          help="word problems: also score each run on rule-made variations of --data (the question "
+                               "removed, an irrelevant sentence added, the sentences reordered, the numbers drawn "
+                               "again) beside the plain accuracy on the same problems; written to --report (default "
+                               "RUN_DIR/robustness)")
+    evaluate.add_argument("--seed", type=nonnegative_int, default=0,
+                          help="--robustness: the seed of the variations' draws (default 0)")
     add_decode_options(evaluate)
     evaluate.set_defaults(handler=command_evaluate)

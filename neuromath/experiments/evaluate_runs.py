@@ -20,6 +20,8 @@ from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.modules_report import build_report, to_markdown, write_report
+from neuromath.evaluation.robustness import robustness_report, write_robustness
+from neuromath.evaluation.robustness import to_markdown as robustness_markdown
 from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
     evaluate_examples,
@@ -57,6 +59,8 @@ class EvaluateRequest:
     per_module: int | None = None
     beams: str | None = None  # symbolic: beam widths, and the training file of the deduplicated test set
     train: str | None = None
+    robustness: bool = False  # word problems: the robustness report (neuromath.evaluation.robustness)
+    seed: int = 0  # the seed of its variations
     decode: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -66,7 +70,12 @@ class EvaluateRequest:
 
 def evaluate_runs(run_dirs: Sequence[str], request: EvaluateRequest) -> int:
     """Evaluate ``run_dirs`` with the procedure their tasks name (all runs must share it); returns the exit code."""
-    kinds = {str(run_dir): run_task(run_dir).evaluation for run_dir in run_dirs}
+    tasks = {str(run_dir): run_task(run_dir) for run_dir in run_dirs}
+    if request.robustness:
+        for run_dir, task in tasks.items():
+            if not task.name.startswith("word_problems"):
+                raise NeuromathError(f"--robustness applies to word-problem runs; {run_dir} is a {task.name} run")
+    kinds = {run_dir: task.evaluation for run_dir, task in tasks.items()}
     if len(set(kinds.values())) > 1:
         listed = ", ".join(f"{run_dir} ({kind})" for run_dir, kind in kinds.items())
         raise NeuromathError(f"runs evaluated together must be evaluated the same way: {listed}")
@@ -111,6 +120,8 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
         results[name], records_by_run[name] = metrics, records
         if not request.json:
             print_metrics(name if len(names) > 1 else None, metrics, task, solver, skipped)
+        if request.robustness:
+            metrics["robustness"] = robustness_of(run_dir, solver, examples, request, len(run_dirs))
 
     report = None
     if modules_report:
@@ -131,6 +142,19 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
             output = {"runs": results, "report": report}
         print(json.dumps(output))
     return 0
+
+
+def robustness_of(run_dir: str, solver, examples: list, request: EvaluateRequest, runs: int) -> dict:
+    """The robustness report of one run (``neuromath.evaluation.robustness``), printed and written to --report (or,
+    with several runs, RUN_DIR/robustness of each); returns it without its records."""
+    report = robustness_report(solver, examples, seed=request.seed)
+    out = Path(request.report) if request.report and runs == 1 else Path(run_dir) / "robustness"
+    path = write_robustness(report, out)
+    if not request.json:
+        print()
+        print(robustness_markdown(report))
+        print(f"robustness report written to {path}")
+    return {key: value for key, value in report.items() if key != "records"}
 
 
 def evaluate_module_runs(run_dirs: list[str], request: EvaluateRequest) -> int:

@@ -1,0 +1,251 @@
+"""Rule-made variations of word problems, from one file alone: the robustness report of ``neuromath evaluate
+--robustness`` asks a solver each problem again in four other forms (after Patel et al. 2021, "Are NLP models really
+able to solve simple math word problems?"):
+
+- ``question_removed``: the question is cut off (``body`` without ``question``). The gold answer is still scored:
+  a solver that still gives it reads cues in the story, not the question, so here lower is better. A problem whose
+  question holds one of its numbers has no such variation (the equation would lose a number).
+- ``irrelevant_sentence``: a sentence of another problem of the file, holding a number, is put just before the
+  question. The answer is the same; the numbers after it are renumbered and the equation with them.
+- ``sentences_reordered``: the sentences of the story are put in another order, where the story allows it. A
+  sentence that leans on the one before (it holds a pronoun, or starts with a word of time or consequence: "Then",
+  "So") moves with it as one block; a story of one block has no such variation.
+- ``numbers_resampled``: every integer, decimal and percentage is drawn again near its value (fractions are kept),
+  and the answer is computed again from the gold equation. A draw is kept only when the new answer has the kind of
+  the old one (whole when it was whole, positive when it was positive); twenty draws that all fail give no variation.
+
+Each function takes an ``Example`` (and a ``random.Random`` where it draws) and returns the varied ``Example``, or None
+when the problem has no such variation. The masked text is split into sentences at ``.``, ``?`` and ``!`` tokens; the
+question is the last sentence from its first question word (``how``, ``what``, ``find``, ...) on. No torch here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+from fractions import Fraction
+from typing import Callable, Sequence
+
+from neuromath.errors import ExpressionError
+from neuromath.tasks.word_problems.answer_scoring import equation_value
+from neuromath.tasks.word_problems.records import MASK_REGEX, Example, number_value
+
+SENTENCE_ENDS = {".", "?", "!", "。", "？", "！"}
+QUESTION_WORDS = {"how", "what", "what's", "whats", "find", "calculate", "compute", "determine", "which", "who",
+                  "when", "where", "why", "evaluate"}
+# a sentence starting with one of these leans on the sentence before it: the two move together
+LEANING_WORDS = {"he", "she", "it", "they", "his", "her", "its", "their", "them", "him", "this", "that", "these",
+                 "those", "then", "later", "after", "afterwards", "next", "now", "so", "finally", "also", "but",
+                 "still", "again", "another", "if", "when", "while", "afterward", "meanwhile", "thus", "therefore"}
+# a sentence holding one of these anywhere refers to someone named before: it stays after the sentence before it
+PRONOUNS = {"he", "she", "it", "they", "his", "her", "its", "their", "them", "him", "hers", "theirs", "himself",
+            "herself", "themselves"}
+RESAMPLE_TRIES = 20
+
+Token = str | tuple[int, int]  # a word, or a number: (which problem it comes from, its index there)
+
+
+def sentences(tokens: Sequence[str]) -> list[list[str]]:
+    """The masked tokens split after each sentence end; trailing tokens without one are the last sentence."""
+    result: list[list[str]] = [[]]
+    for token in tokens:
+        result[-1].append(token)
+        if token in SENTENCE_ENDS:
+            result.append([])
+    return [sentence for sentence in result if sentence]
+
+
+def split_question(example: Example) -> tuple[list[list[str]], list[str]] | None:
+    """(the story's sentences, the question's tokens), or None when no question is found: the question is the last
+    sentence from its first question word on (the part before it, "If she has n0 apples ,", stays in the story)."""
+    parts = sentences(example.masked_text.split())
+    if not parts:
+        return None
+    last = parts[-1]
+    cue = next((index for index, token in enumerate(last) if token.lower() in QUESTION_WORDS), None)
+    if cue is None:
+        if last[-1] not in ("?", "？"):
+            return None
+        cue = 0
+    story = parts[:-1]
+    before = list(last[:cue])
+    while before and before[-1] in (",", "，"):
+        before.pop()
+    if before:
+        story.append(before + ["."])
+    return story, last[cue:]
+
+
+def _numbers_in(tokens: Sequence[str]) -> list[int]:
+    return [int(match.group(1)) for token in tokens if (match := MASK_REGEX.fullmatch(token))]
+
+
+def _as_refs(tokens: Sequence[str], origin: int) -> list[Token]:
+    return [(origin, int(match.group(1))) if (match := MASK_REGEX.fullmatch(token)) else token for token in tokens]
+
+
+def _renumbered(example: Example, tokens: Sequence[Token], sources: dict[int, Example]) -> Example | None:
+    """The example whose masked text is ``tokens`` (words, and numbers as (problem, index) references into
+    ``sources``, 0 being ``example``), its numbers renumbered n0, n1, ... in order of appearance and its equation
+    rewritten with them; None when a number of the equation is no longer in the text."""
+    numbers: list[str] = []
+    new_index: dict[tuple[int, int], int] = {}
+    words: list[str] = []
+    for token in tokens:
+        if isinstance(token, tuple):
+            if token not in new_index:
+                new_index[token] = len(numbers)
+                numbers.append(sources[token[0]].numbers[token[1]])
+            words.append(f"n{new_index[token]}")
+        else:
+            words.append(token)
+    equation = []
+    for token in example.equation:
+        match = MASK_REGEX.fullmatch(token)
+        if match:
+            if (0, int(match.group(1))) not in new_index:
+                return None
+            token = f"n{new_index[(0, int(match.group(1)))]}"
+        equation.append(token)
+    return _with_tokens(example, words, tuple(numbers), tuple(equation))
+
+
+def _with_tokens(example: Example, words: Sequence[str], numbers: tuple[str, ...], equation: tuple[str, ...],
+                 answer: float | None = None) -> Example:
+    text = " ".join(numbers[int(match.group(1))] if (match := MASK_REGEX.fullmatch(word)) else word for word in words)
+    return replace(example, text=text, masked_text=" ".join(words), numbers=numbers, equation=equation,
+                   answer=example.answer if answer is None else answer)
+
+
+def _capitalised(tokens: Sequence[str]) -> list[str]:
+    """A question cut out of "If ..., how many ...?" starts a sentence of its own."""
+    return [tokens[0][:1].upper() + tokens[0][1:], *tokens[1:]] if tokens else []
+
+
+def question_removed(example: Example) -> Example | None:
+    parts = split_question(example)
+    if parts is None:
+        return None
+    story, question = parts
+    if not story or _numbers_in(question):
+        return None
+    return _renumbered(example, [token for sentence in story for token in _as_refs(sentence, 0)], {0: example})
+
+
+def donor_sentences(examples: Sequence[Example]) -> list[tuple[Example, list[str]]]:
+    """(problem, sentence) for every sentence of a story in ``examples`` that holds a number and no question word:
+    what ``irrelevant_sentence`` may put into another problem."""
+    donors = []
+    for example in examples:
+        split = split_question(example)
+        if split is not None:
+            donors += [(example, sentence) for sentence in split[0]
+                       if _numbers_in(sentence) and sentence[-1] in SENTENCE_ENDS
+                       and not any(token.lower() in QUESTION_WORDS for token in sentence)]
+    return donors
+
+
+def irrelevant_sentence(example: Example, donors: Sequence[tuple[Example, list[str]]],
+                        rng: random.Random) -> Example | None:
+    parts = split_question(example)
+    if parts is None:
+        return None
+    story, question = parts
+    candidates = [(other, sentence) for other, sentence in donors if other.id != example.id]
+    if not candidates:
+        return None
+    other, sentence = rng.choice(candidates)
+    tokens = [token for part in story for token in _as_refs(part, 0)]
+    tokens += _as_refs(sentence, 1) + _as_refs(_capitalised(question), 0)
+    return _renumbered(example, tokens, {0: example, 1: other})
+
+
+def blocks(story: Sequence[Sequence[str]]) -> list[list[str]]:
+    """The story's sentences grouped so that a sentence that leans on the one before it stays after it."""
+    result: list[list[str]] = []
+    for sentence in story:
+        if result and (sentence[0].lower() in LEANING_WORDS or any(token.lower() in PRONOUNS for token in sentence)):
+            result[-1] = result[-1] + list(sentence)
+        else:
+            result.append(list(sentence))
+    return result
+
+
+def sentences_reordered(example: Example, rng: random.Random) -> Example | None:
+    parts = split_question(example)
+    if parts is None:
+        return None
+    story, question = parts
+    grouped = blocks(story)
+    if len(grouped) < 2:
+        return None
+    order = list(range(len(grouped)))
+    while order == sorted(order):
+        rng.shuffle(order)
+    tokens = [token for index in order for token in _as_refs(grouped[index], 0)] + _as_refs(_capitalised(question), 0)
+    return _renumbered(example, tokens, {0: example})
+
+
+def _resampled_number(number: str, rng: random.Random) -> str:
+    """A number of the same kind drawn near ``number``: integers between half and twice their value, decimals with
+    as many places, percentages between 1 and 99; fractions and mixed numbers as they are."""
+    if number.endswith("%"):
+        return f"{rng.randint(1, 99)}%"
+    if number.isdigit():
+        value = int(number)
+        return str(rng.randint(max(1, value // 2), max(2, 2 * value)))
+    if number.count(".") == 1 and number.replace(".", "", 1).isdigit():
+        places = len(number.split(".")[1])
+        value = float(number) * rng.uniform(0.5, 2.0)
+        return f"{max(value, 10 ** -places):.{places}f}"
+    return number
+
+
+def _same_kind(old: float, new: Fraction) -> bool:
+    if not math.isfinite(float(new)):
+        return False
+    if old > 0 and new <= 0 or old >= 0 and new < 0:
+        return False
+    return not float(old).is_integer() or new.denominator == 1
+
+
+def numbers_resampled(example: Example, rng: random.Random) -> Example | None:
+    try:
+        old = equation_value(example.equation, example.numbers)
+    except (ExpressionError, ZeroDivisionError, OverflowError, ValueError):
+        return None
+    for _ in range(RESAMPLE_TRIES):
+        numbers = tuple(_resampled_number(number, rng) for number in example.numbers)
+        if numbers == example.numbers:
+            return None  # nothing to draw again (fractions only, or no numbers)
+        try:
+            new = equation_value(example.equation, numbers)
+        except (ExpressionError, ZeroDivisionError, OverflowError, ValueError):
+            continue
+        if _same_kind(float(old), new) and all(number_value(n) != 0 for n in numbers):
+            return _with_tokens(example, example.masked_text.split(), numbers, example.equation, float(new))
+    return None
+
+
+# name -> (example, the donor sentences of its file, a generator) -> the varied example or None
+VARIATIONS: dict[str, Callable[[Example, Sequence[tuple[Example, list[str]]], random.Random], Example | None]] = {
+    "question_removed": lambda example, donors, rng: question_removed(example),
+    "irrelevant_sentence": irrelevant_sentence,
+    "sentences_reordered": lambda example, donors, rng: sentences_reordered(example, rng),
+    "numbers_resampled": lambda example, donors, rng: numbers_resampled(example, rng),
+}
+LOWER_IS_BETTER = {"question_removed"}
+
+
+def vary(examples: Sequence[Example], name: str, seed: int = 0) -> list[tuple[int, Example]]:
+    """(position in ``examples``, varied example) for each example that has the variation ``name``; the draws of
+    each example come from its own generator (``seed`` and its position), so a subset varies the same way."""
+    make = VARIATIONS[name]
+    donors = donor_sentences(examples) if name == "irrelevant_sentence" else []
+    varied = []
+    for position, example in enumerate(examples):
+        result = make(example, donors, random.Random(f"{seed}:{name}:{position}"))
+        if result is not None:
+            varied.append((position, replace(result, id=f"{example.id}#{name}")))
+    return varied

@@ -1,0 +1,133 @@
+"""The rule-made variations of word problems (neuromath/tasks/word_problems/variations.py): each keeps what it must
+(the answer, the numbers the equation reads, the order of the question) and changes what it says it changes."""
+
+import random
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neuromath.tasks.word_problems import Example, equation_value, prepare_problem, read_examples
+from neuromath.tasks.word_problems.templates import generate
+from neuromath.tasks.word_problems.variations import (
+    VARIATIONS,
+    blocks,
+    irrelevant_sentence,
+    numbers_resampled,
+    question_removed,
+    sentences_reordered,
+    split_question,
+    vary,
+)
+
+MAWPS = Path(__file__).resolve().parents[3] / "shared" / "data" / "mawps-cv" / "fold0" / "dev.csv"
+GENERATED = generate(300, random.Random(7))
+
+
+def problem(text: str, equation: tuple[str, ...], id: str = "p") -> Example:
+    prepared = prepare_problem(text, id)
+    numbers = prepared.numbers
+    return Example(id, prepared.text, prepared.masked_text, numbers, equation,
+                   float(equation_value(equation, numbers)))
+
+
+STORY = problem("Tom has 8 apples. Ann has 5 pears. How many fruits do they have?", ("+", "n0", "n1"))
+LEANING = problem("Ann had 20 pens. Then she gave away 6 pens. Bob has 3 cups. How many pens does Ann have now?",
+                  ("-", "n0", "n1"))
+
+
+def value(example: Example) -> Fraction:
+    return equation_value(example.equation, example.numbers)
+
+
+def words(example: Example) -> list[str]:
+    """The problem's tokens with its numbers filled in, lower-cased."""
+    return [example.numbers[int(token[1:])] if token[:1] == "n" and token[1:].isdigit() else token.lower()
+            for token in example.masked_text.split()]
+
+
+def test_the_question_is_the_last_sentence_from_its_question_word():
+    story, question = split_question(problem("If Bryan has 56 books in each of his 9 shelves, how many books does he "
+                                             "have?", ("*", "n0", "n1")))
+    assert question[:3] == ["how", "many", "books"] and question[-1] == "?"
+    assert story == [["If", "Bryan", "has", "n0", "books", "in", "each", "of", "his", "n1", "shelves", "."]]
+    assert split_question(problem("Tom has 3 apples.", ("n0",))) is None  # no question at all
+
+
+def test_removing_the_question_keeps_the_story_its_numbers_and_the_gold_answer():
+    removed = question_removed(STORY)
+    assert removed.masked_text == "Tom has n0 apples . Ann has n1 pears ."
+    assert (removed.numbers, removed.equation, removed.answer) == (STORY.numbers, STORY.equation, STORY.answer)
+    assert removed.text == "Tom has 8 apples . Ann has 5 pears ."
+    # a question that holds a number of the equation cannot go
+    assert question_removed(problem("Tom has 8 apples. How many are left if he eats 3?", ("-", "n0", "n1"))) is None
+
+
+def test_an_irrelevant_sentence_comes_before_the_question_and_the_equation_follows_the_renumbering():
+    other = problem("Kim runs 4 miles. How far does Kim run?", ("n0",), id="other")
+    donors = [(other, ["Kim", "runs", "n0", "miles", "."])]
+    varied = irrelevant_sentence(LEANING, donors, random.Random(0))
+    assert varied.masked_text.split(" . ")[-2] == "Kim runs n3 miles" and varied.numbers[3] == "4"
+    assert value(varied) == value(LEANING) and varied.equation == LEANING.equation  # n0, n1 are still first
+    assert irrelevant_sentence(other, donors, random.Random(0)) is None  # never a sentence of the problem itself
+
+
+def test_reordering_moves_whole_blocks_and_renumbers_the_equation():
+    assert [block[0] for block in blocks(split_question(LEANING)[0])] == ["Ann", "Bob"]  # "Then she ..." stays
+    varied = sentences_reordered(LEANING, random.Random(0))
+    assert varied.masked_text == ("Bob has n0 cups . Ann had n1 pens . Then she gave away n2 pens . How many pens "
+                                  "does Ann have now ?")
+    assert varied.equation == ("-", "n1", "n2") and value(varied) == value(LEANING) == 14
+    assert sentences_reordered(problem("Ann had 20 pens. She gave 6 away. How many are left?", ("-", "n0", "n1")),
+                               random.Random(0)) is None  # one block: nothing to reorder
+
+
+def test_resampled_numbers_give_a_new_answer_of_the_same_kind_from_the_same_equation():
+    division = problem("Ivan shares 12 marbles among 4 friends. How many does each get?", ("/", "n0", "n1"))
+    for seed in range(30):
+        varied = numbers_resampled(division, random.Random(seed))
+        assert varied.masked_text == division.masked_text and varied.equation == division.equation
+        assert varied.answer == value(varied) and Fraction(varied.answer).denominator == 1 and varied.answer > 0
+    assert numbers_resampled(division, random.Random(3)) == numbers_resampled(division, random.Random(3))
+    fractions_only = problem("Ann ate (1/2) of a cake and (1/4) of a pie. How much did she eat?", ("+", "n0", "n1"))
+    assert numbers_resampled(fractions_only, random.Random(0)) is None  # nothing to draw again
+
+
+@pytest.mark.parametrize("name", sorted(VARIATIONS))
+def test_every_variation_of_generated_problems_is_a_well_formed_problem_with_a_consistent_answer(name):
+    varied = vary(GENERATED, name, seed=1)
+    assert len(varied) >= 20, name  # the rules find problems to vary, not none
+    for position, example in varied:
+        original = GENERATED[position]
+        assert example.id == f"{original.id}#{name}"
+        assert float(value(example)) == pytest.approx(example.answer)
+        again = prepare_problem(example.text)  # the text says what the masked text and the numbers say
+        assert (again.masked_text, again.numbers) == (example.masked_text, example.numbers)
+        if name != "numbers_resampled":
+            assert example.answer == original.answer
+    assert vary(GENERATED, name, seed=1) == varied  # the same seed draws the same variations
+
+
+@settings(max_examples=60, deadline=None)
+@given(position=st.integers(min_value=0, max_value=len(GENERATED) - 1), seed=st.integers(min_value=0, max_value=99))
+def test_property_reordering_and_adding_keep_the_value_and_the_sentences(position, seed):
+    example = GENERATED[position]
+    rng = random.Random(seed)
+    reordered = sentences_reordered(example, rng)
+    if reordered is not None:
+        assert value(reordered) == value(example)
+        assert sorted(words(reordered)) == sorted(words(example)) and words(reordered) != words(example)
+    added = irrelevant_sentence(example, [(other, split_question(other)[0][0]) for other in GENERATED[:20]
+                                         if split_question(other) and split_question(other)[0]], rng)
+    if added is not None:
+        assert value(added) == value(example) and len(added.numbers) > len(example.numbers)
+
+
+@pytest.mark.skipif(not MAWPS.exists(), reason="needs ../shared/data (MAWPS fold 0)")
+def test_most_mawps_problems_have_each_variation():
+    examples = read_examples(str(MAWPS))
+    counts = {name: len(vary(examples, name)) for name in VARIATIONS}
+    assert counts["question_removed"] > 0.8 * len(examples) and counts["irrelevant_sentence"] == len(examples)
+    assert counts["numbers_resampled"] > 0.9 * len(examples) and counts["sentences_reordered"] > 0.15 * len(examples)
