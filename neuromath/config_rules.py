@@ -199,6 +199,20 @@ TREE_LEAF_NAMES = ("gated", "embedding")  # neuromath.nn.tree_cells.TreeLSTMBase
 # ------------------------------------------------------------------------------------------ rules between keys
 
 
+AUGMENT_NAMES = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence")  # variations.AUGMENTATIONS
+
+
+def augmentations_are_known(data: Any) -> tuple[str, str] | None:
+    names = [name.strip() for name in data.augment.split(",") if name.strip()]
+    unknown = [name for name in names if name not in AUGMENT_NAMES]
+    if unknown:
+        return "data.augment", (f"data.augment: {', '.join(repr(name) for name in unknown)} is not a label-preserving "
+                                f"variation; the variations are: {', '.join(AUGMENT_NAMES)}")
+    if len(set(names)) < len(names):
+        return "data.augment", f"data.augment names a variation twice: {data.augment!r}"
+    return None
+
+
 def nbest_within_beam(decode: DecodeConfig) -> tuple[str, str] | None:
     if decode.nbest > decode.beam:
         return "decode.nbest", f"decode: nbest ({decode.nbest}) cannot exceed the beam width ({decode.beam})"

@@ -8,6 +8,7 @@ Each class declares the keys its task reads; ``DataConfig(**values)`` builds the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from neuromath.config_rules import (
     COUNT,
@@ -18,6 +19,7 @@ from neuromath.config_rules import (
     SEED,
     WORKERS,
     Range,
+    augmentations_are_known,
 )
 from neuromath.config_sections import ChosenSection, family, one_of, ranged
 
@@ -59,14 +61,20 @@ class SequenceData(DataConfig):
 @dataclass(frozen=True)
 class WordProblemsData(SequenceData):
     """Word problems with masked numbers: how source words become vocabulary ids (at training, and when a run
-    solves or evaluates)."""
+    solves or evaluates), and what variations of the training problems join the training set."""
 
+    rules: ClassVar = (augmentations_are_known,)
     task: str = "word_problems"
     lowercase: bool = True  # lower-case the source words; False keeps their case
     # a source word seen fewer times in the training set is <unk> (the numbers n0, n1, ... never); 1: every word kept
     min_count: int = ranged(1, COUNT)
     # training only: each ordinary source word is replaced by <unk> with this probability (1 would leave none)
     word_dropout: float = ranged(0.0, PROBABILITY)
+    # training only: label-preserving variations of each training problem (after the validation carve-out) join the
+    # training set, augment_copies of each kind per problem: a comma list of sentences_reordered, numbers_resampled,
+    # irrelevant_sentence (neuromath.tasks.word_problems.variations); "" adds none
+    augment: str = ""
+    augment_copies: int = ranged(1, Range(low=1, high=100, high_closed=True))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import data_path, documented
+from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
@@ -63,6 +63,37 @@ def command_data_dedup(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_data_augment(args: argparse.Namespace) -> int:
+    """Write the label-preserving variations of a word-problem file that training with data.augment adds."""
+    from neuromath.tasks.word_problems import write_jsonl
+    from neuromath.tasks.word_problems.variations import AUGMENTATIONS, augment
+
+    kinds = [name.strip() for name in args.variations.split(",") if name.strip()] if args.variations else \
+        list(AUGMENTATIONS)
+    unknown = [kind for kind in kinds if kind not in AUGMENTATIONS]
+    if unknown:
+        raise NeuromathError(f"--variations: {', '.join(unknown)} is not a label-preserving variation; the "
+                             f"variations are: {', '.join(AUGMENTATIONS)}")
+    skipped: list = []
+    examples = read_examples(args.file, args.format, lenient=args.lenient, skipped=skipped)
+    for error in skipped:
+        print(f"skipped: {error}", file=sys.stderr)
+    out = Path(args.out)
+    check_outputs({"--out": out}, {"FILE": args.file})
+    added, counts = augment(examples, kinds, args.copies, args.seed)
+    with locked(out, is_folder=False):
+        write_jsonl(added, out)
+    result = {"file": args.file, "problems": len(examples), "added": len(added), "by_variation": counts,
+              "copies": args.copies, "seed": args.seed, "out": str(out), "skipped": len(skipped)}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    per_kind = ", ".join(f"{kind} {count}" for kind, count in counts.items())
+    print(f"{args.file}: {len(examples)} problems; {len(added)} variants written to {out} ({per_kind}; at most "
+          f"{args.copies} of each kind per problem)")
+    return 0
+
+
 def check_outputs(outputs: dict[str, Path], inputs: dict[str, str]) -> None:
     """Refuse output files that are one file with each other or with an input: the second write would replace the
     first, or an input would be overwritten while it is still the only copy of its data."""
@@ -88,7 +119,8 @@ def register(commands) -> None:
         "data", help="inspect and prepare data files",
         **documented(
             "Inspect and prepare data files: count the equation templates of word-problem files and how many the "
-            "normalisation merges (templates), or remove duplicate inputs from symbolic pair files (dedup). Run "
+            "normalisation merges (templates), write the variations that data.augment trains on (augment), or "
+            "remove duplicate inputs from symbolic pair files (dedup). Run "
             "neuromath data COMMAND --help for each one's options.",
             "neuromath data templates mawps-json/MAWPS.json --lenient",
             "neuromath data dedup data/train.txt data/test.txt",
@@ -135,3 +167,28 @@ def register(commands) -> None:
     dedup.add_argument("--lenient", action="store_true", help="skip malformed lines and report them")
     dedup.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     dedup.set_defaults(handler=command_data_dedup)
+    augmented = data_commands.add_parser(
+        "augment", help="word problems: write the variations that training with data.augment adds",
+        **documented(
+            "Read a word-problem file and write, as JSON lines, the label-preserving variations of its problems "
+            "that training adds with data.augment: the story's sentences reordered where it allows, the numbers "
+            "drawn again with the answer computed again, and an irrelevant sentence with a number taken from another "
+            "problem of the file. Each variant's id is its problem's id, the variation and the copy "
+            "(gen-000001#numbers_resampled0); a variant equal to its problem or to another variant is left out. "
+            "The same seed writes the same variants.",
+            "neuromath data augment mawps-cv/fold0/train.csv --out runs/aug.jsonl",
+            "neuromath data augment train.jsonl --variations numbers_resampled --copies 3 --out aug.jsonl --json",
+        ),
+    )
+    augmented.add_argument("file", type=data_path, metavar="FILE", help="a word-problem data file")
+    augmented.add_argument("--out", required=True, help="the JSON-lines file to write the variants to")
+    augmented.add_argument("--variations", default=None,
+                           help="comma list of sentences_reordered, numbers_resampled, irrelevant_sentence "
+                                "(default: all three)")
+    augmented.add_argument("--copies", type=integer_in(1, 100), default=1,
+                           help="variants of each kind per problem, at most (default 1)")
+    augmented.add_argument("--seed", type=nonnegative_int, default=0, help="the seed of the draws (default 0)")
+    augmented.add_argument("--format", default=None, help="data format (default: detected from the file)")
+    augmented.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    augmented.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    augmented.set_defaults(handler=command_data_augment)

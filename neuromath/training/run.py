@@ -33,6 +33,7 @@ from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
+from neuromath.tasks.word_problems.variations import augment
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
 from neuromath.training.run_folder import (
@@ -115,6 +116,11 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         report["train"]["after_valid_split"] = len(train)
     if not train:
         raise NeuromathError("the training set is empty")
+    if isinstance(data, WordProblemsData) and data.augment:  # after the carve-out: no variant of a validation problem
+        kinds = [name.strip() for name in data.augment.split(",") if name.strip()]
+        added, counts = augment(train, kinds, data.augment_copies, seed)
+        report["train"]["augmented"] = {"added": len(added), "by_variation": counts, "copies": data.augment_copies}
+        train = train + added
     return PreparedData(train, valid, test, report)
 
 

@@ -13,6 +13,7 @@ from neuromath.tasks.word_problems import Example, equation_value, prepare_probl
 from neuromath.tasks.word_problems.templates import generate
 from neuromath.tasks.word_problems.variations import (
     VARIATIONS,
+    augment,
     blocks,
     irrelevant_sentence,
     numbers_resampled,
@@ -131,3 +132,22 @@ def test_most_mawps_problems_have_each_variation():
     counts = {name: len(vary(examples, name)) for name in VARIATIONS}
     assert counts["question_removed"] > 0.8 * len(examples) and counts["irrelevant_sentence"] == len(examples)
     assert counts["numbers_resampled"] > 0.9 * len(examples) and counts["sentences_reordered"] > 0.15 * len(examples)
+
+
+def test_augmenting_adds_distinct_label_preserving_variants_and_refuses_the_others():
+    added, counts = augment(GENERATED[:100], ["sentences_reordered", "numbers_resampled"], copies=2, seed=4)
+    assert counts["numbers_resampled"] > 150 and 0 < counts["sentences_reordered"] <= 2 * 100
+    assert len(added) == sum(counts.values())
+    keys = [(example.masked_text, example.numbers) for example in added]
+    assert len(set(keys)) == len(keys)  # no variant twice (a two-block story has one other order only)
+    assert not set(keys) & {(example.masked_text, example.numbers) for example in GENERATED[:100]}
+    by_id = {example.id: example for example in GENERATED[:100]}
+    for example in added:
+        original = by_id[example.id.split("#")[0]]
+        assert float(value(example)) == pytest.approx(example.answer)
+        if "#sentences_reordered" in example.id:
+            assert example.answer == original.answer
+    first, again = (augment(GENERATED[:100], ["numbers_resampled"], 1, 4) for _ in range(2))
+    assert first == again
+    with pytest.raises(ValueError, match="question_removed"):
+        augment(GENERATED, ["question_removed"])

@@ -238,6 +238,35 @@ VARIATIONS: dict[str, Callable[[Example, Sequence[tuple[Example, list[str]]], ra
 LOWER_IS_BETTER = {"question_removed"}
 
 
+# the variations that keep a problem's answer (and so its label): what training may add (data.augment)
+AUGMENTATIONS = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence")
+
+
+def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
+            seed: int = 0) -> tuple[list[Example], dict[str, int]]:
+    """Up to ``copies`` variants of each problem of ``examples`` for each variation of ``kinds`` (some of
+    ``AUGMENTATIONS``), the irrelevant sentences taken from ``examples`` themselves; a variant equal to its problem
+    or to a variant already made (the one other order of a two-block story) is left out. Returns the variants, in
+    order of kind, copy and problem (ids ``<id>#<kind><copy>``), and how many each kind added."""
+    unknown = [kind for kind in kinds if kind not in AUGMENTATIONS]
+    if unknown:
+        raise ValueError(f"not a label-preserving variation: {', '.join(unknown)} (known: {', '.join(AUGMENTATIONS)})")
+    donors = donor_sentences(examples)
+    seen = {(example.masked_text, example.numbers) for example in examples}
+    added: list[Example] = []
+    counts = {kind: 0 for kind in kinds}
+    for kind in kinds:
+        for copy in range(copies):
+            for position, example in enumerate(examples):
+                varied = VARIATIONS[kind](example, donors, random.Random(f"{seed}:{kind}:{copy}:{position}"))
+                if varied is None or (varied.masked_text, varied.numbers) in seen:
+                    continue
+                seen.add((varied.masked_text, varied.numbers))
+                added.append(replace(varied, id=f"{example.id}#{kind}{copy}"))
+                counts[kind] += 1
+    return added, counts
+
+
 def vary(examples: Sequence[Example], name: str, seed: int = 0) -> list[tuple[int, Example]]:
     """(position in ``examples``, varied example) for each example that has the variation ``name``; the draws of
     each example come from its own generator (``seed`` and its position), so a subset varies the same way."""

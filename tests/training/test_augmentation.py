@@ -1,0 +1,67 @@
+"""data.augment: label-preserving variations of the training problems join the training set after the validation
+carve-out, and nowhere else; unknown variations are refused by the config."""
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+from neuromath.config import load_config
+from neuromath.errors import ConfigError
+from neuromath.tasks import get_task
+from neuromath.tasks.word_problems import read_jsonl, write_jsonl
+from neuromath.tasks.word_problems.templates import generate
+from neuromath.training.run import prepare_data
+
+
+@pytest.fixture(scope="module")
+def problems(tmp_path_factory):
+    path = tmp_path_factory.mktemp("augment") / "train.jsonl"
+    write_jsonl(generate(200, random.Random(11)), path)
+    return path
+
+
+def test_variants_of_the_training_problems_join_the_training_set_only(problems):
+    plain = load_config(None, [f"data.train={problems}", "data.generate_test=0"])
+    task = get_task("word_problems").configured(plain.data)
+    before = prepare_data(plain, task)
+    config = load_config(None, [f"data.train={problems}", "data.generate_test=0",
+                                "data.augment=numbers_resampled,sentences_reordered", "data.augment_copies=2"],
+                         strict=True)
+    after = prepare_data(config, task)
+    assert [example.id for example in after.valid] == [example.id for example in before.valid]  # the same carve-out
+    originals = {example.id for example in before.train}
+    added = after.train[len(before.train):]
+    assert after.train[:len(before.train)] == before.train and len(added) > len(before.train)
+    assert all(example.id.split("#")[0] in originals for example in added)  # no variant of a validation problem
+    report = after.report["train"]["augmented"]
+    assert report["added"] == len(added) and report["copies"] == 2
+    assert set(report["by_variation"]) == {"numbers_resampled", "sentences_reordered"}
+
+
+def test_an_unknown_or_repeated_variation_is_refused():
+    with pytest.raises(ConfigError, match="'question_removed' is not a label-preserving variation; the variations "
+                                          "are: sentences_reordered, numbers_resampled, irrelevant_sentence"):
+        load_config(None, ["data.augment=question_removed"], strict=True)
+    with pytest.raises(ConfigError, match="names a variation twice"):
+        load_config(None, ["data.augment=numbers_resampled, numbers_resampled"], strict=True)
+    with pytest.raises(ConfigError, match="data.augment does not apply to the identities task"):
+        load_config(None, ["data.task=identities", "model.name=tree_lstm", "data.augment=numbers_resampled"],
+                    strict=True)
+
+
+def test_the_command_writes_the_variants_for_inspection(problems, tmp_path):
+    out = tmp_path / "variants.jsonl"
+    done = subprocess.run([sys.executable, "-m", "neuromath", "data", "augment", str(problems), "--out", str(out),
+                           "--variations", "numbers_resampled,irrelevant_sentence", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    written = read_jsonl(str(out))
+    assert result["added"] == len(written) == sum(result["by_variation"].values()) > 200
+    assert all("#numbers_resampled0" in example.id or "#irrelevant_sentence0" in example.id for example in written)
+    refused = subprocess.run([sys.executable, "-m", "neuromath", "data", "augment", str(problems), "--out",
+                              str(problems)], capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "same file" in refused.stderr  # the input is never overwritten
