@@ -75,6 +75,11 @@ class WordProblemsData(SequenceData):
     # irrelevant_sentence (neuromath.tasks.word_problems.variations); "" adds none
     augment: str = ""
     augment_copies: int = ranged(1, Range(low=1, high=100, high_closed=True))
+    # the equations taught: as_written (each data set's own form) | canonical (one prefix form for equivalent ones:
+    # the operands of + and * ordered by their numbers' positions, chains rebuilt left-deep; Wang et al. 2018a's
+    # normalisation, in prefix). canonical rewrites the gold equations of every split, so equation accuracy counts
+    # a match with the canonical form; value accuracy is the same either way
+    targets: str = one_of("as_written", "as_written", "canonical")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
+from neuromath.tasks.word_problems.normalisation import with_canonical_equation
 from neuromath.tasks.word_problems.variations import augment
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
@@ -121,6 +122,8 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         added, counts = augment(train, kinds, data.augment_copies, seed)
         report["train"]["augmented"] = {"added": len(added), "by_variation": counts, "copies": data.augment_copies}
         train = train + added
+    if isinstance(data, WordProblemsData) and data.targets == "canonical":
+        train, valid, test = ([with_canonical_equation(example) for example in split] for split in (train, valid, test))
     return PreparedData(train, valid, test, report)
 
 

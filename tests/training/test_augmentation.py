@@ -65,3 +65,24 @@ def test_the_command_writes_the_variants_for_inspection(problems, tmp_path):
     refused = subprocess.run([sys.executable, "-m", "neuromath", "data", "augment", str(problems), "--out",
                               str(problems)], capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "same file" in refused.stderr  # the input is never overwritten
+
+
+def test_canonical_targets_give_equivalent_equations_one_form_in_every_split(problems):
+    from neuromath.tasks.word_problems import equation_value
+    from neuromath.tasks.word_problems.normalisation import canonical_prefix
+
+    as_written = load_config(None, [f"data.train={problems}", f"data.test={problems}"])
+    canonical = load_config(None, [f"data.train={problems}", f"data.test={problems}", "data.targets=canonical"],
+                            strict=True)
+    task = get_task("word_problems").configured(as_written.data)
+    before, after = prepare_data(as_written, task), prepare_data(canonical, task)
+    changed = 0
+    for split in ("train", "valid", "test"):
+        for old, new in zip(getattr(before, split), getattr(after, split)):
+            assert old.id == new.id and equation_value(new.equation, new.numbers) == equation_value(old.equation,
+                                                                                                   old.numbers)
+            assert new.equation == canonical_prefix(old.equation)
+            changed += new.equation != old.equation
+    assert changed > 20  # the generator writes "+ n1 n0" forms: they become "+ n0 n1"
+    assert canonical_prefix(("+", "n1", "n0")) == ("+", "n0", "n1")
+    assert canonical_prefix(("-", "n2", "+", "n1", "n0")) == canonical_prefix(("-", "-", "n2", "n0", "n1"))

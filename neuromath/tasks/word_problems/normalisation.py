@@ -8,6 +8,7 @@ Below the rules: the targets and scorers of the task ``word_problems_normalized`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from neuromath.errors import ExpressionError
 from neuromath.expr import Node, from_postfix, from_prefix, is_number, parse_number, to_postfix, to_prefix
@@ -110,6 +111,21 @@ def normalize_equation(prefix_tokens: Sequence[str]) -> tuple[str, ...]:
     """The normalised equation (``normalize_tree``) of prefix tokens, in POSTFIX tokens:
     ``+ n1 n0`` -> ``n0 n1 +``. Raises ExpressionError for ill-formed tokens."""
     return tuple(to_postfix(normalize_tree(from_prefix(list(prefix_tokens)))))
+
+
+def canonical_prefix(prefix_tokens: Sequence[str]) -> tuple[str, ...]:
+    """The normalised equation (``normalize_tree``) in PREFIX tokens: ``+ n1 n0`` -> ``+ n0 n1``; one target for the
+    equivalent forms of an equation, for models that decode prefix (``data.targets canonical``). Raises
+    ExpressionError for ill-formed tokens."""
+    return tuple(to_prefix(normalize_tree(from_prefix(list(prefix_tokens)))))
+
+
+def with_canonical_equation(example: Example) -> Example:
+    """``example`` with its equation in canonical prefix form, or as it is when the equation cannot be read."""
+    try:
+        return replace(example, equation=canonical_prefix(example.equation))
+    except ExpressionError:
+        return example
 
 
 def postfix_to_prefix(postfix_tokens: Sequence[str]) -> tuple[str, ...]:
