@@ -33,6 +33,8 @@ from neuromath.config_rules import (
 )
 from neuromath.config_sections import ChosenSection, family, one_of, ranged
 
+CHAR_NGRAM_BUCKETS = Range(low=0, high=2**24, high_closed=True)  # rows of the n-gram table; 0: none
+
 
 @family("model", "name", "model")
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class TransformerConfig(ModelConfig):
     tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
     share_embeddings: bool = True  # tie the target embedding and the output projection
     max_len: int = ranged(512, LENGTH)  # positions of the Transformer's tables
+    char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)  # see RecurrentConfig
 
 
 @ModelConfig.register("dns")
@@ -98,6 +101,9 @@ class RecurrentConfig(ModelConfig):
     dropout: float = ranged(0.1, PROBABILITY)
     decoder_hidden: int = ranged(512, WIDTH)  # units of the decoder (the GRU of dns: of its one direction)
     max_len: int = ranged(512, LENGTH)  # the longest input the model reads
+    # rows of the hashed character 3-5-gram embeddings whose mean joins each source word's embedding, so that a word
+    # the vocabulary lacks still has a vector (fastText's idea; neuromath.nn.char_ngrams); 0: off. Word problems only
+    char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)
 
 
 @ModelConfig.register("bilstm_seq2seq")
@@ -139,6 +145,7 @@ class TreeDecoderConfig(ModelConfig):
     numbers: str = "pointer"
     subtree_embedding: bool = True
     max_len: int = ranged(512, LENGTH)  # the longest input the model reads
+    char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)  # see RecurrentConfig
 
 
 @ModelConfig.register("graph2tree")

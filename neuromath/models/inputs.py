@@ -27,6 +27,8 @@ class ModelInputs:
     source_tokens: Sequence[str] | None = None
     # the target vocabulary's tokens by id: the tree decoders find operators, constants and number slots with them
     target_tokens: Sequence[str] | None = None
+    # whether the task's batches carry the source tokens as written (``source_words``; model.char_ngrams reads them)
+    source_words: bool = False
 
     @classmethod
     def for_task(cls, task, source_vocab, target_vocab) -> ModelInputs:
@@ -41,4 +43,5 @@ class ModelInputs:
             target_classes=target_grammar.token_classes(target_vocab.tokens) if target_grammar else None,
             source_tokens=tuple(source_vocab.tokens),
             target_tokens=tuple(target_vocab.tokens),
+            source_words=bool(getattr(task, "source_words", False)),
         )

@@ -37,6 +37,7 @@ from neuromath.config_models import TransformerConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import reorder_cache
+from neuromath.nn.char_ngrams import build_char_ngrams, with_char_ngrams
 from neuromath.nn.tree_structure import TreeStructure
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
@@ -214,6 +215,7 @@ class Transformer(nn.Module):
         # Beam search may keep one memory row per source (not per beam) when cross-attention ignores query positions.
         self.shares_memory_across_beams = not kernel_in("cross").reads_query_positions
         self.source_embedding = nn.Embedding(inputs.source_vocab_size, d_model, padding_idx=pad_id)
+        self.char_ngrams = build_char_ngrams(config.char_ngrams, d_model, inputs.source_words)
         self.target_embedding = nn.Embedding(inputs.target_vocab_size, d_model, padding_idx=pad_id)
         self.source_positions = encoding_in("encoder").build(config)
         self.target_positions = encoding_in("decoder").build(config)
@@ -264,11 +266,15 @@ class Transformer(nn.Module):
             with torch.no_grad():
                 embedding.weight[self.pad_id].zero_()
 
-    def embed(self, side: str, ids: torch.Tensor, start: int = 0, tree: dict | None = None) -> torch.Tensor:
+    def embed(self, side: str, ids: torch.Tensor, start: int = 0, tree: dict | None = None,
+              batch: dict | None = None) -> torch.Tensor:
         embedding = self.source_embedding if side == "encoder" else self.target_embedding
         positions = self.source_positions if side == "encoder" else self.target_positions
         role = self.source_role if side == "encoder" else self.target_role
-        x = positions(embedding(ids) * math.sqrt(self.config.d_model), start, tree)  # (B, T, D)
+        embedded = embedding(ids)
+        if side == "encoder":
+            embedded = with_char_ngrams(embedded, self.char_ngrams, batch)  # (B, S, D); the words' n-grams, if any
+        x = positions(embedded * math.sqrt(self.config.d_model), start, tree)  # (B, T, D)
         if role is not None:
             x = role(x)
         return self.embedding_dropout(x)
@@ -282,7 +288,7 @@ class Transformer(nn.Module):
             tree, _ = self.source_tree(source, None, relations=self.source_relations)
             if self.source_relations:
                 structure["relations"] = tree["relations"]  # (B, S, S)
-        x = self.embed("encoder", source, 0, tree)
+        x = self.embed("encoder", source, 0, tree, batch)
         for layer in self.encoder_layers:
             x = layer(x, mask, structure)
         return {"states": self.encoder_norm(x), "mask": mask}

@@ -35,6 +35,7 @@ from neuromath.config_models import TreeDecoderConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
+from neuromath.nn.char_ngrams import build_char_ngrams, with_char_ngrams
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
 from neuromath.nn.sequence_encoders import run_packed
@@ -102,6 +103,7 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         self.n_numbers = len(number_ids)
 
         self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=self.pad_id)
+        self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
         self.embedding_dropout = nn.Dropout(config.dropout)
         self.encoder = nn.GRU(config.d_model, hidden, config.n_encoder_layers, batch_first=True, bidirectional=True,
                               dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
@@ -126,7 +128,8 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         valid = source.ne(self.pad_id)  # (B, S)
-        embedded = self.embedding_dropout(self.source_embedding(source))  # (B, S, E)
+        embedded = self.embedding_dropout(with_char_ngrams(self.source_embedding(source), self.char_ngrams,
+                                                           batch))  # (B, S, E)
         outputs, final = run_packed(self.encoder, embedded, valid)  # (B, S, 2H)
         states = outputs[..., : self.hidden] + outputs[..., self.hidden :]  # (B, S, H): the directions summed
         root = final[-2] + final[-1]  # (B, H): the last layer's final forward and backward states
