@@ -73,3 +73,18 @@ def test_a_folder_with_one_seed_or_attention_asked_of_a_vote_is_refused(seeds, t
             neuromath.load(lone)
     finally:
         (lone / "seed0").rename(seeds / "seed0")
+
+
+def test_serve_answers_with_the_vote_and_counts_every_seeds_parameters(seeds):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from neuromath.serve.app import create_app
+
+    text = "Ann has 7 pens and gives away 2. How many pens does she have?"
+    one_seed = sum(p.numel() for p in Solver(seeds / "seed0").model.parameters())
+    with TestClient(create_app([seeds], max_batch=4, max_wait_ms=1)) as client:
+        info = client.get("/api/runs").json()[0]
+        answer = client.post("/api/solve", json={"run": seeds.name, "text": text}).json()
+    assert info["parameters"] == 3 * one_seed
+    assert answer["equation"] == neuromath.load(seeds).solve(text).equation

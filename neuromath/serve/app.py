@@ -35,7 +35,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, decode_options, json_safe, load
+from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, VotingSolver, decode_options, json_safe, load
 from neuromath.errors import NeuromathError
 from neuromath.safe_read import read_summary
 from neuromath.serve.dynamic_batching import Batcher
@@ -121,7 +121,8 @@ def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
             break
     parameters = summary.get("parameters")
     if not isinstance(parameters, int) or isinstance(parameters, bool) or parameters < 0:
-        parameters = sum(p.numel() for p in solver.model.parameters())
+        members = solver.members if isinstance(solver, VotingSolver) else [solver]  # a vote: all its seeds
+        parameters = sum(p.numel() for member in members for p in member.model.parameters())
     sequence = isinstance(solver, Solver)
     return {
         "name": name,
