@@ -310,3 +310,16 @@ def test_completion_evidence_is_recomputed_from_its_scores(tmp_path):
     path.write_text(json.dumps(completion), encoding="utf-8")
     problems, _ = verify_recipe(load_recipe(folder), root)
     assert len(problems) == 1 and "tree_smu-released" in problems[0] and "top1" in problems[0]
+
+
+def test_the_compute_of_a_run_the_runner_found_finished_is_not_recorded_rather_than_zero():
+    from neuromath.experiments.evidence import Evidence
+    from neuromath.experiments.pages import describe_compute
+
+    found_finished = Evidence(Path("run"), "train", environment={"wall_seconds": 0.0, "threads": 1},
+                              units={"seed0": {}})
+    assert found_finished.wall_seconds is None
+    assert describe_compute(found_finished) == "time not recorded on CPU, 1 thread"
+    seeds = Evidence(Path("run"), "train", environment={"wall_seconds": 0.0},
+                     units={"seed0": {"wall_seconds": 60.0}, "seed1": {"wall_seconds": 120.0}})
+    assert seeds.wall_seconds == 180.0 and describe_compute(seeds) == "3 min on CPU"

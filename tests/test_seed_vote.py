@@ -40,6 +40,8 @@ def test_the_vote_is_the_majority_of_the_seeds_answers(seeds):
     assert [record["predicted_value"] for record in records] == [record["predicted_value"] for record in expected]
     assert [record["correct"] for record in records] == [record["correct"] for record in expected]
     assert voting.with_decode(beam=3).members[1].decode.beam == 3  # serve's decoding variants reach every seed
+    seconds = [json.loads((seeds / f"seed{seed}" / "summary.json").read_text())["wall_seconds"] for seed in range(3)]
+    assert all(0 < second < 600 for second in seconds)  # each seed's summary says what it cost
 
 
 def test_solve_and_evaluate_take_the_folder(seeds, tmp_path):

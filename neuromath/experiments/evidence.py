@@ -195,7 +195,8 @@ class Evidence:
         times = [unit.get("wall_seconds") for unit in self.units.values()]
         if times and all(isinstance(t, (int, float)) for t in times):
             return float(sum(times))
-        return self.environment.get("wall_seconds")
+        seconds = self.environment.get("wall_seconds")
+        return seconds or None  # 0: the runner found the run finished before and trained nothing; not recorded
 
 
 def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -157,8 +158,13 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
 
 def train_and_report(config: Config, out: str | Path, resume: bool = False) -> dict:
     """Train one run and print its outcome; returns its summary. The test split's prediction records go to
-    ``OUT/predictions.jsonl`` (what ``neuromath results verify`` recomputes the test scores from)."""
+    ``OUT/predictions.jsonl`` (what ``neuromath results verify`` recomputes the test scores from). summary.json
+    also gets ``wall_seconds``, the time this call trained and tested (a resumed run: since it resumed)."""
+    started = time.perf_counter()
     summary = train(config, out, resume, predictions=Path(out) / PREDICTIONS_FILE).summary
+    if is_rank_zero() and summary:
+        summary["wall_seconds"] = round(time.perf_counter() - started, 1)
+        write_text_atomic(Path(out) / "summary.json", json.dumps(summary, indent=2))
     if is_rank_zero():  # the other processes of a multi-process run have no summary
         for line in procedure(config).outcome(summary, get_task(config.data.task)):
             print(line)
