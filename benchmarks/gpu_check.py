@@ -1,0 +1,274 @@
+"""The GPU check: run it whenever a device machine is lent. One script, one JSON, at most about 8 minutes on one GPU.
+
+Usage: ``python benchmarks/gpu_check.py [--device cuda] [--steps 20] [--json FILE] [--quick] [--skip SECTION ...]``
+
+Sections (each runs on its own: one that fails is recorded with its error and the others still run):
+
+1. ``steps``: the shipped presets of each task family (``word_problems/transformer``, ``word_problems/graph2tree``,
+   ``mathematics_dataset/tp_transformer``, ``identities/tree_lstm``), built as training builds them, on generated
+   data; ``--steps`` training steps (forward, loss, backward, Adam) after two warm-up steps, in float32 and in
+   bf16-mixed (``neuromath.nn.precision.autocast``), eager and under ``torch.compile`` (inductor). Reported: the
+   median step in ms and target tokens per second (trees per second for the tree classifier), and the compile time
+   of the first compiled steps.
+2. ``agreement``: the same weights' forward pass on the CPU and on the device, float32: the largest absolute
+   difference of the logits (each preset of section 1).
+3. ``ddp``: ``neuromath train`` with ``train.accelerator=gpu train.devices=1 train.strategy=ddp`` for 30 steps of
+   the word-problem Transformer preset, through the same launcher as on the CPU: its return code and seconds.
+4. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
+   batches of 64), the way ``neuromath serve`` answers.
+
+``--device cpu --quick`` is a smoke run of every section on a CPU: two steps, small batches, two presets and no
+compile (compiling the four presets takes minutes on a CPU; ``--compile`` keeps it). The numbers come from a lent
+GPU; every number is measured in this one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from neuromath.config import load_config
+from neuromath.models import build_task_model
+from neuromath.models.batching import EncodedExamples, collate, move_batch
+from neuromath.models.classifiers import EncodedEquations, build_classifier, make_collate, node_vocabulary
+from neuromath.nn.precision import autocast
+from neuromath.tasks import get_task
+from neuromath.text import Vocabulary
+
+PRESETS = ("word_problems/transformer", "word_problems/graph2tree", "mathematics_dataset/tp_transformer",
+           "identities/tree_lstm")
+PRECISIONS = ("32-true", "bf16-mixed")
+SECTIONS = ("steps", "agreement", "ddp", "serve")
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class Workload:
+    """A preset's model, its optimiser and a list of batches on the device, with the loss of one step."""
+
+    def __init__(self, preset: str, device: torch.device, batch_size: int, n_batches: int, seed: int = 0):
+        self.preset, self.device = preset, device
+        self.config = load_config(preset, strict=True)
+        task = get_task(self.config.data.task)
+        rng = random.Random(seed)
+        torch.manual_seed(seed)
+        if self.config.data.task == "identities":
+            examples = task.generate(batch_size * n_batches, rng, max_depth=7)
+            vocab = node_vocabulary(examples)
+            self.model = build_classifier(self.config.model, vocab)
+            encoded = EncodedEquations(examples, vocab, self.model.input_kind)
+            join = make_collate(self.model.input_kind)
+            self.unit = "trees"
+        else:
+            task = task.configured(self.config.data)
+            examples = task.generate(batch_size * n_batches, rng, **task.generate_options(self.config.data, "train"))
+            source = Vocabulary.build((task.source_tokens(e) for e in examples), level=task.vocab_level)
+            target = Vocabulary.build((task.target_tokens(e) for e in examples), level=task.vocab_level)
+            self.model = build_task_model(self.config.model, task, source, target)
+            encoded = EncodedExamples(examples, task, source, target)
+            join = collate
+            self.unit = "target tokens"
+        self.batches = [move_batch(join([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))]),
+                                   device) for start in range(0, len(encoded), batch_size)]
+        self.model.to(device).train()
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-4)
+
+    def units(self, batch: dict) -> int:
+        if "labels" in batch:
+            return int(batch["labels"].shape[0] * 2)  # two sides (trees) per equation
+        return int(batch["target_out"].ne(0).sum())
+
+    def loss(self, forward, batch: dict) -> torch.Tensor:
+        output = forward(batch)
+        if "labels" in batch:
+            return F.binary_cross_entropy_with_logits(output.float(), batch["labels"])
+        return F.cross_entropy(output.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
+
+
+def time_steps(workload: Workload, precision: str, compiled: bool, steps: int) -> dict:
+    forward = torch.compile(workload.model) if compiled else workload.model
+    batches = workload.batches
+    started = time.perf_counter()
+    for index in range(2):  # warm-up; under compile: the compilation of the shapes met first
+        step(workload, forward, batches[index % len(batches)], precision)
+    synchronize(workload.device)
+    warmup = time.perf_counter() - started
+    times, units = [], 0
+    for index in range(steps):
+        batch = batches[index % len(batches)]
+        synchronize(workload.device)
+        start = time.perf_counter()
+        step(workload, forward, batch, precision)
+        synchronize(workload.device)
+        times.append(time.perf_counter() - start)
+        units += workload.units(batch)
+    median = statistics.median(times)
+    return {"median_ms": round(1000 * median, 2), "per_second": round(units / sum(times), 1),
+            "unit": workload.unit, "warmup_s": round(warmup, 2)}
+
+
+def step(workload: Workload, forward, batch: dict, precision: str) -> None:
+    workload.optimizer.zero_grad(set_to_none=True)
+    with autocast(precision, workload.device):
+        loss = workload.loss(forward, batch)
+    loss.backward()
+    workload.optimizer.step()
+
+
+def section_steps(args, device: torch.device) -> dict:
+    results = {}
+    for preset in args.presets:
+        results[preset] = {}
+        for precision in PRECISIONS:
+            for compiled in (False, True) if args.compile else (False,):
+                name = f"{precision}{' compiled' if compiled else ''}"
+                try:
+                    workload = Workload(preset, device, args.batch, args.batches)
+                    results[preset][name] = time_steps(workload, precision, compiled, args.steps)
+                except Exception as error:  # noqa: BLE001 - recorded, the check goes on
+                    results[preset][name] = {"error": f"{type(error).__name__}: {error}"[:500]}
+                print(f"steps {preset} {name}: {results[preset][name]}", flush=True)
+    return results
+
+
+def section_agreement(args, device: torch.device) -> dict:
+    results = {}
+    for preset in args.presets:
+        try:
+            workload = Workload(preset, torch.device("cpu"), args.batch, 1)
+            workload.model.eval()
+            batch = workload.batches[0]
+            with torch.no_grad():
+                on_cpu = workload.model(batch).float()
+                workload.model.to(device)
+                on_device = workload.model(move_batch(batch, device)).float().cpu()
+            results[preset] = {"max_abs_difference": float((on_cpu - on_device).abs().max()),
+                               "max_abs_logit": float(on_cpu.abs().max())}
+        except Exception as error:  # noqa: BLE001
+            results[preset] = {"error": f"{type(error).__name__}: {error}"[:500]}
+        print(f"agreement {preset}: {results[preset]}", flush=True)
+    return results
+
+
+def section_ddp(args, device: torch.device) -> dict:
+    accelerator = "gpu" if device.type == "cuda" else "cpu"
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-m", "neuromath", "train", "--config", "word_problems/transformer",
+                   "--out", str(Path(folder) / "run"), "--set", f"train.accelerator={accelerator}",
+                   "--set", "train.devices=1", "--set", "train.strategy=ddp", "--set", "train.max_steps=30",
+                   "--set", "train.max_epochs=-1", "--set", "train.val_every_steps=30", "--set", "train.progress=false",
+                   "--set", "data.generate_train=2000", "--set", "data.generate_valid=100",
+                   "--set", "data.generate_test=100"]
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.ddp_timeout)
+        seconds = time.perf_counter() - started
+        summary_path = Path(folder) / "run" / "summary.json"
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    result = {"returncode": done.returncode, "seconds": round(seconds, 1), "steps": summary.get("steps"),
+              "processes": summary.get("processes"), "stderr_tail": done.stderr[-800:] if done.returncode else ""}
+    print(f"ddp: {result}", flush=True)
+    return result
+
+
+def section_serve(args, device: torch.device) -> dict:
+    from neuromath.api import Solver
+
+    config = load_config("word_problems/transformer", strict=True)
+    task = get_task(config.data.task)
+    examples = task.generate(2000, random.Random(1))
+    source = Vocabulary.build((task.source_tokens(e) for e in examples), level=task.vocab_level)
+    target = Vocabulary.build((task.target_tokens(e) for e in examples), level=task.vocab_level)
+    texts = [example.text for example in task.generate(args.serve_problems, random.Random(2))]
+    with tempfile.TemporaryDirectory() as folder:
+        run = Path(folder)
+        from neuromath.config import save_config
+
+        save_config(config, run / "config.yaml")
+        source.save(run / "source_vocab.json")
+        target.save(run / "target_vocab.json")
+        torch.manual_seed(0)
+        torch.save(build_task_model(config.model, task, source, target).state_dict(), run / "model.pt")
+        solver = Solver(run, device=str(device))
+        result = {}
+        for batch in (1, 64):
+            solver.solve_many(texts[:batch])  # warm-up
+            synchronize(device)
+            start = time.perf_counter()
+            for offset in range(0, len(texts), batch):
+                solver.solve_many(texts[offset:offset + batch])
+            synchronize(device)
+            result[f"batch_{batch}"] = {"problems_per_second": round(len(texts) / (time.perf_counter() - start), 1)}
+    print(f"serve: {result}", flush=True)
+    return result
+
+
+def environment(device: torch.device) -> dict:
+    info = {"python": platform.python_version(), "torch": torch.__version__, "device": str(device),
+            "cpu_count": os.cpu_count(), "threads": torch.get_num_threads()}
+    if device.type == "cuda":
+        info.update({"gpu": torch.cuda.get_device_name(device), "cuda": torch.version.cuda,
+                     "bf16": torch.cuda.is_bf16_supported()})
+    return info
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--steps", type=int, default=20, help="timed training steps per setting (default 20)")
+    parser.add_argument("--batch", type=int, default=64, help="examples per batch (default 64)")
+    parser.add_argument("--batches", type=int, default=4, help="distinct batches cycled through (default 4)")
+    parser.add_argument("--serve-problems", dest="serve_problems", type=int, default=512)
+    parser.add_argument("--ddp-timeout", dest="ddp_timeout", type=int, default=240)
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 2 steps, small batches, 32 problems, two presets, no compile")
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                        help="also time the steps under torch.compile (default: yes, except with --quick)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=SECTIONS, help="sections to leave out")
+    parser.add_argument("--json", default=None, help="where to write the JSON (default $OUT/gpu_check.json, else "
+                                                     "benchmarks/gpu_check.json)")
+    args = parser.parse_args(argv)
+    args.presets = PRESETS
+    if args.quick:
+        args.steps, args.batch, args.batches, args.serve_problems = 2, 8, 2, 32
+        args.presets = ("word_problems/transformer", "identities/tree_lstm")
+    if args.compile is None:
+        args.compile = not args.quick
+    device = torch.device(args.device)
+    report = {"environment": environment(device), "settings": {k: v for k, v in vars(args).items() if k != "json"}}
+    sections = {"steps": section_steps, "agreement": section_agreement, "ddp": section_ddp, "serve": section_serve}
+    started = time.perf_counter()
+    for name, run in sections.items():
+        if name in args.skip:
+            continue
+        try:
+            report[name] = run(args, device)
+        except Exception as error:  # noqa: BLE001 - one section's failure is part of the report
+            report[name] = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()[-2000:]}
+            print(f"{name} failed: {error}", flush=True)
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    out = Path(args.json) if args.json else (Path(os.environ["OUT"]) / "gpu_check.json" if os.environ.get("OUT")
+                                             else Path(__file__).resolve().parent / "gpu_check.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"written to {out} in {report['seconds']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
