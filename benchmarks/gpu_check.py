@@ -40,7 +40,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from neuromath.config import load_config
+from neuromath.api import Solver
+from neuromath.config import load_config, save_config
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate, move_batch
 from neuromath.models.classifiers import EncodedEquations, build_classifier, make_collate, node_vocabulary
@@ -187,8 +188,6 @@ def section_ddp(args, device: torch.device) -> dict:
 
 
 def section_serve(args, device: torch.device) -> dict:
-    from neuromath.api import Solver
-
     config = load_config("word_problems/transformer", strict=True)
     task = get_task(config.data.task)
     examples = task.generate(2000, random.Random(1))
@@ -197,8 +196,6 @@ def section_serve(args, device: torch.device) -> dict:
     texts = [example.text for example in task.generate(args.serve_problems, random.Random(2))]
     with tempfile.TemporaryDirectory() as folder:
         run = Path(folder)
-        from neuromath.config import save_config
-
         save_config(config, run / "config.yaml")
         source.save(run / "source_vocab.json")
         target.save(run / "target_vocab.json")

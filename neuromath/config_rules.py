@@ -199,7 +199,8 @@ TREE_LEAF_NAMES = ("gated", "embedding")  # neuromath.nn.tree_cells.TreeLSTMBase
 # ------------------------------------------------------------------------------------------ rules between keys
 
 
-AUGMENT_NAMES = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence")  # variations.AUGMENTATIONS
+# the label-preserving variations of word problems (neuromath.tasks.word_problems.variations) that data.augment adds
+AUGMENT_NAMES = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence")
 
 
 def augmentations_are_known(data: Any) -> tuple[str, str] | None:

@@ -8,6 +8,7 @@ from typing import ClassVar
 import pytest
 import yaml
 
+import neuromath.models.classifiers  # noqa: F401  (registers the tree cells)
 from neuromath.config import Config, DataConfig, ModelConfig, load_config, show_config, why_not_applicable
 from neuromath.config_models import (
     GroupAttentionConfig,
@@ -21,6 +22,7 @@ from neuromath.config_rules import SEQUENCE, WIDTH
 from neuromath.config_sections import ranged
 from neuromath.config_tasks import IdentitiesData, MathematicsDatasetData, WordProblemsData
 from neuromath.errors import ConfigError
+from neuromath.registry import TREE_CELLS
 
 
 def test_the_name_chooses_the_class_and_the_class_has_only_its_keys():
@@ -63,9 +65,6 @@ def test_the_classes_pickle_copy_and_replace_as_themselves():
 def test_each_tree_cells_options_are_the_keys_of_its_config_class():
     """The classifier builder reads a cell's options from its class: a cell that takes the activation, the leaf, the
     candidate dropout or the stack depth must be configured by a class that has those keys, and no other."""
-    import neuromath.models.classifiers  # noqa: F401  (registers the cells)
-    from neuromath.registry import TREE_CELLS
-
     for cell in TREE_CELLS.names():
         cls, flags = ModelConfig.member(cell), TREE_CELLS.get(cell)
         keys = set(cls.__dataclass_fields__)

@@ -2,6 +2,7 @@
 serve: each problem's answer is the majority vote of the seeds' answers."""
 
 import json
+import random
 import subprocess
 import sys
 
@@ -12,6 +13,8 @@ from neuromath.api import Solver, VotingSolver
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import evaluate_examples
 from neuromath.evaluation.vote import vote_runs
+from neuromath.tasks.word_problems import write_jsonl
+from neuromath.tasks.word_problems.templates import generate
 
 TINY = ["data.generate_train=300", "data.generate_valid=30", "data.generate_test=40", "model.d_model=16",
         "model.n_heads=2", "model.d_ff=32", "model.n_encoder_layers=1", "model.n_decoder_layers=1",
@@ -32,7 +35,7 @@ def seeds(tmp_path_factory):
 def test_the_vote_is_the_majority_of_the_seeds_answers(seeds):
     voting = neuromath.load(seeds)
     assert isinstance(voting, VotingSolver) and len(voting.members) == 3
-    examples = voting.task.generate(40, __import__("random").Random(5))
+    examples = voting.task.generate(40, random.Random(5))
     members = [Solver(seeds / f"seed{seed}") for seed in range(3)]
     member_records = [evaluate_examples(member, examples)[1] for member in members]
     expected = vote_runs(member_records, ["seed0", "seed1", "seed2"])
@@ -45,11 +48,6 @@ def test_the_vote_is_the_majority_of_the_seeds_answers(seeds):
 
 
 def test_solve_and_evaluate_take_the_folder(seeds, tmp_path):
-    import random
-
-    from neuromath.tasks.word_problems import write_jsonl
-    from neuromath.tasks.word_problems.templates import generate
-
     data = tmp_path / "test.jsonl"
     write_jsonl(generate(20, random.Random(9)), data)
     done = subprocess.run([sys.executable, "-m", "neuromath", "evaluate", str(seeds), "--data", str(data), "--json"],

@@ -12,7 +12,8 @@ from neuromath.cli.common import data_path, documented, integer_in, nonnegative_
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
-from neuromath.tasks.word_problems import read_examples, template_counts
+from neuromath.tasks.word_problems import read_examples, template_counts, write_jsonl
+from neuromath.tasks.word_problems.variations import AUGMENTATIONS, augment
 
 
 def command_data_templates(args: argparse.Namespace) -> int:
@@ -65,15 +66,8 @@ def command_data_dedup(args: argparse.Namespace) -> int:
 
 def command_data_augment(args: argparse.Namespace) -> int:
     """Write the label-preserving variations of a word-problem file that training with data.augment adds."""
-    from neuromath.tasks.word_problems import write_jsonl
-    from neuromath.tasks.word_problems.variations import AUGMENTATIONS, augment
-
     kinds = [name.strip() for name in args.variations.split(",") if name.strip()] if args.variations else \
         list(AUGMENTATIONS)
-    unknown = [kind for kind in kinds if kind not in AUGMENTATIONS]
-    if unknown:
-        raise NeuromathError(f"--variations: {', '.join(unknown)} is not a label-preserving variation; the "
-                             f"variations are: {', '.join(AUGMENTATIONS)}")
     skipped: list = []
     examples = read_examples(args.file, args.format, lenient=args.lenient, skipped=skipped)
     for error in skipped:

@@ -263,10 +263,9 @@ def run_refit(run_config: Config, fold_dir: Path, prefix: str, progress: bool) -
     check_same_config(refit_dir, config, finished=summary is not None)
     if summary is not None:
         return summary, True
-    started = time.perf_counter()
-    summary = run_trained_fold(config, refit_dir, prefix, progress,
+    summary = run_trained_fold(config, refit_dir, prefix, progress,  # its summary.json has its wall_seconds
                                what=f"refitting on the whole training fold for {config.train.max_epochs} epochs")
-    return write_fold_summary(refit_dir, summary, started), False
+    return summary, False
 
 
 def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True,
@@ -323,11 +322,12 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
                 if progress:
                     print(f"{prefix}: fitting {config.model.name} retrieval ...", file=sys.stderr, flush=True)
                 summary = run_retrieval_fold(run_config, train_path, test_path, fold_dir)
-            else:
+            else:  # training writes summary.json with its wall_seconds (neuromath.experiments.fit_then_test.train)
                 summary = run_trained_fold(run_config, fold_dir, prefix, progress)
             if "test" not in summary:
                 raise NeuromathError(f"{test_path}: no test examples in fold {name}")
-            write_fold_summary(fold_dir, summary, fold_started)
+            if retrieval:
+                write_fold_summary(fold_dir, summary, fold_started)
         row = fold_row(name, train_path, test_path, summary, reused=reused)
         if refit:
             refit_summary, refit_reused = run_refit(run_config, fold_dir, prefix, progress)

@@ -129,10 +129,12 @@ def train(
     test split, score it once with the best weights and add it to the summary (``summary["test"]``, also in
     summary.json), and with ``predictions`` write the test split's records there (JSON Lines, one per example in
     the order of the test split; sequence tasks: the records of ``neuromath.evaluation.scoring.evaluate_examples``,
-    as ``neuromath evaluate`` writes them). Relative data paths are found in the working directory or under the data
+    as ``neuromath evaluate`` writes them). summary.json also gets ``wall_seconds``: how long this call trained and
+    tested (a resumed run: since it resumed). Relative data paths are found in the working directory or under the data
     root (``neuromath.dataroot``) first, so a missing file stops the run before anything trains, and the run's
     config.yaml names the files it read. Last, the run gets ``environment.json`` (the software and machine) and
     ``README.md``, its model card (``neuromath.experiments.card``)."""
+    started = time.perf_counter()
     run_dir = Path(run_dir)
     config = resolve_data_paths(config)
     chosen = procedure(config)
@@ -144,7 +146,8 @@ def train(
             result.summary["test"], records = chosen.test(run_dir, result.data.test)
             if predictions is not None:
                 write_predictions(records, predictions)
-            write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
+        result.summary["wall_seconds"] = round(time.perf_counter() - started, 1)
+        write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
         # the summary is final: the software and machine, and the model card that reports the summary's scores
         environment = write_environment(run_dir)
         write_card(run_dir, config, result.summary, environment, training_command())
@@ -158,13 +161,8 @@ def train_classifier(config: Config, run_dir: str | Path, resume: bool = False) 
 
 def train_and_report(config: Config, out: str | Path, resume: bool = False) -> dict:
     """Train one run and print its outcome; returns its summary. The test split's prediction records go to
-    ``OUT/predictions.jsonl`` (what ``neuromath results verify`` recomputes the test scores from). summary.json
-    also gets ``wall_seconds``, the time this call trained and tested (a resumed run: since it resumed)."""
-    started = time.perf_counter()
+    ``OUT/predictions.jsonl`` (what ``neuromath results verify`` recomputes the test scores from)."""
     summary = train(config, out, resume, predictions=Path(out) / PREDICTIONS_FILE).summary
-    if is_rank_zero() and summary:
-        summary["wall_seconds"] = round(time.perf_counter() - started, 1)
-        write_text_atomic(Path(out) / "summary.json", json.dumps(summary, indent=2))
     if is_rank_zero():  # the other processes of a multi-process run have no summary
         for line in procedure(config).outcome(summary, get_task(config.data.task)):
             print(line)

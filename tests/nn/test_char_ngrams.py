@@ -11,9 +11,11 @@ import torch
 from neuromath.config import ModelConfig
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
-from neuromath.models import ModelInputs, build_model
-from neuromath.models.batching import SourceWords
+from neuromath.models import ModelInputs, build_model, build_task_model
+from neuromath.models.batching import EncodedExamples, SourceWords, collate
 from neuromath.nn.char_ngrams import CharNgramEmbedding, char_ngrams
+from neuromath.tasks import get_task
+from neuromath.tasks.word_problems.templates import generate
 from neuromath.text import Vocabulary
 
 ADD = ["adds", "added", "gains", "gained", "earns", "earned"]
@@ -85,11 +87,6 @@ def test_a_model_with_ngrams_answers_problems_whose_verb_it_never_saw(name, fit_
 @pytest.mark.parametrize("name", ["dns", "group_attention", "gts", "graph2tree"])
 def test_every_word_problem_encoder_adds_the_ngrams_and_trains_them(name):
     torch.manual_seed(0)
-    from neuromath.models import build_task_model
-    from neuromath.models.batching import EncodedExamples, collate
-    from neuromath.tasks import get_task
-    from neuromath.tasks.word_problems.templates import generate
-
     task = get_task("word_problems")
     examples = generate(6, random.Random(0))
     source = Vocabulary.build([task.source_tokens(example) for example in examples])

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neuromath.errors import NeuromathError
 from neuromath.tasks.word_problems import Example, equation_value, prepare_problem, read_examples
 from neuromath.tasks.word_problems.templates import generate
 from neuromath.tasks.word_problems.variations import (
@@ -149,5 +150,5 @@ def test_augmenting_adds_distinct_label_preserving_variants_and_refuses_the_othe
             assert example.answer == original.answer
     first, again = (augment(GENERATED[:100], ["numbers_resampled"], 1, 4) for _ in range(2))
     assert first == again
-    with pytest.raises(ValueError, match="question_removed"):
+    with pytest.raises(NeuromathError, match="question_removed is not a label-preserving variation"):
         augment(GENERATED, ["question_removed"])

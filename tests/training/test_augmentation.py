@@ -11,7 +11,8 @@ import pytest
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
 from neuromath.tasks import get_task
-from neuromath.tasks.word_problems import read_jsonl, write_jsonl
+from neuromath.tasks.word_problems import equation_value, read_jsonl, write_jsonl
+from neuromath.tasks.word_problems.normalisation import canonical_prefix
 from neuromath.tasks.word_problems.templates import generate
 from neuromath.training.run import prepare_data
 
@@ -68,9 +69,6 @@ def test_the_command_writes_the_variants_for_inspection(problems, tmp_path):
 
 
 def test_canonical_targets_give_equivalent_equations_one_form_in_every_split(problems):
-    from neuromath.tasks.word_problems import equation_value
-    from neuromath.tasks.word_problems.normalisation import canonical_prefix
-
     as_written = load_config(None, [f"data.train={problems}", f"data.test={problems}"])
     canonical = load_config(None, [f"data.train={problems}", f"data.test={problems}", "data.targets=canonical"],
                             strict=True)

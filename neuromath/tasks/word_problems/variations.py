@@ -27,7 +27,8 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from neuromath.errors import ExpressionError
+from neuromath.config_rules import AUGMENT_NAMES
+from neuromath.errors import ExpressionError, NeuromathError
 from neuromath.tasks.word_problems.answer_scoring import equation_value
 from neuromath.tasks.word_problems.records import MASK_REGEX, Example, number_value
 
@@ -238,8 +239,9 @@ VARIATIONS: dict[str, Callable[[Example, Sequence[tuple[Example, list[str]]], ra
 LOWER_IS_BETTER = {"question_removed"}
 
 
-# the variations that keep a problem's answer (and so its label): what training may add (data.augment)
-AUGMENTATIONS = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence")
+# the variations that keep a problem's answer (and so its label): what training may add (data.augment, whose config
+# rule reads the same names)
+AUGMENTATIONS = AUGMENT_NAMES
 
 
 def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
@@ -250,7 +252,8 @@ def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
     order of kind, copy and problem (ids ``<id>#<kind><copy>``), and how many each kind added."""
     unknown = [kind for kind in kinds if kind not in AUGMENTATIONS]
     if unknown:
-        raise ValueError(f"not a label-preserving variation: {', '.join(unknown)} (known: {', '.join(AUGMENTATIONS)})")
+        raise NeuromathError(f"{', '.join(unknown)} is not a label-preserving variation; the variations are: "
+                             f"{', '.join(AUGMENTATIONS)}")
     donors = donor_sentences(examples)
     seen = {(example.masked_text, example.numbers) for example in examples}
     added: list[Example] = []
