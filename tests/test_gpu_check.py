@@ -6,6 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from neuromath.errors import NeuromathError
+from neuromath.experiments.gpu_pages import render_gpu_check
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
 
 
@@ -20,3 +25,34 @@ def test_the_gpu_check_runs_on_the_cpu_and_writes_its_json(tmp_path):
         for precision in ("32-true", "bf16-mixed"):
             assert report["steps"][preset][precision]["per_second"] > 0, (preset, precision)
         assert report["agreement"][preset]["max_abs_difference"] == 0.0  # the CPU against itself
+
+
+def test_a_setting_past_the_time_budget_is_recorded_as_skipped_and_the_json_is_kept(tmp_path):
+    out = tmp_path / "check.json"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--skip", "agreement", "ddp", "serve",
+                           "--presets", "identities/tree_lstm", "--steps", "2", "--batch", "4", "--batches", "1",
+                           "--no-compile", "--budget", "0", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    steps = json.loads(out.read_text())["steps"]["identities/tree_lstm"]
+    assert steps == {precision: {"skipped": "past the time budget of 0.0 s"} for precision in ("32-true", "bf16-mixed")}
+
+
+def test_the_page_of_a_gpu_check_computes_each_speed_up_within_its_run(tmp_path):
+    report = {"environment": {"gpu": "Some GPU", "torch": "2.x", "cuda": "13", "python": "3.12"},
+              "settings": {"steps": 20, "batch": 64}, "seconds": 12.0,
+              "steps": {"a/model": {"32-true": {"median_ms": 30.0, "per_second": 100.0, "unit": "tokens"},
+                                    "bf16-mixed": {"median_ms": 20.0, "per_second": 150.0, "unit": "tokens"},
+                                    "32-true compiled": {"skipped": "past the time budget of 1 s"}},
+                        "b/model": {"32-true": {"error": "MissingExtraError: no package"}}},
+              "agreement": {"a/model": {"max_abs_difference": 2e-6, "max_abs_logit": 5.0}},
+              "ddp": {"returncode": 0, "seconds": 9.5, "steps": 30}}
+    path = tmp_path / "check.json"
+    path.write_text(json.dumps(report))
+    page = render_gpu_check(path, "page.md:1")
+    assert "| `a/model` | 30.0 ms | 20.0 ms | skipped (time budget) | 150 tokens (bf16-mixed) | 1.50× |" in page
+    assert "| `b/model` | error: MissingExtraError | not reached | not reached | n/a | n/a |" in page
+    assert "| `a/model` | 2.00e-06 | 5 |" in page and "return code 0, 30 steps in 9.5 s" in page
+    path.write_text("{broken")
+    with pytest.raises(NeuromathError, match="page.md:1: cannot read the GPU check"):
+        render_gpu_check(path, "page.md:1")

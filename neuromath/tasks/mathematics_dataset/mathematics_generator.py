@@ -1,9 +1,9 @@
 """DeepMind's Mathematics Dataset generator (Saxton et al. 2019), driven from neuromath.
 
-The questions come from DeepMind's own ``mathematics_dataset`` package (1.0.1 on PyPI). Two
-import fixes let it run on current SymPy and NumPy 1.24+, and two small patches make its output
+The questions come from DeepMind's own ``mathematics_dataset`` package (1.0.1 on PyPI). Compatibility
+fixes let it run on current SymPy, NumPy 1.24+ and 2, and Python 3.12+, and two small patches make its output
 a function of the seed alone (it leaves some orders to memory addresses and string hashing);
-``prepare_mathematics_dataset`` applies all four before the package is first imported.
+``prepare_mathematics_dataset`` applies them when the package is first imported.
 
 ``generate_directory`` writes the release's own layout, ``OUT/<split>/<module>.txt`` with question
 and answer on alternating lines, from worker processes: one job per (split, module), seeded from
@@ -73,6 +73,32 @@ class NumpyWithItemset(types.ModuleType):
         return numpy.empty(*args, **kwargs).view(ItemsetArray)
 
 
+def _integral(value):
+    """An integral float as the int Python 3.11's ``randrange`` made of it; any other value unchanged."""
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"non-integer argument {value!r} for randrange()")
+        return int(value)
+    return value
+
+
+class RandomWithIntegralFloats(types.ModuleType):
+    """``random`` as DeepMind's modules see it under Python 3.12+, which refuses floats in ``randrange``: ``randint``
+    and ``randrange`` take integral floats as 3.10 and 3.11 did (``numbers__round_number`` passes ``-10 ** k / 2``),
+    drawing from the same global generator, so the draws are those of 3.11. Every other name is ``random``'s own."""
+
+    def __getattr__(self, name: str):
+        return getattr(random, name)
+
+    @staticmethod
+    def randint(a, b) -> int:
+        return random.randint(_integral(a), _integral(b))
+
+    @staticmethod
+    def randrange(start, stop=None, step=1) -> int:
+        return random.randrange(_integral(start), _integral(stop), _integral(step))
+
+
 def prepare_mathematics_dataset() -> None:
     """Make ``mathematics_dataset`` importable and deterministic; call before importing it (idempotent).
 
@@ -82,6 +108,9 @@ def prepare_mathematics_dataset() -> None:
     - ``np.object`` was removed in NumPy 1.24; it was an alias of ``object``.
     - ``ndarray.itemset`` was removed in NumPy 2; the package's polynomial sampler calls it on the arrays it makes
       with ``np.zeros`` and ``np.empty``, which now return ``ItemsetArray`` views (NumPy 2 only).
+
+    - Python 3.12 refuses floats in ``random.randrange``; the package's modules see ``RandomWithIntegralFloats``
+      (integral floats become ints, as 3.10 and 3.11 did).
 
     Determinism patches (applied after the import):
     - ``Context.pop`` draws a fresh symbol with ``random.choice`` from a set of letters, whose order
@@ -122,6 +151,13 @@ def prepare_mathematics_dataset() -> None:
         from mathematics_dataset.sample import polynomials
 
         polynomials.np = NumpyWithItemset("numpy")
+
+    if sys.version_info >= (3, 12):
+        importlib.import_module("mathematics_dataset.modules.modules")  # every module that draws
+        with_floats = RandomWithIntegralFloats("random")
+        for name, module in list(sys.modules.items()):
+            if name.startswith("mathematics_dataset.") and getattr(module, "random", None) is random:
+                module.random = with_floats
 
     composition.Context.pop = pop_symbol
     original_init = composition.Entity.__init__

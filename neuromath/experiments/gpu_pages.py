@@ -1,0 +1,71 @@
+"""The ``{{ gpu_check FILE }}`` directive of the results pages: one JSON written by ``benchmarks/gpu_check.py`` as
+tables (the machine, training steps with each setting's speed against float32 eager of the same preset in the same
+run, the CPU/device agreement, the one-GPU DDP run and serve's throughput)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from neuromath.errors import NeuromathError
+
+BASELINE = "32-true"
+
+
+def _setting_cell(result: dict) -> str:
+    if "error" in result:
+        return f"error: {result['error'].split(':')[0]}"
+    if "skipped" in result:
+        return "skipped (time budget)"
+    return f"{result['median_ms']:.1f} ms"
+
+
+def steps_table(steps: dict) -> str:
+    """preset × setting: the median step, the throughput and the speed-up against float32 eager of the preset."""
+    settings = list(dict.fromkeys(name for results in steps.values() for name in results))
+    header = ["preset", *settings, "unit per second (fastest)", "best / float32 eager"]
+    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
+    for preset, results in steps.items():
+        timed = {name: result for name, result in results.items() if "median_ms" in result}
+        cells = [_setting_cell(results[name]) if name in results else "not reached" for name in settings]
+        if timed:
+            fastest = min(timed, key=lambda name: timed[name]["median_ms"])
+            rate = f"{timed[fastest]['per_second']:,.0f} {timed[fastest]['unit']} ({fastest})"
+            base = timed.get(BASELINE)
+            speedup = f"{base['median_ms'] / timed[fastest]['median_ms']:.2f}×" if base else "n/a"
+        else:
+            rate, speedup = "n/a", "n/a"
+        lines.append("| " + " | ".join([f"`{preset}`", *cells, rate, speedup]) + " |")
+    return "\n".join(lines)
+
+
+def render_gpu_check(path: Path, where: str) -> str:
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise NeuromathError(f"{where}: cannot read the GPU check {path}: {error}") from error
+    env = report.get("environment", {})
+    settings = report.get("settings", {})
+    lines = [f"**{path.name}**: {env.get('gpu', env.get('device'))}, torch {env.get('torch')}, CUDA {env.get('cuda')}, "
+             f"Python {env.get('python')}; {settings.get('steps')} timed steps of batch {settings.get('batch')} per "
+             f"setting; {report.get('seconds')} s written.", ""]
+    if "steps" in report:
+        lines += ["Training steps (median; forward, loss, backward, Adam):", "", steps_table(report["steps"]), ""]
+    if "agreement" in report:
+        lines += ["| preset | CPU vs device, largest logit difference | largest logit |", "| --- | ---: | ---: |"]
+        for preset, result in report["agreement"].items():
+            if "error" in result:
+                lines.append(f"| `{preset}` | error: {result['error'].split(':')[0]} | |")
+            else:
+                lines.append(f"| `{preset}` | {result['max_abs_difference']:.2e} | {result['max_abs_logit']:.3g} |")
+        lines.append("")
+    ddp = report.get("ddp")
+    if isinstance(ddp, dict) and "returncode" in ddp:
+        lines += [f"One-GPU DDP through `neuromath train`: return code {ddp['returncode']}, {ddp.get('steps')} steps "
+                  f"in {ddp['seconds']} s (start-up included).", ""]
+    serve = report.get("serve")
+    if isinstance(serve, dict) and "batch_1" in serve:
+        rates = ", ".join(f"{result['problems_per_second']} problems/s in batches of {name.split('_')[1]}"
+                          for name, result in serve.items())
+        lines += [f"`Solver.solve_many` (untrained word-problem Transformer, greedy to the length limit): {rates}.", ""]
+    return "\n".join(lines).rstrip("\n")
