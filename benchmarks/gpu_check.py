@@ -45,7 +45,7 @@ from neuromath.config import load_config, save_config
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate, move_batch
 from neuromath.models.classifiers import EncodedEquations, build_classifier, make_collate, node_vocabulary
-from neuromath.nn.precision import autocast
+from neuromath.nn.precision import autocast, training_attention
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
@@ -127,7 +127,7 @@ def time_steps(workload: Workload, precision: str, compiled: bool, steps: int) -
 
 def step(workload: Workload, forward, batch: dict, precision: str) -> None:
     workload.optimizer.zero_grad(set_to_none=True)
-    with autocast(precision, workload.device):
+    with autocast(precision, workload.device), training_attention(workload.device):  # as training runs it
         loss = workload.loss(forward, batch)
     loss.backward()
     workload.optimizer.step()

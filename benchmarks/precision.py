@@ -34,7 +34,7 @@ from attention import NoEosModel, collate  # noqa: E402  (the benchmarks share t
 from neuromath.config import ModelConfig  # noqa: E402
 from neuromath.decoding.beam import beam_search  # noqa: E402
 from neuromath.models import ModelInputs, build_model  # noqa: E402
-from neuromath.nn.precision import autocast, cpu_supports_bf16  # noqa: E402
+from neuromath.nn.precision import autocast, cpu_supports_bf16, training_attention  # noqa: E402
 from neuromath.text import Vocabulary  # noqa: E402
 from neuromath.text.vocabulary import SPECIALS  # noqa: E402
 
@@ -61,7 +61,8 @@ def build(attention: str, seed: int) -> torch.nn.Module:
 
 def step(model, optimizer, batch: dict, precision: str) -> float:
     with autocast(precision, "cpu"):
-        logits = model(batch)
+        with training_attention("cpu"):  # as training runs it: the math attention kernel under bf16 on the CPU
+            logits = model(batch)
         loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(),
                                ignore_index=Vocabulary.pad_id)
     optimizer.zero_grad(set_to_none=True)

@@ -124,6 +124,9 @@ class TrainConfig(Section):
     # evaluate, solve and completion run in the same precision
     precision: str = one_of("32-true", *PRECISION_NAMES)
     num_threads: int = ranged(0, WORKERS)  # torch CPU threads; 0 -> leave torch's default
+    # sequence models: the training forward through torch.compile (inductor, dynamic shapes; neuromath.nn.compiling);
+    # the weights and run folder are the eager model's
+    compile: bool = False
     progress: bool = True
     max_time_minutes: float = ranged(0.0, NONNEGATIVE)  # 0 -> no wall-clock limit
     # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;

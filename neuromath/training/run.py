@@ -30,6 +30,7 @@ from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, make_loader
+from neuromath.nn.compiling import compile_in_place
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
@@ -222,6 +223,8 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         items = (EncodedExamples(list(islice(stream.vocab_sample, STRUCTURE_SAMPLE)), task, source_vocab,
                                  target_vocab) if stream else train_set).items
         model.fit_structure([source for source, _ in items], [target[:-1] for _, target in items])
+    if config.train.compile:
+        compile_in_place(model, config.train.accelerator)
     module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
     valid_loader = make_loader(valid_set, config.decode.batch_size, shard=True) if config.train.validate else None
     fitted = fit_and_keep_best(config, run_dir, module, train_loader, valid_loader, monitor="val_value_accuracy",

@@ -3,13 +3,14 @@ tiny Transformer that learns as well in bf16-mixed as in float32 (the same thres
 
 import pytest
 import torch
+from torch.nn.attention import SDPBackend
 
 import neuromath
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
 from neuromath.experiments.fit_then_test import train
 from neuromath.nn import precision
-from neuromath.nn.precision import autocast, resolve_precision
+from neuromath.nn.precision import autocast, resolve_precision, training_attention
 from neuromath.tasks import get_task
 
 
@@ -38,6 +39,30 @@ def test_autocast_runs_matrix_products_in_bf16_only_when_asked():
         assert layer(inputs).dtype == torch.bfloat16
     with autocast("32-true", "cpu"):
         assert layer(inputs).dtype == torch.float32
+
+
+@pytest.mark.skipif(not hasattr(torch, "_fused_sdp_choice"), reason="torch does not expose its attention choice")
+def test_training_attention_takes_the_math_kernel_under_bf16_on_the_cpu_only():
+    queries = torch.randn(2, 2, 5, 8)
+    half = queries.bfloat16()
+    with training_attention("cpu"):  # float32: nothing changes
+        assert torch._fused_sdp_choice(queries, queries, queries) != SDPBackend.MATH.value
+    with autocast("bf16-mixed", "cpu"):
+        fused = torch._fused_sdp_choice(half, half, half)
+        with training_attention("cpu"):
+            assert torch._fused_sdp_choice(half, half, half) == SDPBackend.MATH.value
+        with training_attention("cuda"):  # another device's autocast is not on: nothing changes
+            assert torch._fused_sdp_choice(half, half, half) == fused != SDPBackend.MATH.value
+    # the two kernels agree to bf16's precision, forward and backward
+    results = []
+    for kernel in (None, training_attention):
+        leaf = queries.clone().requires_grad_()
+        with autocast("bf16-mixed", "cpu"), (kernel("cpu") if kernel else torch.enable_grad()):
+            out = torch.nn.functional.scaled_dot_product_attention(leaf, leaf, leaf, is_causal=True)
+        out.float().square().sum().backward()
+        results.append((out.float(), leaf.grad))
+    torch.testing.assert_close(results[0][0], results[1][0], rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(results[0][1], results[1][1], rtol=5e-2, atol=5e-2)
 
 
 TINY = [

@@ -1,0 +1,153 @@
+"""The TP-Transformer training step against the code of commit 6486a0a (which equals the official step), in one run.
+
+Usage: ``python benchmarks/training_step.py [--baseline REV] [--threads N] [--rounds R] [--quick] [--json FILE]``
+
+The shapes are those of ``precision.py`` (d_model 256, 8 heads, d_ff 1024, 3+3 layers, batch 64 of random sources of
+60 tokens and targets of 20, dropout 0), with TP-Attention and, for comparison, standard attention. A step is
+forward, cross-entropy, backward and an Adam step. ``--baseline`` is unpacked with ``git archive`` (as in
+``decoding.py``) and each code base runs in its own worker process with the same Python, thread count and seeded
+weights; the workers take turns, round after round. Compared with the baseline's float32 step:
+
+- today's float32 step;
+- today's step as ``train.precision: bf16-mixed`` trains it: bf16 autocast, the forward in
+  ``neuromath.nn.precision.training_attention`` (the math attention kernel under bf16 on the CPU);
+- the same without ``training_attention`` (bf16 with the fused attention kernel), to show what that choice is worth.
+
+Printed: medians, speed-ups over the baseline, and the first step's loss of each setting against the baseline's.
+A script, not a test: it prints numbers and exits 0 unless something breaks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from decoding import BASELINE, REPOSITORY, unpack  # noqa: E402  (the baseline is unpacked as decoding.py does)
+
+SETTINGS = (  # (code, precision, training_attention)
+    ("baseline", "32-true", False), ("today", "32-true", True), ("today", "bf16-mixed", True),
+    ("today", "bf16-mixed", False),
+)
+
+
+def worker(threads: int, batch_size: int) -> None:
+    """Answer one JSON line per request ``{"attention", "precision", "kernel"}``: the seconds and loss of one step."""
+    import torch
+    import torch.nn.functional as F
+    from attention import collate
+    from precision import build, random_pairs
+
+    from neuromath.nn.precision import autocast
+
+    try:
+        from neuromath.nn.precision import training_attention
+    except ImportError:  # the baseline has no such choice
+        training_attention = None
+    torch.set_num_threads(threads)
+    batch = collate(random_pairs(batch_size, 60, 20, torch.Generator().manual_seed(0)))
+    models = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        key = (request["attention"], request["precision"], request["kernel"])
+        if key not in models:
+            model = build(request["attention"], 0)
+            models[key] = (model, torch.optim.Adam(model.parameters(), lr=1e-4))
+        model, optimizer = models[key]
+        kernels = training_attention if request["kernel"] and training_attention else None
+        start = time.perf_counter()
+        with autocast(request["precision"], "cpu"):
+            with kernels("cpu") if kernels else contextlib.nullcontext():
+                logits = model(batch)
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        seconds = time.perf_counter() - start
+        print(json.dumps({"seconds": seconds, "loss": float(loss.detach())}), flush=True)
+
+
+class Worker:
+    def __init__(self, package_root: Path, threads: int, batch_size: int):
+        environment = {**os.environ, "PYTHONPATH": str(package_root), "OMP_NUM_THREADS": str(threads)}
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--worker", "--threads", str(threads),
+             "--batch", str(batch_size)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment, cwd=package_root)
+
+    def ask(self, **request) -> dict:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"a benchmark worker stopped (exit {self.process.wait()})")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", default=BASELINE, help=f"git revision to compare with (default {BASELINE})")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads of each worker (default 2)")
+    parser.add_argument("--rounds", type=int, default=7, help="measured steps per setting (default 7)")
+    parser.add_argument("--attention", default="tp,standard", help="comma list of kernels (default tp,standard)")
+    parser.add_argument("--quick", action="store_true", help="batch 8 and 2 rounds: a smoke run")
+    parser.add_argument("--json", type=Path, default=None, help="also write the measurements to this JSON file")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--batch", type=int, default=64, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.batch, args.rounds = 8, 2
+    if args.worker:
+        worker(args.threads, args.batch)
+        return 0
+    report = {"baseline": args.baseline, "threads": args.threads, "rounds": args.rounds, "batch": args.batch}
+    with tempfile.TemporaryDirectory() as folder:
+        workers = {"baseline": Worker(unpack(args.baseline, Path(folder)), args.threads, args.batch),
+                   "today": Worker(REPOSITORY, args.threads, args.batch)}
+        print(f"training step, batch {args.batch} (source 60, target 20), d 256, 3+3 layers; {args.threads} threads "
+              f"per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
+        print("| attention | baseline fp32 | today fp32 | today bf16 (training_attention) | today bf16, fused kernel | "
+              "first-step loss vs baseline |")
+        print("|---|---|---|---|---|---|")
+        for attention in args.attention.split(","):
+            seconds = {setting: [] for setting in SETTINGS}
+            first = {}
+            for setting in SETTINGS:  # warm-up; the first step's loss is the same weights' loss
+                code, precision, kernel = setting
+                first[setting] = workers[code].ask(attention=attention, precision=precision, kernel=kernel)["loss"]
+            for _ in range(args.rounds):
+                for setting in SETTINGS:
+                    code, precision, kernel = setting
+                    answer = workers[code].ask(attention=attention, precision=precision, kernel=kernel)
+                    seconds[setting].append(answer["seconds"])
+            median = {setting: statistics.median(values) for setting, values in seconds.items()}
+            base = median[SETTINGS[0]]
+            cells = [f"{median[s]:.3f} s ({base / median[s]:.2f}x)" for s in SETTINGS[1:]]
+            gaps = max(abs(first[s] - first[SETTINGS[0]]) for s in SETTINGS[1:])
+            print(f"| {attention} | {base:.3f} s | " + " | ".join(cells) + f" | largest |diff| {gaps:.1e} |")
+            report[attention] = {"seconds_median": {" ".join(map(str, s)): median[s] for s in SETTINGS},
+                                 "seconds_all": {" ".join(map(str, s)): seconds[s] for s in SETTINGS},
+                                 "speedup_over_baseline": {" ".join(map(str, s)): base / median[s]
+                                                           for s in SETTINGS[1:]},
+                                 "first_step_loss": {" ".join(map(str, s)): first[s] for s in SETTINGS}}
+        for process in workers.values():
+            process.close()
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""``train.compile``: a sequence model's training forward through ``torch.compile`` (inductor).
+
+The model is compiled in place (``nn.Module.compile``), so its parameters, state dict and checkpoints are those of
+the eager model: a run trained compiled loads, evaluates and serves without compiling. Shapes follow PyTorch's
+automatic dynamic shapes: the first batch compiles a graph for its lengths, the first batch of other lengths compiles
+one graph with symbolic lengths, and every later batch reuses it (no recompiling per length). Only the forward of
+the training and validation loss is compiled; greedy and beam decoding call ``encode`` and ``decode_step`` and run
+eagerly.
+
+Measured (``benchmarks/compile.py`` on the CPU; ``results/gpu-check/`` on an H100): the Transformer family compiles
+without graph breaks and gains 1.16-1.54x on the GPU, but nothing on a 2-core CPU at the presets' sizes (0.76-1.03x
+the eager speed); the goal-tree decoders of GTS and Graph2Tree break their graph at every tree step and hit
+dynamo's recompile limit, so they gain nothing, though their results stay exact. Under compile, dropout draws its
+masks from inductor's generator: a compiled run is reproducible, but not the eager run's twin unless dropout is 0.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import torch
+from torch import nn
+
+from neuromath.errors import ConfigError
+
+
+def has_cpu_compiler() -> bool:
+    """Whether inductor can build CPU kernels here (it needs a C++ compiler)."""
+    return any(shutil.which(name) for name in ("g++", "c++", "clang++"))
+
+
+def compile_in_place(model: nn.Module, accelerator: str = "cpu") -> nn.Module:
+    """``model`` with its forward compiled (in place; the same object is returned). ``accelerator`` is
+    ``train.accelerator``: on the CPU, inductor's C++ compiler must be there."""
+    on_gpu = accelerator in ("gpu", "cuda") or (accelerator == "auto" and torch.cuda.is_available())
+    if not on_gpu and not has_cpu_compiler():
+        raise ConfigError("train.compile: torch.compile builds CPU kernels with a C++ compiler, and none (g++, c++ "
+                          "or clang++) is on the PATH; install one or leave train.compile false")
+    model.compile(dynamic=None)
+    return model
