@@ -19,6 +19,7 @@ and the ratio is above 1, which is why ``train.precision: auto`` keeps float32 t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -34,7 +35,12 @@ from attention import NoEosModel, collate  # noqa: E402  (the benchmarks share t
 from neuromath.config import ModelConfig  # noqa: E402
 from neuromath.decoding.beam import beam_search  # noqa: E402
 from neuromath.models import ModelInputs, build_model  # noqa: E402
-from neuromath.nn.precision import autocast, cpu_supports_bf16, training_attention  # noqa: E402
+from neuromath.nn.precision import autocast, cpu_supports_bf16  # noqa: E402
+
+try:
+    from neuromath.nn.precision import training_attention
+except ImportError:  # an older neuromath: the baseline workers of decoding.py and training_step.py import this file
+    training_attention = None
 from neuromath.text import Vocabulary  # noqa: E402
 from neuromath.text.vocabulary import SPECIALS  # noqa: E402
 
@@ -61,7 +67,8 @@ def build(attention: str, seed: int) -> torch.nn.Module:
 
 def step(model, optimizer, batch: dict, precision: str) -> float:
     with autocast(precision, "cpu"):
-        with training_attention("cpu"):  # as training runs it: the math attention kernel under bf16 on the CPU
+        # as training runs it: the math attention kernel under bf16 on the CPU
+        with training_attention("cpu") if training_attention else contextlib.nullcontext():
             logits = model(batch)
         loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(),
                                ignore_index=Vocabulary.pad_id)
