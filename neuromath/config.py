@@ -279,7 +279,8 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
     with values other than the defaults (the word-problem presets' ``data.modules``). The keys of the model and data
     sections that belong to other models or tasks are left out (their classes do not have them); the optim, train
     and decode keys that its model's kind does not read load as they are, and ``save_config`` and
-    ``config_to_dict(..., applicable_only=True)`` leave them out. Unknown keys are errors either way.
+    ``config_to_dict(..., applicable_only=True)`` leave them out. Unknown keys are errors either way, and so is an
+    override of a key that does not apply: what a user asks for is never dropped silently.
     """
     values: dict = {}
     if path is not None:
@@ -313,8 +314,7 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
     if not strict:  # a file's keys of other models or tasks are left out, but not a key asked for by an override
         for override in overrides:
             key = override.split("=", 1)[0].strip()
-            section, _, name = key.partition(".")
-            if section in ("model", "data") and name and name not in getattr(config, section).__dataclass_fields__:
+            if "." in key:  # a key of another model or task, or a shared key its model's kind does not read
                 reason = why_not_applicable(key, config.data.task, config.model.name)
                 if reason is not None:
                     raise ConfigError(f"{path}, --set {override}: {reason}" if path is not None

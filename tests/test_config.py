@@ -224,9 +224,14 @@ def test_decode_max_len_cannot_exceed_model_max_len(tmp_path):
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: decode.max_len \(41\) cannot exceed"):
         load_config(path)
     assert load_config(None, ["model.max_len=64", "decode.max_len=64"]).decode.max_len == 64
-    # the equation classifiers decode nothing: neither key applies to them
-    assert load_config(None, ["data.task=identities", "model.name=tree_lstm", "decode.max_len=600"]).decode.max_len \
-        == 600
+    # the equation classifiers decode nothing: neither key applies to them, so a run folder's config holding them
+    # loads whatever they are, and asking for one is refused rather than dropped
+    classifier = tmp_path / "classifier.yaml"
+    classifier.write_text(yaml.safe_dump({"data": {"task": "identities"}, "model": {"name": "tree_lstm"},
+                                          "decode": {"max_len": 600}}))
+    assert load_config(classifier).decode.max_len == 600
+    with pytest.raises(ConfigError, match=r"--set decode.max_len=600: decode.max_len does not apply to the tree_lstm"):
+        load_config(classifier, ["decode.max_len=600"])
     # a recurrent decoder has no position table: a run folder of one loads whatever the two lengths are
     assert load_config(None, ["model.name=gts", "decode.max_len=600"]).decode.max_len == 600
     import dataclasses

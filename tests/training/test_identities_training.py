@@ -60,8 +60,9 @@ def sameness_set(n: int, seed: int, depths=(1, 2, 3)) -> list[EquationExample]:
 def config_for(tmp_path, model: str, train_file, **overrides):
     sets = [
         "data.task=identities", f"data.train={train_file}", "data.train_depths=1-3", "data.test_depths=4-5",
-        f"model.name={model}", *(["model.d_model=24"] if model != "majority" else []),  # the majority has no size
-        "optim.schedule=plateau", "optim.lr=0.01", "optim.weight_decay=2e-5",
+        f"model.name={model}",  # the majority has no size and no optimiser
+        *(["model.d_model=24", "optim.schedule=plateau", "optim.lr=0.01", "optim.weight_decay=2e-5"]
+          if model != "majority" else []),
         "train.batch_size=50", "train.max_epochs=12", "train.patience=0", "train.progress=false", "train.num_threads=1",
     ] + [f"{key}={value}" for key, value in overrides.items()]
     return load_config(None, sets)
