@@ -70,9 +70,10 @@ class WordProblemsData(SequenceData):
     min_count: int = ranged(1, COUNT)
     # training only: each ordinary source word is replaced by <unk> with this probability (1 would leave none)
     word_dropout: float = ranged(0.0, PROBABILITY)
-    # training only: label-preserving variations of each training problem (after the validation carve-out) join the
-    # training set, augment_copies of each kind per problem: a comma list of sentences_reordered, numbers_resampled,
-    # irrelevant_sentence (neuromath.tasks.word_problems.variations); "" adds none
+    # training only: variations of each training problem (after the validation carve-out) join the training set,
+    # augment_copies of each kind per problem: a comma list of sentences_reordered, numbers_resampled,
+    # irrelevant_sentence (they keep the answer) and question_changed (another question about the same story, its
+    # own equation and answer) (neuromath.tasks.word_problems.variations); "" adds none
     augment: str = ""
     augment_copies: int = ranged(1, Range(low=1, high=100, high_closed=True))
     # the equations taught: as_written (each data set's own form) | canonical (one prefix form for equivalent ones:

@@ -164,10 +164,12 @@ def register(commands) -> None:
     augmented = data_commands.add_parser(
         "augment", help="word problems: write the variations that training with data.augment adds",
         **documented(
-            "Read a word-problem file and write, as JSON lines, the label-preserving variations of its problems "
-            "that training adds with data.augment: the story's sentences reordered where it allows, the numbers "
-            "drawn again with the answer computed again, and an irrelevant sentence with a number taken from another "
-            "problem of the file. Each variant's id is its problem's id, the variation and the copy "
+            "Read a word-problem file and write, as JSON lines, the variations of its problems that training adds "
+            "with data.augment: the story's sentences reordered where it allows, the numbers drawn again with the "
+            "answer computed again, an irrelevant sentence with a number taken from another problem of the file, "
+            "and (question_changed) another question about the same story with its own equation, where the "
+            "equation's form makes that safe: 'how many more X does A have than B' becomes 'how many X do A and B "
+            "have in all', and the other way round. Each variant's id is its problem's id, the variation and the copy "
             "(gen-000001#numbers_resampled0); a variant equal to its problem or to another variant is left out. "
             "The same seed writes the same variants.",
             "neuromath data augment mawps-cv/fold0/train.csv --out runs/aug.jsonl",
@@ -177,8 +179,8 @@ def register(commands) -> None:
     augmented.add_argument("file", type=data_path, metavar="FILE", help="a word-problem data file")
     augmented.add_argument("--out", required=True, help="the JSON-lines file to write the variants to")
     augmented.add_argument("--variations", default=None,
-                           help="comma list of sentences_reordered, numbers_resampled, irrelevant_sentence "
-                                "(default: all three)")
+                           help="comma list of sentences_reordered, numbers_resampled, irrelevant_sentence, "
+                                "question_changed (default: all four)")
     augmented.add_argument("--copies", type=integer_in(1, 100), default=1,
                            help="variants of each kind per problem, at most (default 1)")
     augmented.add_argument("--seed", type=nonnegative_int, default=0, help="the seed of the draws (default 0)")

@@ -18,6 +18,7 @@ from neuromath.tasks.word_problems.variations import (
     blocks,
     irrelevant_sentence,
     numbers_resampled,
+    question_changed,
     question_removed,
     sentences_reordered,
     split_question,
@@ -150,5 +151,50 @@ def test_augmenting_adds_distinct_label_preserving_variants_and_refuses_the_othe
             assert example.answer == original.answer
     first, again = (augment(GENERATED[:100], ["numbers_resampled"], 1, 4) for _ in range(2))
     assert first == again
-    with pytest.raises(NeuromathError, match="question_removed is not a label-preserving variation"):
+    with pytest.raises(NeuromathError, match="question_removed is not a training variation"):
         augment(GENERATED, ["question_removed"])
+
+
+def test_a_difference_question_becomes_the_total_of_the_same_two_numbers():
+    asked = problem("Bobby has 142 books. Kristi has 78 books. How many more books does Bobby have than Kristi?",
+                    ("-", "n0", "n1"))
+    changed = question_changed(asked)
+    assert changed.masked_text == ("Bobby has n0 books . Kristi has n1 books . How many books do Bobby and Kristi "
+                                   "have in all ?")
+    assert changed.equation == ("+", "n0", "n1") and changed.answer == 220 and changed.numbers == asked.numbers
+    past = problem("Beka flew 873 miles. Jackson flew 563 miles. How many more miles did Beka fly than Jackson?",
+                   ("-", "n0", "n1"))
+    assert question_changed(past).masked_text.endswith("How many miles did Beka and Jackson fly in all ?")
+
+
+def test_a_total_question_becomes_the_difference_with_the_larger_number_first():
+    asked = problem("Omar rolled 12 egg rolls. Karen rolled 19 egg rolls. How many egg rolls did Omar and Karen roll "
+                    "altogether?", ("+", "n0", "n1"))
+    changed = question_changed(asked)
+    assert changed.masked_text.endswith("How many more egg rolls did Karen roll than Omar ?")
+    assert changed.equation == ("-", "n1", "n0") and changed.answer == 7
+    present = problem("Amy has 9 pens. Ben has 4 pens. How many pens do Amy and Ben have in total?", ("+", "n1", "n0"))
+    assert question_changed(present).masked_text.endswith("How many more pens does Amy have than Ben ?")
+    assert question_changed(present).equation == ("-", "n0", "n1")
+
+
+@pytest.mark.parametrize("text, equation", [
+    ("Tom has 8 apples. Ann has 5 pears. How many fruits do they have?", ("+", "n0", "n1")),  # no names
+    ("Amy has 9 pens and Ben has 4 pens. How many pens do Amy and Ben have in all?", ("+", "n0", "n1")),  # one sentence
+    ("Amy has 9 pens. Ben has 9 pens. How many pens do Amy and Ben have in all?", ("+", "n0", "n1")),  # a tie
+    ("Amy has 9 pens. Ben has 4 pens. How many pens do Amy and Ben have?", ("+", "n0", "n1")),  # not asked as a total
+    ("Bob has 9 pens. He has 4 cups. How many more pens does he have than Bob?", ("-", "n0", "n1")),  # a pronoun
+    ("Amy has 9 pens. Ben has 4 pens. Cal has 2. How many more pens does Amy have than Ben?",
+     ("-", "+", "n0", "n2", "n1")),  # not two numbers
+    ("Amy has 9 pens. Ben has 4 pens. How many more pens does Amy have than Ben has 2?", ("-", "n0", "n1")),
+])
+def test_other_questions_have_no_changed_question(text, equation):
+    assert question_changed(problem(text, equation)) is None
+
+
+def test_changed_questions_join_training_with_their_own_answers():
+    examples = [problem("Bobby has 142 books. Kristi has 78 books. How many more books does Bobby have than Kristi?",
+                        ("-", "n0", "n1"), id="a"), STORY]
+    added, counts = augment(examples, ["question_changed"])
+    assert counts == {"question_changed": 1} and added[0].id == "a#question_changed0"
+    assert added[0].answer == 220 and float(value(added[0])) == 220

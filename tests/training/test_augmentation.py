@@ -1,4 +1,4 @@
-"""data.augment: label-preserving variations of the training problems join the training set after the validation
+"""data.augment: variations of the training problems join the training set after the validation
 carve-out, and nowhere else; unknown variations are refused by the config."""
 
 import json
@@ -43,8 +43,9 @@ def test_variants_of_the_training_problems_join_the_training_set_only(problems):
 
 
 def test_an_unknown_or_repeated_variation_is_refused():
-    with pytest.raises(ConfigError, match="'question_removed' is not a label-preserving variation; the variations "
-                                          "are: sentences_reordered, numbers_resampled, irrelevant_sentence"):
+    with pytest.raises(ConfigError, match="'question_removed' is not a training variation; the variations are: "
+                                          "sentences_reordered, numbers_resampled, irrelevant_sentence, "
+                                          "question_changed"):
         load_config(None, ["data.augment=question_removed"], strict=True)
     with pytest.raises(ConfigError, match="names a variation twice"):
         load_config(None, ["data.augment=numbers_resampled, numbers_resampled"], strict=True)

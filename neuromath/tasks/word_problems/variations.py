@@ -229,6 +229,113 @@ def numbers_resampled(example: Example, rng: random.Random) -> Example | None:
     return None
 
 
+# -- label-changing: another question about the same story -------------------------------------------------------
+
+TOTAL_WORDS = (("in", "all"), ("altogether",), ("in", "total"), ("together",), ("combined",))
+CHANGED_AUXILIARIES = {"does": "do", "did": "did", "do": "do"}  # "how many more X does A ..." -> "... do A and B ..."
+SINGLE_AUXILIARIES = {"do": "does", "did": "did"}
+
+
+def _name(token: str) -> bool:
+    """A one-word name (a capitalised word that is not a pronoun or a number): who a comparison is about."""
+    return token[:1].isupper() and token.isalpha() and token.lower() not in PRONOUNS
+
+
+def _difference_question(question: Sequence[str]) -> tuple[list[str], str, str, list[str], str] | None:
+    """(what is counted, auxiliary, A, verb words, B) of "How many more X does A verb than B ?", or None."""
+    words = [token.lower() for token in question]
+    if len(words) < 9 or words[:3] not in (["how", "many", "more"], ["how", "much", "more"]) or words[-1] != "?":
+        return None
+    if "than" not in words:
+        return None
+    than = words.index("than")
+    auxiliary = next((i for i in range(4, than) if words[i] in CHANGED_AUXILIARIES), None)
+    if auxiliary is None or auxiliary + 2 >= than or than + 3 != len(words):  # "... than B ?"
+        return None
+    subject, other = question[auxiliary + 1], question[than + 1]
+    if not (_name(subject) and _name(other)) or subject == other:
+        return None
+    return list(question[3:auxiliary]), words[auxiliary], subject, list(question[auxiliary + 2:than]), other
+
+
+def _total_question(question: Sequence[str]) -> tuple[list[str], str, str, list[str], str] | None:
+    """(what is counted, auxiliary, A, verb words, B) of "How many X do A and B verb in all ?", or None."""
+    words = [token.lower() for token in question]
+    if len(words) < 8 or words[:2] not in (["how", "many"], ["how", "much"]) or words[2] == "more" or words[-1] != "?":
+        return None
+    auxiliary = next((i for i in range(3, len(words)) if words[i] in SINGLE_AUXILIARIES), None)
+    if auxiliary is None or auxiliary + 4 > len(words) or words[auxiliary + 2] != "and":
+        return None
+    subject, other = question[auxiliary + 1], question[auxiliary + 3]
+    if not (_name(subject) and _name(other)) or subject == other:
+        return None
+    rest = words[auxiliary + 4:-1]
+    ending = next((len(total) for total in TOTAL_WORDS if tuple(rest[-len(total):]) == total), None)
+    if ending is None or len(rest) == ending:
+        return None
+    return list(question[2:auxiliary]), words[auxiliary], subject, list(question[auxiliary + 4:-1 - ending]), other
+
+
+def _number_of(story: Sequence[Sequence[str]], name: str) -> int | None:
+    """The one number of the one story sentence that names ``name``, or None."""
+    holding = [sentence for sentence in story if name in sentence]
+    if len(holding) != 1 or len(_numbers_in(holding[0])) != 1:
+        return None
+    return _numbers_in(holding[0])[0]
+
+
+def question_changed(example: Example) -> Example | None:
+    """Another question about the same story, with its equation derived from the original, where the equation's form
+    makes it safe (a label-changing variation, for training only: ``data.augment``):
+
+    - "How many more X does A verb than B ?" over ``- nA nB`` becomes "How many X do A and B verb in all ?" over
+      ``+ nA nB``;
+    - "How many X do A and B verb in all (altogether, in total, together, combined) ?" over ``+ nA nB`` becomes "How
+      many more X does A verb than B ?" over ``- nA nB``, A being whoever has the larger number, where each of A and B
+      is named in exactly one sentence of the story holding exactly one number.
+
+    A and B are one-word names; anything else has no such variation."""
+    parts = split_question(example)
+    if parts is None or len(example.equation) != 3 or example.equation[0] not in ("-", "+"):
+        return None
+    story, question = parts
+    if _numbers_in(question) or not story:
+        return None
+    first, second = (MASK_REGEX.fullmatch(token) for token in example.equation[1:])
+    if first is None or second is None:
+        return None
+    how = [question[0], question[1]]
+    if example.equation[0] == "-":
+        found = _difference_question(question)
+        if found is None:
+            return None
+        counted, auxiliary, subject, verb, other = found
+        new_question = [*how, *counted, CHANGED_AUXILIARIES[auxiliary], subject, "and", other, *verb, "in", "all", "?"]
+        equation = ("+", example.equation[1], example.equation[2])
+    else:
+        found = _total_question(question)
+        if found is None:
+            return None
+        counted, auxiliary, subject, verb, other = found
+        numbers = {name: _number_of(story, name) for name in (subject, other)}
+        if None in numbers.values() or numbers[subject] == numbers[other] or \
+                {numbers[subject], numbers[other]} != {int(first.group(1)), int(second.group(1))}:
+            return None
+        larger, smaller = sorted((subject, other), key=lambda name: -number_value(example.numbers[numbers[name]]))
+        if number_value(example.numbers[numbers[larger]]) == number_value(example.numbers[numbers[smaller]]):
+            return None
+        new_question = [*how, "more", *counted, SINGLE_AUXILIARIES[auxiliary], larger, *verb, "than", smaller, "?"]
+        equation = ("-", f"n{numbers[larger]}", f"n{numbers[smaller]}")
+    try:
+        answer = equation_value(equation, example.numbers)
+    except (ExpressionError, ZeroDivisionError, OverflowError, ValueError):
+        return None
+    if answer <= 0:
+        return None
+    words = [token for sentence in story for token in sentence] + _capitalised(new_question)
+    return _with_tokens(example, words, example.numbers, equation, float(answer))
+
+
 # name -> (example, the donor sentences of its file, a generator) -> the varied example or None
 VARIATIONS: dict[str, Callable[[Example, Sequence[tuple[Example, list[str]]], random.Random], Example | None]] = {
     "question_removed": lambda example, donors, rng: question_removed(example),
@@ -239,9 +346,10 @@ VARIATIONS: dict[str, Callable[[Example, Sequence[tuple[Example, list[str]]], ra
 LOWER_IS_BETTER = {"question_removed"}
 
 
-# the variations that keep a problem's answer (and so its label): what training may add (data.augment, whose config
-# rule reads the same names)
+# what training may add (data.augment, whose config rule reads the same names): the variations that keep a problem's
+# answer, and question_changed, which asks another question with its own equation and answer
 AUGMENTATIONS = AUGMENT_NAMES
+TRAINING_VARIATIONS = {**VARIATIONS, "question_changed": lambda example, donors, rng: question_changed(example)}
 
 
 def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
@@ -252,7 +360,7 @@ def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
     order of kind, copy and problem (ids ``<id>#<kind><copy>``), and how many each kind added."""
     unknown = [kind for kind in kinds if kind not in AUGMENTATIONS]
     if unknown:
-        raise NeuromathError(f"{', '.join(unknown)} is not a label-preserving variation; the variations are: "
+        raise NeuromathError(f"{', '.join(unknown)} is not a training variation; the variations are: "
                              f"{', '.join(AUGMENTATIONS)}")
     donors = donor_sentences(examples)
     seen = {(example.masked_text, example.numbers) for example in examples}
@@ -261,7 +369,7 @@ def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
     for kind in kinds:
         for copy in range(copies):
             for position, example in enumerate(examples):
-                varied = VARIATIONS[kind](example, donors, random.Random(f"{seed}:{kind}:{copy}:{position}"))
+                varied = TRAINING_VARIATIONS[kind](example, donors, random.Random(f"{seed}:{kind}:{copy}:{position}"))
                 if varied is None or (varied.masked_text, varied.numbers) in seen:
                     continue
                 seen.add((varied.masked_text, varied.numbers))
