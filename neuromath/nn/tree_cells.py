@@ -50,6 +50,8 @@ the level, so no per-node Python work happens.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import torch
@@ -59,6 +61,34 @@ from neuromath.errors import ConfigError
 from neuromath.registry import TREE_CELLS
 
 Segments = list[tuple[int, int, int]]  # (operator_id, start, end) runs over the rows of one level
+
+
+_BATCH_SLICES: contextvars.ContextVar[dict | None] = contextvars.ContextVar("operator_slices", default=None)
+
+
+@contextlib.contextmanager
+def operator_slices_per_batch():
+    """Within it (one forward of the tree engine over a batch), ``operator_linear`` cuts each stacked weight into its
+    operators once instead of once per level. The backward of that cut stacks the operators' gradients into one
+    tensor of the weight's full size, so cutting per level made, per level, a full-size stack mostly of zeros: a
+    third of a Tree-LSTM training step went to those concatenations (``benchmarks/trees.py``'s workload)."""
+    token = _BATCH_SLICES.set({})
+    try:
+        yield
+    finally:
+        _BATCH_SLICES.reset(token)
+
+
+def per_operator(weight: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """``weight.unbind(0)``, made once per batch inside ``operator_slices_per_batch`` (a view of the same memory,
+    shape and strides is the same weight: ``operator_bilinear`` reshapes its tensor at every call)."""
+    cache = _BATCH_SLICES.get()
+    if cache is None:
+        return weight.unbind(0)
+    key = (weight.data_ptr(), tuple(weight.shape), weight.stride(), weight.dtype, weight.requires_grad)
+    if key not in cache:
+        cache[key] = (weight, weight.unbind(0))  # the tensor is kept so that its memory cannot be reused meanwhile
+    return cache[key][1]
 
 
 def operator_linear(inputs: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -78,13 +108,13 @@ def operator_linear(inputs: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
             return inputs @ weight[operator_id]
         return torch.addmm(bias[operator_id], inputs, weight[operator_id])
     runs = inputs.split([end - start for _, start, end in segments])
-    weight_per_operator = weight.unbind(0)
+    weight_per_operator = per_operator(weight)
     outputs = []
     if bias is None:
         for (operator_id, _, _), rows in zip(segments, runs):
             outputs.append(rows @ weight_per_operator[operator_id])
     else:
-        bias_per_operator = bias.unbind(0)
+        bias_per_operator = per_operator(bias)
         for (operator_id, _, _), rows in zip(segments, runs):
             outputs.append(torch.addmm(bias_per_operator[operator_id], rows, weight_per_operator[operator_id]))
     return torch.cat(outputs, dim=0)

@@ -31,7 +31,7 @@ from torch import nn
 
 from neuromath.errors import ExpressionError
 from neuromath.nn import tree_cells, tree_stack_cells  # noqa: F401  (register every cell in TREE_CELLS)
-from neuromath.nn.tree_cells import Segments
+from neuromath.nn.tree_cells import Segments, operator_slices_per_batch
 from neuromath.registry import TREE_CELLS
 
 Tree = tuple  # (id, ()) | (id, (), value) | (id, (child,)) | (id, (left, right))
@@ -266,6 +266,10 @@ class TreeEncoder(nn.Module):
 
     def forward(self, batch: TreeBatch) -> tuple[torch.Tensor, ...]:
         """The state of every node in node order (``state[0]`` is h, (N, hidden)); one ``cell.node`` call per level."""
+        with operator_slices_per_batch():  # each stacked weight cut into its operators once per batch, not per level
+            return self._levels(batch)
+
+    def _levels(self, batch: TreeBatch) -> tuple[torch.Tensor, ...]:
         level_starts = batch.level_starts
         embedded = self.embed_leaves(batch.node_ids[: level_starts[1]], batch.leaf_values)
         level_states = [self._drop(self.cell.leaf(embedded))]

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
 from neuromath.models.classifiers import build_classifier
-from neuromath.nn.tree_cells import operator_bilinear, operator_linear
+from neuromath.nn.tree_cells import operator_bilinear, operator_linear, operator_slices_per_batch, per_operator
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
 from neuromath.registry import TREE_CELLS
 
@@ -226,3 +226,17 @@ def test_cell_learns_whether_outermost_leaves_are_equal(cell_name):
     assert max(held_out_labels.mean().item(), 1 - held_out_labels.mean().item()) < 0.6
     assert losses[-1] < 0.3 * losses[0], losses[::10]
     assert accuracy > 0.8, accuracy
+
+
+def test_a_stacked_weight_is_cut_into_operators_once_per_batch_and_only_inside_one():
+    weight = torch.randn(3, 4, 2, requires_grad=True)
+    assert per_operator(weight) is not per_operator(weight)  # outside a batch: cut at every call
+    with operator_slices_per_batch():
+        first = per_operator(weight)
+        assert per_operator(weight) is first and len(first) == 3
+        assert per_operator(weight.view(3, 8)) is not first  # another shape is another cut
+        assert per_operator(weight.view(3, 8)) is per_operator(weight.view(3, 8))  # operator_bilinear's reshape
+        with operator_slices_per_batch():
+            assert per_operator(weight) is not first  # a nested batch (another forward) cuts its own
+    with operator_slices_per_batch():
+        assert per_operator(weight) is not first  # and so does the next batch, after an optimiser step

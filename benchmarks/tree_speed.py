@@ -1,0 +1,117 @@
+"""Tree-cell training speed against the code of an earlier commit, measured in one run (the level-batched engine).
+
+Usage: ``python benchmarks/tree_speed.py [--baseline REV] [--cells tree_lstm ...] [--rounds 7] [--threads 2]
+[--hidden 50] [--batch 128] [--batches 6] [--json FILE]``
+
+The trees and the step are ``trees.py``'s: random equation-like trees (14 operators, heights 1..10, 16 nodes on
+average), batches of ``--batch`` trees already flattened by ``make_tree_batch``, forward and backward of the mean
+square of the roots' h. ``--baseline`` (default 77ac508, the commit where the speed issue's work began) is unpacked
+with ``git archive`` as in ``decoding.py``; it and today's code each run in a worker process of their own (the same
+Python, threads, seeds and trees), taking turns round after round. Printed: trees per second of each, median over
+the rounds, and today / baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from decoding import REPOSITORY, unpack  # noqa: E402  (the baseline is unpacked as decoding.py does)
+
+BASELINE = "77ac508"
+
+
+def worker(args) -> None:
+    """Answer one JSON line per request ``{"cell"}``: seconds per tree of one round over the batches."""
+    import torch
+    from trees import N_LEAF_TOKENS, N_OPERATORS, random_forest, time_level_batched
+
+    from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch
+
+    torch.set_num_threads(args.threads)
+    rng = random.Random(args.seed)
+    batches = [make_tree_batch(random_forest(rng, args.batch)) for _ in range(args.batches)]
+    encoders = {}
+    for line in sys.stdin:
+        cell = json.loads(line)["cell"]
+        if cell not in encoders:
+            torch.manual_seed(args.seed)
+            encoders[cell] = TreeEncoder(cell, N_LEAF_TOKENS, N_OPERATORS, args.hidden)
+            time_level_batched(encoders[cell], batches[:1])  # warm-up
+        print(json.dumps({"seconds_per_tree": time_level_batched(encoders[cell], batches)}), flush=True)
+
+
+class Worker:
+    def __init__(self, package_root: Path, argv: list[str], threads: int):
+        environment = {**os.environ, "PYTHONPATH": str(package_root), "OMP_NUM_THREADS": str(threads)}
+        self.process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", *argv],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment,
+                                        cwd=package_root)
+
+    def ask(self, cell: str) -> float:
+        self.process.stdin.write(json.dumps({"cell": cell}) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"a benchmark worker stopped (exit {self.process.wait()})")
+        return json.loads(line)["seconds_per_tree"]
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", default=BASELINE, help=f"git revision to compare with (default {BASELINE})")
+    parser.add_argument("--cells", nargs="+", default=["tree_lstm"])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=50)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--batches", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args)
+        return 0
+    shared = ["--threads", str(args.threads), "--hidden", str(args.hidden), "--batch", str(args.batch),
+              "--batches", str(args.batches), "--seed", str(args.seed)]
+    report = {"baseline": args.baseline, "threads": args.threads, "hidden": args.hidden, "batch": args.batch,
+              "rounds": args.rounds, "cells": {}}
+    with tempfile.TemporaryDirectory() as folder:
+        workers = {"baseline": Worker(unpack(args.baseline, Path(folder)), shared, args.threads),
+                   "today": Worker(REPOSITORY, shared, args.threads)}
+        print(f"{args.batch} trees per batch, {args.batches} batches per round, hidden {args.hidden}, {args.threads} "
+              f"threads per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
+        print("| cell | baseline trees/s | today trees/s | today / baseline |")
+        print("|---|---:|---:|---:|")
+        for cell in args.cells:
+            seconds = {name: [] for name in workers}
+            for _ in range(args.rounds):
+                for name, process in workers.items():
+                    seconds[name].append(process.ask(cell))
+            rate = {name: 1 / statistics.median(values) for name, values in seconds.items()}
+            print(f"| {cell} | {rate['baseline']:,.0f} | {rate['today']:,.0f} | "
+                  f"**{rate['today'] / rate['baseline']:.2f}x** |", flush=True)
+            report["cells"][cell] = {"trees_per_second": rate, "speedup": rate["today"] / rate["baseline"],
+                                     "seconds_per_tree_all": seconds}
+        for process in workers.values():
+            process.close()
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
