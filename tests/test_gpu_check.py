@@ -44,14 +44,16 @@ def test_the_page_of_a_gpu_check_computes_each_speed_up_within_its_run(tmp_path)
               "steps": {"a/model": {"32-true": {"median_ms": 30.0, "per_second": 100.0, "unit": "tokens"},
                                     "bf16-mixed": {"median_ms": 20.0, "per_second": 150.0, "unit": "tokens"},
                                     "32-true compiled": {"skipped": "past the time budget of 1 s"}},
-                        "b/model": {"32-true": {"error": "MissingExtraError: no package"}}},
+                        "b/model": {"32-true": {"error": "MissingExtraError: no package"},
+                                    "32-true compiled": {"skipped": "train.compile does not apply to this model"}}},
               "agreement": {"a/model": {"max_abs_difference": 2e-6, "max_abs_logit": 5.0}},
               "ddp": {"returncode": 0, "seconds": 9.5, "steps": 30}}
     path = tmp_path / "check.json"
     path.write_text(json.dumps(report))
     page = render_gpu_check(path, "page.md:1")
     assert "| `a/model` | 30.0 ms | 20.0 ms | skipped (time budget) | 150 tokens (bf16-mixed) | 1.50× |" in page
-    assert "| `b/model` | error: MissingExtraError | not reached | not reached | n/a | n/a |" in page
+    assert ("| `b/model` | error: MissingExtraError | not reached | n/a (train.compile: sequence models) | n/a | n/a |"
+            in page)
     assert "| `a/model` | 2.00e-06 | 5 |" in page and "return code 0, 30 steps in 9.5 s" in page
     path.write_text("{broken")
     with pytest.raises(NeuromathError, match="page.md:1: cannot read the GPU check"):

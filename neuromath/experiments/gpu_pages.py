@@ -15,8 +15,8 @@ BASELINE = "32-true"
 def _setting_cell(result: dict) -> str:
     if "error" in result:
         return f"error: {result['error'].split(':')[0]}"
-    if "skipped" in result:
-        return "skipped (time budget)"
+    if "skipped" in result:  # past the check's time budget, or a model train.compile does not apply to
+        return "skipped (time budget)" if "budget" in result["skipped"] else "n/a (train.compile: sequence models)"
     return f"{result['median_ms']:.1f} ms"
 
 
