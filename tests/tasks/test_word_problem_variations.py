@@ -198,3 +198,16 @@ def test_changed_questions_join_training_with_their_own_answers():
     added, counts = augment(examples, ["question_changed"])
     assert counts == {"question_changed": 1} and added[0].id == "a#question_changed0"
     assert added[0].answer == 220 and float(value(added[0])) == 220
+
+
+def test_every_changed_question_of_generated_problems_is_well_formed_and_answers_its_own_equation():
+    problems = generate(2000, random.Random(7))
+    changed = [(problem, question_changed(problem)) for problem in problems]
+    changed = [(problem, variant) for problem, variant in changed if variant is not None]
+    assert len(changed) >= 10  # the generator's comparison problems have it
+    for problem, variant in changed:
+        again = prepare_problem(variant.text)  # the text says what the masked text and the numbers say
+        assert (again.masked_text, again.numbers) == (variant.masked_text, problem.numbers)
+        assert float(value(variant)) == pytest.approx(variant.answer) and variant.answer > 0
+        assert variant.answer != problem.answer and {variant.equation[0], problem.equation[0]} == {"+", "-"}
+        assert variant.masked_text.split(" How ")[0] == problem.masked_text.split(" How ")[0]  # the same story
