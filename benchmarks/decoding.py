@@ -78,11 +78,15 @@ def worker(threads: int, sources: int, steps: int) -> None:
 
 
 class Worker:
-    def __init__(self, package_root: Path, threads: int, sources: int, steps: int):
+    """``script --worker --threads N ARGS`` in a process of its own that imports the ``neuromath`` of
+    ``package_root`` (today's or an unpacked baseline's); ``ask`` sends one JSON request line and reads one JSON
+    answer line. The benchmarks that compare with an earlier commit (this one, ``training_step.py``,
+    ``tree_speed.py``) share it."""
+
+    def __init__(self, script: str | Path, package_root: Path, threads: int, arguments: list[str]):
         environment = {**os.environ, "PYTHONPATH": str(package_root), "OMP_NUM_THREADS": str(threads)}
         self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", "--threads", str(threads),
-             "--sources", str(sources), "--steps", str(steps)],
+            [sys.executable, str(Path(script).resolve()), "--worker", "--threads", str(threads), *arguments],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment, cwd=package_root,
         )
 
@@ -138,10 +142,9 @@ def main(argv=None) -> int:
               "sources": args.sources, "steps": args.steps}
     failed = False
     with tempfile.TemporaryDirectory() as folder:
-        workers = {
-            "baseline": Worker(unpack(args.baseline, Path(folder)), args.threads, args.sources, args.steps),
-            "today": Worker(REPOSITORY, args.threads, args.sources, args.steps),
-        }
+        sizes = ["--sources", str(args.sources), "--steps", str(args.steps)]
+        workers = {"baseline": Worker(__file__, unpack(args.baseline, Path(folder)), args.threads, sizes),
+                   "today": Worker(__file__, REPOSITORY, args.threads, sizes)}
         print(f"beam {BEAM} over {args.sources} sources of {SOURCE_LENGTH} tokens, {args.steps} forced steps; "
               f"{args.threads} threads per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
         print("| model | today fp32 beam / baseline | today bf16 beam / baseline fp32 | beam / greedy (fp32) | "

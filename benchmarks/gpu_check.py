@@ -107,7 +107,7 @@ class Workload:
 
 
 def time_steps(workload: Workload, precision: str, compiled: bool, steps: int) -> dict:
-    forward = compile_in_place(workload.model, workload.device.type) if compiled else workload.model
+    forward = compile_in_place(workload.model, workload.device) if compiled else workload.model
     batches = workload.batches
     started = time.perf_counter()
     for index in range(2):  # warm-up; under compile: the compilation of the shapes met first
@@ -142,12 +142,14 @@ def section_steps(args, device: torch.device) -> dict:
     results = {preset: {} for preset in args.presets}
     settings = [(precision, False) for precision in PRECISIONS]
     settings += [(precision, True) for precision in PRECISIONS] if args.compile else []
+    # train.compile is for sequence models: the tree classifiers' level loop did not compile in 290 s
+    configs = {preset: load_config(preset, strict=True) for preset in args.presets}
+    compilable = {preset: why_not_applicable("train.compile", config.data.task, config.model.name) is None
+                  for preset, config in configs.items()}
     for precision, compiled in settings:
         for preset in args.presets:
             name = f"{precision}{' compiled' if compiled else ''}"
-            config = load_config(preset, strict=True)
-            if compiled and why_not_applicable("train.compile", config.data.task, config.model.name):
-                # train.compile is for sequence models: the tree classifiers' level loop did not compile in 290 s
+            if compiled and not compilable[preset]:
                 results[preset][name] = {"skipped": "train.compile does not apply to this model"}
             elif time.perf_counter() - args.started > args.budget:
                 results[preset][name] = {"skipped": f"past the time budget of {args.budget} s"}

@@ -22,16 +22,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decoding import BASELINE, REPOSITORY, unpack  # noqa: E402  (the baseline is unpacked as decoding.py does)
+from decoding import BASELINE, REPOSITORY, Worker, unpack  # noqa: E402  (baseline workers as decoding.py's)
 
 SETTINGS = (  # (code, precision, training_attention)
     ("baseline", "32-true", False), ("today", "32-true", True), ("today", "bf16-mixed", True),
@@ -75,27 +73,6 @@ def worker(threads: int, batch_size: int) -> None:
         print(json.dumps({"seconds": seconds, "loss": float(loss.detach())}), flush=True)
 
 
-class Worker:
-    def __init__(self, package_root: Path, threads: int, batch_size: int):
-        environment = {**os.environ, "PYTHONPATH": str(package_root), "OMP_NUM_THREADS": str(threads)}
-        self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", "--threads", str(threads),
-             "--batch", str(batch_size)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment, cwd=package_root)
-
-    def ask(self, **request) -> dict:
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"a benchmark worker stopped (exit {self.process.wait()})")
-        return json.loads(line)
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait()
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", default=BASELINE, help=f"git revision to compare with (default {BASELINE})")
@@ -114,8 +91,9 @@ def main(argv=None) -> int:
         return 0
     report = {"baseline": args.baseline, "threads": args.threads, "rounds": args.rounds, "batch": args.batch}
     with tempfile.TemporaryDirectory() as folder:
-        workers = {"baseline": Worker(unpack(args.baseline, Path(folder)), args.threads, args.batch),
-                   "today": Worker(REPOSITORY, args.threads, args.batch)}
+        size = ["--batch", str(args.batch)]
+        workers = {"baseline": Worker(__file__, unpack(args.baseline, Path(folder)), args.threads, size),
+                   "today": Worker(__file__, REPOSITORY, args.threads, size)}
         print(f"training step, batch {args.batch} (source 60, target 20), d 256, 3+3 layers; {args.threads} threads "
               f"per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
         print("| attention | baseline fp32 | today fp32 | today bf16 (training_attention) | today bf16, fused kernel | "

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decoding import REPOSITORY, unpack  # noqa: E402  (the baseline is unpacked as decoding.py does)
+from decoding import REPOSITORY, Worker, unpack  # noqa: E402  (baseline workers as decoding.py's)
 
 BASELINE = "77ac508"
 
@@ -49,26 +47,6 @@ def worker(args) -> None:
         print(json.dumps({"seconds_per_tree": time_level_batched(encoders[cell], batches)}), flush=True)
 
 
-class Worker:
-    def __init__(self, package_root: Path, argv: list[str], threads: int):
-        environment = {**os.environ, "PYTHONPATH": str(package_root), "OMP_NUM_THREADS": str(threads)}
-        self.process = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", *argv],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment,
-                                        cwd=package_root)
-
-    def ask(self, cell: str) -> float:
-        self.process.stdin.write(json.dumps({"cell": cell}) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"a benchmark worker stopped (exit {self.process.wait()})")
-        return json.loads(line)["seconds_per_tree"]
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait()
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", default=BASELINE, help=f"git revision to compare with (default {BASELINE})")
@@ -85,13 +63,13 @@ def main(argv=None) -> int:
     if args.worker:
         worker(args)
         return 0
-    shared = ["--threads", str(args.threads), "--hidden", str(args.hidden), "--batch", str(args.batch),
-              "--batches", str(args.batches), "--seed", str(args.seed)]
+    shared = ["--hidden", str(args.hidden), "--batch", str(args.batch), "--batches", str(args.batches),
+              "--seed", str(args.seed)]
     report = {"baseline": args.baseline, "threads": args.threads, "hidden": args.hidden, "batch": args.batch,
               "rounds": args.rounds, "cells": {}}
     with tempfile.TemporaryDirectory() as folder:
-        workers = {"baseline": Worker(unpack(args.baseline, Path(folder)), shared, args.threads),
-                   "today": Worker(REPOSITORY, shared, args.threads)}
+        workers = {"baseline": Worker(__file__, unpack(args.baseline, Path(folder)), args.threads, shared),
+                   "today": Worker(__file__, REPOSITORY, args.threads, shared)}
         print(f"{args.batch} trees per batch, {args.batches} batches per round, hidden {args.hidden}, {args.threads} "
               f"threads per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
         print("| cell | baseline trees/s | today trees/s | today / baseline |")
@@ -100,7 +78,7 @@ def main(argv=None) -> int:
             seconds = {name: [] for name in workers}
             for _ in range(args.rounds):
                 for name, process in workers.items():
-                    seconds[name].append(process.ask(cell))
+                    seconds[name].append(process.ask(cell=cell)["seconds_per_tree"])
             rate = {name: 1 / statistics.median(values) for name, values in seconds.items()}
             print(f"| {cell} | {rate['baseline']:,.0f} | {rate['today']:,.0f} | "
                   f"**{rate['today'] / rate['baseline']:.2f}x** |", flush=True)

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from neuromath.errors import ConfigError
+from neuromath.nn.precision import device_kind
 
 
 def has_cpu_compiler() -> bool:
@@ -29,11 +30,10 @@ def has_cpu_compiler() -> bool:
     return any(shutil.which(name) for name in ("g++", "c++", "clang++"))
 
 
-def compile_in_place(model: nn.Module, accelerator: str = "cpu") -> nn.Module:
+def compile_in_place(model: nn.Module, accelerator: str | torch.device = "cpu") -> nn.Module:
     """``model`` with its forward compiled (in place; the same object is returned). ``accelerator`` is
-    ``train.accelerator``: on the CPU, inductor's C++ compiler must be there."""
-    on_gpu = accelerator in ("gpu", "cuda") or (accelerator == "auto" and torch.cuda.is_available())
-    if not on_gpu and not has_cpu_compiler():
+    ``train.accelerator`` or a device: on the CPU, inductor's C++ compiler must be there."""
+    if device_kind(accelerator) == "cpu" and not has_cpu_compiler():
         raise ConfigError("train.compile: torch.compile builds CPU kernels with a C++ compiler, and none (g++, c++ "
                           "or clang++) is on the PATH; install one or leave train.compile false")
     model.compile(dynamic=None)

@@ -1,5 +1,6 @@
-"""DeepMind's generator on Python 3.12+: its modules get a ``random`` that takes integral floats in ``randint`` and
-``randrange`` as Python 3.10 and 3.11 did (``numbers__round_number`` passes ``-10 ** k / 2``), with the same draws."""
+"""DeepMind's generator on Python 3.12+: its modules get (on every Python) a ``random`` that takes integral floats in
+``randint`` and ``randrange`` as Python 3.10 and 3.11 did (``numbers__round_number`` passes ``-10 ** k / 2``), with
+the same draws."""
 
 import random
 
@@ -29,6 +30,8 @@ def test_rounding_questions_are_generated():
     from neuromath.tasks.mathematics_dataset.mathematics_generator import prepare_mathematics_dataset, sample_module
 
     prepare_mathematics_dataset()
+    numbers = pytest.importorskip("mathematics_dataset.modules.numbers")
+    assert isinstance(numbers.random, RandomWithIntegralFloats)  # on every Python: this draws through the fix
     first = sample_module("train-easy", "numbers__round_number", 5, 0).pairs
     assert len(first) == 5 and all("ound" in question for question, _ in first)
     assert sample_module("train-easy", "numbers__round_number", 5, 0).pairs == first

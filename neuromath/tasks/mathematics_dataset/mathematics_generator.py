@@ -110,7 +110,8 @@ def prepare_mathematics_dataset() -> None:
       with ``np.zeros`` and ``np.empty``, which now return ``ItemsetArray`` views (NumPy 2 only).
 
     - Python 3.12 refuses floats in ``random.randrange``; the package's modules see ``RandomWithIntegralFloats``
-      (integral floats become ints, as 3.10 and 3.11 did).
+      (integral floats become ints, as 3.10 and 3.11 did), on every Python, so the deprecated float path is never
+      taken.
 
     Determinism patches (applied after the import):
     - ``Context.pop`` draws a fresh symbol with ``random.choice`` from a set of letters, whose order
@@ -152,12 +153,12 @@ def prepare_mathematics_dataset() -> None:
 
         polynomials.np = NumpyWithItemset("numpy")
 
-    if sys.version_info >= (3, 12):
-        importlib.import_module("mathematics_dataset.modules.modules")  # every module that draws
-        with_floats = RandomWithIntegralFloats("random")
-        for name, module in list(sys.modules.items()):
-            if name.startswith("mathematics_dataset.") and getattr(module, "random", None) is random:
-                module.random = with_floats
+    # on every Python, so that 3.10 and 3.11 draw through the same code that 3.12+ needs
+    importlib.import_module("mathematics_dataset.modules.modules")  # every module that draws
+    with_floats = RandomWithIntegralFloats("random")
+    for name, module in list(sys.modules.items()):
+        if name.startswith("mathematics_dataset.") and getattr(module, "random", None) is random:
+            module.random = with_floats
 
     composition.Context.pop = pop_symbol
     original_init = composition.Entity.__init__
@@ -279,10 +280,7 @@ def sample_module(split: str, module: str, n: int, seed: int) -> ModuleSample:
     generate_one = functions[module]
     seed_generators(seed, split, module)
     result = ModuleSample(split, module, [])
-    with warnings.catch_warnings():
-        # the package passes floats to random.randrange, which Python 3.10+ deprecates
-        warnings.filterwarnings("ignore", "non-integer arguments to randrange", DeprecationWarning)
-        _draw(generate_one, n, result)
+    _draw(generate_one, n, result)
     return result
 
 

@@ -318,8 +318,8 @@ def question_changed(example: Example) -> Example | None:
             return None
         counted, auxiliary, subject, verb, other = found
         numbers = {name: _number_of(story, name) for name in (subject, other)}
-        if None in numbers.values() or numbers[subject] == numbers[other] or \
-                {numbers[subject], numbers[other]} != {int(first.group(1)), int(second.group(1))}:
+        if None in numbers.values() or {numbers[subject], numbers[other]} != {int(first.group(1)),
+                                                                             int(second.group(1))}:
             return None
         larger, smaller = sorted((subject, other), key=lambda name: -number_value(example.numbers[numbers[name]]))
         if number_value(example.numbers[numbers[larger]]) == number_value(example.numbers[numbers[smaller]]):
