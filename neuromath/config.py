@@ -155,6 +155,9 @@ class DecodeConfig(Section):
     length_penalty: float = ranged(1.0, Range(low=-MAX_LENGTH_PENALTY, high=MAX_LENGTH_PENALTY, high_closed=True))
     constrained: bool = False  # mask tokens that cannot complete a well-formed prefix/postfix expression
     verify: bool = True  # with nbest > 1, answer with the first hypothesis the task's verifier accepts
+    # Transformer family: decode in fixed shapes through torch.compile (CUDA graphs on a GPU); the same hypotheses
+    # (neuromath.decoding.fixed_shapes)
+    compile: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from neuromath.errors import NeuromathError
-from neuromath.experiments.gpu_pages import render_gpu_check
+from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
+from neuromath.nn.compiling import has_cpu_compiler
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
 
@@ -58,3 +59,21 @@ def test_the_page_of_a_gpu_check_computes_each_speed_up_within_its_run(tmp_path)
     path.write_text("{broken")
     with pytest.raises(NeuromathError, match="page.md:1: cannot read the GPU check"):
         render_gpu_check(path, "page.md:1")
+
+
+@pytest.mark.skipif(not has_cpu_compiler(), reason="inductor needs a C++ compiler")
+def test_the_decoding_benchmark_runs_on_the_cpu_and_its_page_shows_its_json(tmp_path):
+    out = tmp_path / "decode.json"
+    script = SCRIPT.parent / "decode_compile.py"
+    done = subprocess.run([sys.executable, str(script), "--quick", "--repeats", "1", "--threads", "1",
+                           "--precisions", "32-true", "--attentions", "tp", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    row, = json.loads(out.read_text())["rows"]
+    assert row["best_equal_to_eager"]["compiled/beam"] == row["sources"] == 4
+    assert row["dynamo"]["graph_breaks"] == 0 and row["dynamo"]["unique_graphs"] == 2
+    page = render_decode_compile(out, "page.md:1")
+    assert "CPU, 1 threads" in page and "| tp | 32-true |" in page and "| 4 of 4 | 2, 0 |" in page
+    out.write_text("{}")
+    with pytest.raises(NeuromathError, match="page.md:1: cannot read the decoding benchmark"):
+        render_decode_compile(out, "page.md:1")

@@ -18,6 +18,7 @@ from neuromath.api.answers import answer_or_raise, attention_flags, finite_or_no
 from neuromath.config import Config, DecodeConfig, load_config
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.constraints import GrammarConstraint
+from neuromath.decoding.fixed_shapes import FixedShapeDecoder
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.models import build_task_model
@@ -168,6 +169,17 @@ class Solver:
         load_run_weights(self.model, weights_path, self.device)
         self.model.to(self.device).eval()
         self.constraint = self.grammar_constraint(self.decode)
+        self.fixed_decoders: dict[int, FixedShapeDecoder] = {}  # decode.compile: per max_len, shared by with_decode
+        self.decoder(self.decode)  # a model that cannot decode.compile fails at load
+
+    def decoder(self, decode: DecodeConfig):
+        """What greedy and beam search decode through: the model, or with ``decode.compile`` its compiled fixed-shape
+        steps (``neuromath.decoding.fixed_shapes``), built once per ``max_len``."""
+        if not decode.compile:
+            return self.model
+        if decode.max_len not in self.fixed_decoders:
+            self.fixed_decoders[decode.max_len] = FixedShapeDecoder(self.model, decode.max_len, compile=True)
+        return self.fixed_decoders[decode.max_len]
 
     def grammar_constraint(self, decode: DecodeConfig) -> GrammarConstraint | None:
         """The constraint of constrained decoding (``decode.constrained``), or None."""
@@ -184,6 +196,7 @@ class Solver:
         variant = copy.copy(self)
         variant.decode = check_decode(self.decode, self.config, **decode)
         variant.constraint = self.grammar_constraint(variant.decode)
+        variant.decoder(variant.decode)
         return variant
 
     def predict_nbest(self, examples: Sequence, batch_size: int | None = None) -> list[list[Candidate]]:
@@ -201,18 +214,19 @@ class Solver:
                     f"the model reads at most {self.config.model.max_len}"
                 )
         results: list[list[Candidate]] = []
+        decoder = self.decoder(decode)
         for start in range(0, len(encoded), batch_size):
             batch = collate([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))])
             batch = {key: value.to(self.device) for key, value in batch.items()}
             with autocast(self.precision, self.device):
                 if decode.beam == 1:
-                    greedy = greedy_decode(self.model, batch, decode.max_len, constraint=self.constraint)
+                    greedy = greedy_decode(decoder, batch, decode.max_len, constraint=self.constraint)
                     lists = [[(ids, 0.0)] for ids in greedy]
                 else:
                     lists = [
                         [(h.tokens, h.normalized) for h in hypotheses]
                         for hypotheses in beam_search(
-                            self.model, batch, decode.beam, decode.max_len, nbest=decode.nbest,
+                            decoder, batch, decode.beam, decode.max_len, nbest=decode.nbest,
                             length_penalty=decode.length_penalty, constraint=self.constraint,
                         )
                     ]

@@ -1,6 +1,7 @@
 """The ``{{ gpu_check FILE }}`` directive of the results pages: one JSON written by ``benchmarks/gpu_check.py`` as
 tables (the machine, training steps with each setting's speed against float32 eager of the same preset in the same
-run, the CPU/device agreement, the one-GPU DDP run and serve's throughput)."""
+run, the CPU/device agreement, the one-GPU DDP run and serve's throughput); and ``{{ decode_compile FILE }}``: one JSON
+of ``benchmarks/decode_compile.py`` (greedy and beam decoding, eager against compiled fixed-shape steps)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,33 @@ def render_gpu_check(path: Path, where: str) -> str:
                           for name, result in serve.items())
         lines += [f"`Solver.solve_many` (untrained word-problem Transformer, greedy to the length limit): {rates}.", ""]
     return "\n".join(lines).rstrip("\n")
+
+
+
+def render_decode_compile(path: Path, where: str) -> str:
+    """A ``benchmarks/decode_compile.py`` JSON as a table: per model and precision, the median greedy and beam searches
+    of each decoder, beam / greedy, the compiled decoder's speed-up, its agreement with eager decoding and dynamo's
+    counts."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        env, rows = report["environment"], report["rows"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise NeuromathError(f"{where}: cannot read the decoding benchmark {path}: {error}") from error
+    machine = env.get("gpu") or f"CPU, {env.get('threads')} threads"
+    lines = [f"**{path.name}**: {machine}, torch {env.get('torch')}; {env.get('sources')} sources, "
+             f"{env.get('steps')} steps (eos masked), beam {env.get('beam')}, medians of {env.get('repeats')}.", "",
+             "| model | precision | greedy ms: eager / fixed / compiled | beam ms: eager / fixed / compiled | "
+             "beam / greedy: eager, compiled | compiled vs eager: greedy, beam | best hypotheses = eager | "
+             "graphs, breaks |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for row in rows:
+        median, agree = row["median_s"], row["best_equal_to_eager"]
+        times = {what: " / ".join(f"{1000 * median[f'{name}/{what}']:.1f}" for name in ("eager", "fixed", "compiled"))
+                 for what in ("greedy", "beam")}
+        equal = min(value for key, value in agree.items() if key.startswith("compiled"))
+        lines.append(
+            f"| {row['attention']} | {row['precision']} | {times['greedy']} | {times['beam']} | "
+            f"{row['beam_over_greedy']['eager']:.2f}, {row['beam_over_greedy']['compiled']:.2f} | "
+            f"{row['compiled_speedup']['greedy']:.2f}×, {row['compiled_speedup']['beam']:.2f}× | "
+            f"{equal} of {row['sources']} | {row['dynamo']['unique_graphs']}, {row['dynamo']['graph_breaks']} |")
+    return "\n".join(lines)

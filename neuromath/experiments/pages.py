@@ -10,6 +10,7 @@ line of their own:
 - ``{{ curve EXPERIMENT.RUN METRIC }}``: a plot of a validation metric per epoch of every fold or seed (SVG);
 - ``{{ leaderboard }}``: task x model over every recipe;
 - ``{{ gpu_check FILE }}``: a JSON of ``benchmarks/gpu_check.py`` under ``results/`` as tables;
+- ``{{ decode_compile FILE }}``: a JSON of ``benchmarks/decode_compile.py`` under ``results/`` as a table;
 
 and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units). A run without evidence shows
 "recipe only, not re-run here" and no number. ``results/pages/readme-table.md`` fills the block of the repository's
@@ -36,7 +37,7 @@ from pathlib import Path
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.spread import mean_std
 from neuromath.experiments.evidence import Evidence, metric_values, read_evidence
-from neuromath.experiments.gpu_pages import render_gpu_check
+from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
 from neuromath.experiments.recipes import Recipe, command_line, find_recipes
 from neuromath.fileio import write_text_atomic
 
@@ -46,7 +47,7 @@ README_BEGIN, README_END = "<!-- results:begin -->", "<!-- results:end -->"
 README_TEMPLATE = "readme-table.md"  # results/pages/readme-table.md: the README's block, not a docs page
 RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
-DIRECTIVE = re.compile(r"\{\{\s*(table|recipe|published|curve|leaderboard|value|gpu_check)\b\s*([^}]*)\}\}")
+DIRECTIVE = re.compile(r"\{\{\s*(table|recipe|published|curve|leaderboard|value|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy"}
 PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
 
@@ -235,6 +236,9 @@ class Book:
     def gpu_check(self, argument: str, where: str) -> str:
         return render_gpu_check(self.results / argument, where)
 
+    def decode_compile(self, argument: str, where: str) -> str:
+        return render_decode_compile(self.results / argument, where)
+
     # -- pages --------------------------------------------------------------------------------------------------------
 
     def render(self, template: Path, text: str | None = None) -> str:
@@ -247,7 +251,7 @@ class Book:
                 kind, argument = match.group(1), match.group(2).strip()
                 handler = {"table": self.table, "recipe": self.recipe_block, "published": self.published,
                            "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value,
-                           "gpu_check": self.gpu_check}[kind]
+                           "gpu_check": self.gpu_check, "decode_compile": self.decode_compile}[kind]
                 return handler(argument, where)
 
             out.append(DIRECTIVE.sub(replace, line))

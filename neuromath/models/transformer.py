@@ -36,7 +36,7 @@ import neuromath.nn.tree_structure  # noqa: F401  (registers the tree positional
 from neuromath.config_models import TransformerConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
-from neuromath.nn.attention import reorder_cache
+from neuromath.nn.attention import FIXED_STEP, reorder_cache
 from neuromath.nn.char_ngrams import build_char_ngrams, with_char_ngrams
 from neuromath.nn.tree_structure import TreeStructure
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
@@ -340,6 +340,54 @@ class Transformer(nn.Module):
     def reorder_cache(self, cache: dict, index: torch.Tensor) -> dict:
         """The cache of the rows ``index`` (beam search's parents), reusing the self-attention buffers."""
         return reorder_cache(cache, index)
+
+    # Fixed-shape decoding (neuromath.decoding.fixed_shapes): one token per step into self-attention buffers of a
+    # fixed capacity, its position a 0-d tensor, so that every step has the same shapes and a compiled step serves
+    # them all. The results equal decode_step's up to float rounding (masked keys add exact zeros).
+
+    @property
+    def fixed_shape_limits(self) -> str | None:
+        """Why this model cannot decode in fixed shapes, or None when it can: a target side whose positions or
+        attention read the tree parses the prefix incrementally with Python-side state."""
+        if self.target_tree is not None:
+            return ("the decoder reads target trees (tree positions or tree relative attention on the decoder side), "
+                    "which are parsed step by step outside the compiled graph")
+        return None
+
+    def fixed_memory(self, memory: dict) -> dict:
+        """``memory`` with each layer's cross-attention keys and values computed once (as ``decode_step`` keeps them),
+        so that a fixed-shape step only reads them."""
+        memory = dict(memory)
+        for layer in self.decoder_layers:
+            layer.cross_attention.project_keys_values(memory["states"], memory, f"{layer.name}.cross", True)
+        return memory
+
+    def fixed_cache(self, rows: int, capacity: int, dtype: torch.dtype, device) -> dict:
+        """Zeroed self-attention buffers (rows, H, capacity, Dh) of every decoder layer."""
+        cache = {}
+        for layer in self.decoder_layers:
+            attention = layer.self_attention
+            shape = (rows, attention.n_heads, capacity, attention.head_dim)
+            for part in ("k", "v"):
+                cache[f"{layer.name}.self.{part}"] = torch.zeros(shape, dtype=dtype, device=device)
+        return cache
+
+    def fixed_step(self, memory: dict, tokens: torch.Tensor, cache: dict, step: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities (B, V) of the token after ``tokens`` (B, 1), which sit at position ``step`` (a 0-d
+        tensor); writes their keys and values into ``cache`` (``fixed_cache``) in place."""
+        capacity = next(iter(cache.values())).size(2)
+        allowed = torch.arange(capacity, device=tokens.device) <= step  # (capacity,) keys written so far
+        self_mask = allowed[None, None, None, :]  # (1, 1, 1, capacity)
+        structure = {"query_start": step}
+        x = self.embed("decoder", tokens, step)
+        cache = {**cache, FIXED_STEP: step}
+        beam_group = memory.get("beam_group", 1)
+        for layer in self.decoder_layers:
+            x = layer(
+                x, memory["states"], self_mask, memory["mask"], cache, structure, structure, memory, beam_group
+            )
+        logits = self.project(self.decoder_norm(x))  # (B, 1, V)
+        return torch.log_softmax(logits[:, -1].float(), dim=-1)
 
     @torch.no_grad()
     def fit_structure(self, sources, targets) -> dict:

@@ -17,7 +17,8 @@ The kernel contract:
   ``forward(query, key_value, mask, cache, cache_prefix, static_kv, structure)`` projects and caches
   keys and values and calls ``attend(queries, keys, values, mask, query, structure)``, the one step a
   variant overrides; ``structure``
-  is a dict the model fills: ``query_start`` (int, the absolute position of the first query; keys
+  is a dict the model fills: ``query_start`` (int, or a 0-d tensor in fixed-shape decoding: the absolute position
+  of the first query; keys
   sit at positions 0 .. Tk-1 of their own sequence) and, for tree kernels, ``relations``
   (B, Tq, Tk) relation ids of every query token to every key token, the cached ones included.
   With a cache in decoder self-attention the Tq new queries are the last Tq of the Tk keys.
@@ -93,6 +94,8 @@ class StandardAttention(Recorded, nn.Module):
         if static_kv:
             cache[k_name], cache[v_name] = keys, values
             return keys, values
+        if FIXED_STEP in cache:
+            return write_at_step(cache, cache_prefix, keys, values)
         return append_to_cache(cache, cache_prefix, keys, values)
 
     def forward(
@@ -163,6 +166,23 @@ def append_to_cache(
         buffer[:, :, filled:needed] = new
     cache[filled_name] = needed
     return cache[k_name][:, :, :needed], cache[v_name][:, :, :needed]  # (B, H, filled + Tk, Dh)
+
+
+FIXED_STEP = "fixed.step"  # a cache key: the cache holds fixed-size buffers, written at this position (a 0-d tensor)
+
+
+def write_at_step(
+    cache: dict, cache_prefix: str, keys: torch.Tensor, values: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Write the new keys and values (B, H, Tk, Dh) in place into the fixed-size buffers (B, H, capacity, Dh) of
+    ``cache`` at positions ``cache[FIXED_STEP]`` .. + Tk - 1 and return the whole buffers: every step has the same
+    shapes (the caller masks the positions not written yet), which is what lets fixed-shape decoding compile one
+    graph, and capture it as a CUDA graph, for all steps (``neuromath.decoding.fixed_shapes``)."""
+    positions = cache[FIXED_STEP] + torch.arange(keys.size(2), device=keys.device)  # (Tk,)
+    key_buffer, value_buffer = cache[f"{cache_prefix}.k"], cache[f"{cache_prefix}.v"]
+    key_buffer.index_copy_(2, positions, keys.to(key_buffer.dtype))
+    value_buffer.index_copy_(2, positions, values.to(value_buffer.dtype))
+    return key_buffer, value_buffer  # (B, H, capacity, Dh)
 
 
 def reorder_cache(cache: dict, index: torch.Tensor) -> dict:
@@ -268,7 +288,7 @@ class RelativeAttention(StandardAttention):
 
     def distance_index(self, query_length: int, key_length: int, query_start: int, device) -> torch.Tensor:
         """(Tq, Tk) index ``clip(j - i, -k, k) + k`` in [0, 2k] of query i (at ``query_start + i``) and key j."""
-        query_positions = torch.arange(query_start, query_start + query_length, device=device)
+        query_positions = torch.arange(query_length, device=device) + query_start  # query_start: int or 0-d tensor
         key_positions = torch.arange(key_length, device=device)
         distance = key_positions[None, :] - query_positions[:, None]  # (Tq, Tk)
         return distance.clamp(-self.max_distance, self.max_distance) + self.max_distance
@@ -277,7 +297,7 @@ class RelativeAttention(StandardAttention):
         """The distance index of every query and key, (B, H, Tq, Tk)."""
         batch, heads, query_length, _ = queries.shape
         key_length = keys.size(2)
-        query_start = int(structure.get("query_start", 0)) if structure else 0
+        query_start = structure.get("query_start", 0) if structure else 0
         distance = self.distance_index(query_length, key_length, query_start, queries.device)
         return distance.expand(batch, heads, query_length, key_length)  # (B, H, Tq, Tk)
 

@@ -3,7 +3,8 @@ absolute positions (Gehring et al. 2017, section 3.1).
 
 The contract: ``Encoding.build(config: TransformerConfig)`` makes one; ``forward(embeddings, start, tree)``
 returns the embeddings (B, T, D) with positions added, where ``start`` is the absolute position of
-the first of the T tokens and ``tree`` (only for encodings with ``needs_tree``) is the dict of
+the first of the T tokens (an int, or a 0-d tensor in fixed-shape decoding, ``neuromath.decoding.fixed_shapes``,
+where the caller has checked the length) and ``tree`` (only for encodings with ``needs_tree``) is the dict of
 ``neuromath.nn.tree_structure.TreeParser`` for those tokens (``paths``: (B, T, L) child indices from the root).
 """
 
@@ -39,6 +40,8 @@ class SinusoidalPositions(nn.Module):
     def forward(self, embeddings: torch.Tensor, start: int = 0, tree: dict | None = None) -> torch.Tensor:
         """embeddings: (B, T, D); ``start`` is the position of the first of the T tokens."""
         length = embeddings.size(1)
+        if isinstance(start, torch.Tensor):
+            return embeddings + self.table[start + torch.arange(length, device=start.device)]
         if start + length > self.table.size(0):
             raise ValueError(f"sequence of {start + length} tokens is longer than max_len {self.table.size(0)}")
         return embeddings + self.table[start : start + length]
@@ -70,6 +73,8 @@ class LearnedPositions(nn.Module):
         """embeddings: (B, T, D); ``start`` is the position of the first of the T tokens."""
         length = embeddings.size(1)
         max_len = self.position_embedding.num_embeddings
+        if isinstance(start, torch.Tensor):
+            return embeddings + self.position_embedding.weight[start + torch.arange(length, device=start.device)]
         if start + length > max_len:
             raise ValueError(f"sequence of {start + length} tokens is longer than max_len {max_len}")
         return embeddings + self.position_embedding.weight[start : start + length]
