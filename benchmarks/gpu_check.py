@@ -16,7 +16,10 @@ Sections (each runs on its own: one that fails is recorded with its error and th
    difference of the logits (each preset of section 1).
 3. ``ddp``: ``neuromath train`` with ``train.accelerator=gpu train.devices=1 train.strategy=ddp`` for 30 steps of
    the word-problem Transformer preset, through the same launcher as on the CPU: its return code and seconds.
-4. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
+4. ``train_compiled``: ``neuromath train`` of the same preset for ``--train-steps`` steps, eager float32 and bf16
+   compiled with CUDA graphs (``train.compile_mode: reduce-overhead``, ``train.length_multiple: 8``): return codes,
+   seconds and the last validation loss of each. The steps section adds the same CUDA-graph setting to its table.
+5. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
    batches of 64), the way ``neuromath serve`` answers.
 
 ``--device cpu --quick`` is a smoke run of every section on a CPU: two steps, small batches, two presets and no
@@ -47,7 +50,7 @@ from neuromath.config import load_config, save_config, why_not_applicable
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate, move_batch
 from neuromath.models.classifiers import EncodedEquations, build_classifier, make_collate, node_vocabulary
-from neuromath.nn.compiling import compile_in_place
+from neuromath.nn.compiling import begin_graph_step, compile_in_place
 from neuromath.nn.precision import autocast, training_attention
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
@@ -56,7 +59,7 @@ from neuromath.text import Vocabulary
 PRESETS = ("word_problems/transformer", "mathematics_dataset/tp_transformer", "identities/tree_lstm",
            "word_problems/graph2tree")
 PRECISIONS = ("32-true", "bf16-mixed")
-SECTIONS = ("agreement", "ddp", "serve", "steps")  # the quick sections first; compiling the steps takes longest
+SECTIONS = ("agreement", "ddp", "train_compiled", "serve", "steps")  # quick sections first; compiled steps take longest
 
 
 def synchronize(device: torch.device) -> None:
@@ -106,11 +109,13 @@ class Workload:
         return F.cross_entropy(output.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
 
 
-def time_steps(workload: Workload, precision: str, compiled: bool, steps: int) -> dict:
-    forward = compile_in_place(workload.model, workload.device) if compiled else workload.model
+def time_steps(workload: Workload, precision: str, compiled: str | None, steps: int) -> dict:
+    """``compiled``: None (eager) or ``train.compile_mode`` (default, or reduce-overhead for CUDA graphs)."""
+    forward = compile_in_place(workload.model, workload.device, compiled) if compiled else workload.model
     batches = workload.batches
     started = time.perf_counter()
-    for index in range(2):  # warm-up; under compile: the compilation of the shapes met first
+    for index in range(2 if compiled != "reduce-overhead" else 2 * len(batches)):  # warm-up (compiling; CUDA graphs
+        # are recorded at a shape's second or third step)
         step(workload, forward, batches[index % len(batches)], precision)
     synchronize(workload.device)
     warmup = time.perf_counter() - started
@@ -130,6 +135,7 @@ def time_steps(workload: Workload, precision: str, compiled: bool, steps: int) -
 
 def step(workload: Workload, forward, batch: dict, precision: str) -> None:
     workload.optimizer.zero_grad(set_to_none=True)
+    begin_graph_step(forward, workload.device)  # as SequenceModule.loss does under CUDA graphs
     with autocast(precision, workload.device), training_attention(workload.device):  # as training runs it
         loss = workload.loss(forward, batch)
     loss.backward()
@@ -140,15 +146,16 @@ def section_steps(args, device: torch.device) -> dict:
     """Every preset eager first (both precisions), then compiled: compiling is the slow part, and a setting that would
     start after ``--budget`` seconds of the whole check is recorded as skipped, so the check ends inside its lease."""
     results = {preset: {} for preset in args.presets}
-    settings = [(precision, False) for precision in PRECISIONS]
-    settings += [(precision, True) for precision in PRECISIONS] if args.compile else []
+    settings = [(precision, None) for precision in PRECISIONS]
+    if args.compile:
+        settings += [(precision, "default") for precision in PRECISIONS] + [("bf16-mixed", "reduce-overhead")]
     # train.compile is for sequence models: the tree classifiers' level loop did not compile in 290 s
     configs = {preset: load_config(preset, strict=True) for preset in args.presets}
     compilable = {preset: why_not_applicable("train.compile", config.data.task, config.model.name) is None
                   for preset, config in configs.items()}
     for precision, compiled in settings:
         for preset in args.presets:
-            name = f"{precision}{' compiled' if compiled else ''}"
+            name = precision + {None: "", "default": " compiled", "reduce-overhead": " compiled, CUDA graphs"}[compiled]
             if compiled and not compilable[preset]:
                 results[preset][name] = {"skipped": "train.compile does not apply to this model"}
             elif time.perf_counter() - args.started > args.budget:
@@ -203,6 +210,37 @@ def section_ddp(args, device: torch.device) -> dict:
     return result
 
 
+def section_train_compiled(args, device: torch.device) -> dict:
+    """``neuromath train`` of the word-problem Transformer for 200 steps, eager float32 and then bf16 compiled with CUDA
+    graphs (``train.compile_mode: reduce-overhead``, ``train.length_multiple: 8``): return codes, seconds (start-up and
+    compiling included) and the last validation loss of each."""
+    accelerator = "gpu" if device.type == "cuda" else "cpu"
+    results = {}
+    settings = {"eager": [], "compiled": ["--set", "train.compile=true", "--set", "train.compile_mode=reduce-overhead",
+                                         "--set", "train.length_multiple=8", "--set", "train.precision=bf16-mixed"]}
+    for name, extra in settings.items():
+        with tempfile.TemporaryDirectory() as folder:
+            command = [sys.executable, "-m", "neuromath", "train", "--config", "word_problems/transformer",
+                       "--out", str(Path(folder) / "run"), "--set", f"train.accelerator={accelerator}",
+                       "--set", f"train.max_steps={args.train_steps}", "--set", "train.max_epochs=-1",
+                       "--set", f"train.val_every_steps={args.train_steps}", "--set", "train.progress=false",
+                       "--set", "data.generate_train=4000", "--set", "data.generate_valid=200",
+                       "--set", "data.generate_test=100", *extra]
+            started = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, text=True, timeout=args.ddp_timeout)
+            seconds = time.perf_counter() - started
+            metrics = Path(folder) / "run" / "metrics.csv"
+            losses = [row.split(",") for row in metrics.read_text().splitlines()] if metrics.exists() else []
+            header = losses[0] if losses else []
+            val = [float(row[header.index("val_loss")]) for row in losses[1:]
+                   if "val_loss" in header and row[header.index("val_loss")]]
+        results[name] = {"returncode": done.returncode, "seconds": round(seconds, 1),
+                         "last_val_loss": val[-1] if val else None,
+                         "stderr_tail": done.stderr[-800:] if done.returncode else ""}
+        print(f"train_compiled {name}: {results[name]}", flush=True)
+    return results
+
+
 def section_serve(args, device: torch.device) -> dict:
     config = load_config("word_problems/transformer", strict=True)
     task = get_task(config.data.task)
@@ -248,6 +286,8 @@ def main(argv=None) -> int:
     parser.add_argument("--batches", type=int, default=4, help="distinct batches cycled through (default 4)")
     parser.add_argument("--serve-problems", dest="serve_problems", type=int, default=512)
     parser.add_argument("--ddp-timeout", dest="ddp_timeout", type=int, default=240)
+    parser.add_argument("--train-steps", dest="train_steps", type=int, default=200,
+                        help="steps of each train_compiled run (default 200)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: 2 steps, small batches, 32 problems, two presets, no compile")
     parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
@@ -261,7 +301,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.presets = tuple(args.presets) if args.presets else PRESETS
     if args.quick:
-        args.steps, args.batch, args.batches, args.serve_problems = 2, 8, 2, 32
+        args.steps, args.batch, args.batches, args.serve_problems, args.train_steps = 2, 8, 2, 32, 10
         args.presets = ("word_problems/transformer", "identities/tree_lstm")
     if args.compile is None:
         args.compile = not args.quick
@@ -277,7 +317,8 @@ def main(argv=None) -> int:
         out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
     args.started, args.save = time.perf_counter(), save
-    sections = {"agreement": section_agreement, "ddp": section_ddp, "serve": section_serve, "steps": section_steps}
+    sections = {"agreement": section_agreement, "ddp": section_ddp, "train_compiled": section_train_compiled,
+                "serve": section_serve, "steps": section_steps}
     for name, run in sections.items():
         if name in args.skip:
             continue

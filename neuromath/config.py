@@ -127,6 +127,12 @@ class TrainConfig(Section):
     # sequence models: the training forward through torch.compile (inductor, dynamic shapes; neuromath.nn.compiling);
     # the weights and run folder are the eager model's
     compile: bool = False
+    # torch.compile's mode for train.compile: reduce-overhead captures CUDA graphs on a GPU (one per batch shape: pair
+    # it with length_multiple); default fuses kernels only
+    compile_mode: str = one_of("default", "default", "reduce-overhead")
+    # sequence models: pad every training and validation batch's source and target lengths up to a multiple of this
+    # (1: to the longest example), so that batches fall into few shapes (compiled graphs, CUDA graphs); pad is masked
+    length_multiple: int = ranged(1, LENGTH)
     progress: bool = True
     max_time_minutes: float = ranged(0.0, NONNEGATIVE)  # 0 -> no wall-clock limit
     # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;

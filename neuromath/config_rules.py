@@ -46,6 +46,8 @@ KIND_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections of optim, tr
     "train": TRAINED_KINDS + (MAJORITY,),
     "train.validate": (SEQUENCE,),  # the equation classifiers always validate (their plateau schedule reads it)
     "train.compile": (SEQUENCE,),  # torch.compile of the training forward: sequence models (neuromath.nn.compiling)
+    "train.compile_mode": (SEQUENCE,),
+    "train.length_multiple": (SEQUENCE,),  # padding of a batch's lengths (neuromath.models.batching.collate)
     # fine-tuning and the completion ranking loss: tree classifiers (the loss mines fillers path-wise)
     **{f"train.{key}": (TREE_CLASSIFIER,) for key in ("init_from", "rank_weight", "rank_groups", "rank_negatives",
                                                       "rank_hard")},

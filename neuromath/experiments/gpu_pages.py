@@ -64,6 +64,16 @@ def render_gpu_check(path: Path, where: str) -> str:
     if isinstance(ddp, dict) and "returncode" in ddp:
         lines += [f"One-GPU DDP through `neuromath train`: return code {ddp['returncode']}, {ddp.get('steps')} steps "
                   f"in {ddp['seconds']} s (start-up included).", ""]
+    trained = report.get("train_compiled")
+    if isinstance(trained, dict) and "eager" in trained:
+        lines += ["| `neuromath train` (word-problem Transformer) | return code | seconds, start-up and compiling included "
+                  "| last validation loss |", "| --- | ---: | ---: | ---: |"]
+        for name, label in (("eager", "float32 eager"), ("compiled", "bf16, compiled with CUDA graphs")):
+            result = trained.get(name, {})
+            loss = result.get("last_val_loss")
+            lines.append(f"| {label} | {result.get('returncode')} | {result.get('seconds')} | "
+                         f"{'n/a' if loss is None else f'{loss:.4f}'} |")
+        lines.append("")
     serve = report.get("serve")
     if isinstance(serve, dict) and "batch_1" in serve:
         rates = ", ".join(f"{result['problems_per_second']} problems/s in batches of {name.split('_')[1]}"

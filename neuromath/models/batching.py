@@ -4,6 +4,8 @@ other."""
 
 from __future__ import annotations
 
+import functools
+
 from typing import Sequence
 
 import torch
@@ -74,8 +76,13 @@ def encode_example(example, task: SequenceTask, source_vocab: Vocabulary, target
     return source_vocab.encode(source, add_eos=True), target_vocab.encode(target, add_bos=True, add_eos=True)
 
 
-def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> torch.Tensor:
-    length = max(len(s) for s in sequences)
+def round_up(length: int, multiple: int) -> int:
+    return -(-length // multiple) * multiple
+
+
+def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0, length: int | None = None) -> torch.Tensor:
+    """The sequences as one (B, T) tensor, right-padded with ``pad_id`` to ``length`` (default: the longest)."""
+    length = max(len(s) for s in sequences) if length is None else length
     # one tensor from padded lists: a tensor per row cost a third of the time of streaming a corpus
     return torch.tensor([[*s, *[pad_id] * (length - len(s))] for s in sequences], dtype=torch.long).view(
         len(sequences), length)  # (B, T)
@@ -86,14 +93,17 @@ def move_batch(batch: dict, device) -> dict:
     return {key: value.to(device) for key, value in batch.items()}
 
 
-def collate(items: list[tuple]) -> dict:
+def collate(items: list[tuple], length_multiple: int = 1) -> dict:
     """Items ``(source ids, target ids, index[, number values or None[, source words or None]])`` -> a batch;
     ``number_values`` (B, K) is there when the items carry values, NaN-padded, and ``source_words``
-    (``SourceWords``) when they carry words."""
+    (``SourceWords``) when they carry words. With ``length_multiple`` m > 1 the source length S and the target length
+    T are padded up to multiples of m (``train.length_multiple``: few batch shapes for compiled graphs)."""
     sources, targets, indices = (list(column) for column in zip(*(item[:3] for item in items)))
-    target = pad(targets)  # (B, T+1): bos ... eos
+    source_length = round_up(max(len(s) for s in sources), length_multiple)
+    target_length = round_up(max(len(t) for t in targets) - 1, length_multiple) + 1  # bos or eos is not a position
+    target = pad(targets, length=target_length)  # (B, T+1): bos ... eos
     batch = {
-        "source": pad(sources),  # (B, S)
+        "source": pad(sources, length=source_length),  # (B, S)
         "target_in": target[:, :-1],  # (B, T)
         "target_out": target[:, 1:],  # (B, T)
         "index": torch.tensor(indices, dtype=torch.long),  # (B,)
@@ -150,9 +160,11 @@ class ShardSampler(Sampler[int]):
 
 
 def make_loader(dataset: EncodedExamples, batch_size: int, shuffle_seed: int | None = None,
-                shard: bool = False) -> DataLoader:
+                shard: bool = False, length_multiple: int = 1) -> DataLoader:
     """Batches of ``dataset``: shuffled each epoch with ``shuffle_seed`` (training), in order otherwise; ``shard``
-    (validation during training) splits the in-order reading among the training processes."""
+    (validation during training) splits the in-order reading among the training processes; ``length_multiple``
+    rounds the batches' lengths up (``collate``)."""
     sampler = (EpochShuffleSampler(len(dataset), shuffle_seed) if shuffle_seed is not None
                else ShardSampler(len(dataset)) if shard else None)
-    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=collate, num_workers=0)
+    collate_fn = collate if length_multiple == 1 else functools.partial(collate, length_multiple=length_multiple)
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=collate_fn, num_workers=0)

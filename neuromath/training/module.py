@@ -18,6 +18,7 @@ from neuromath.errors import ConfigError
 from neuromath.models.batching import move_batch
 from neuromath.models.contracts import EquationClassifier, SequenceModel
 from neuromath.nn.distributed import gather_shards, process_rank, sum_over_processes
+from neuromath.nn.compiling import begin_graph_step
 from neuromath.nn.precision import training_attention
 from neuromath.text import Vocabulary
 
@@ -108,6 +109,7 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
 
     def loss(self, batch: dict, reduction: str = "mean") -> torch.Tensor:
         """Cross-entropy over the target tokens (pad ignored): their mean, or their ``reduction="sum"``."""
+        begin_graph_step(self.model, self.device)  # train.compile_mode reduce-overhead: a new CUDA-graph step
         with training_attention(self.device):  # bf16 on the CPU: the attention kernel whose backward is fast
             logits = self.model(batch)  # (B, T, V)
         return F.cross_entropy(

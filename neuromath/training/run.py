@@ -215,7 +215,8 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         train_examples = stream.records - stream.held_out
     else:
         train_set = EncodedExamples(data.train, task, source_vocab, target_vocab)
-        train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed)  # sharded
+        train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed,  # sharded
+                                   length_multiple=config.train.length_multiple)
         train_examples = len(train_set)
     model = build_task_model(config.model, task, source_vocab, target_vocab)
     if not resume and model.learns_structure:  # tree-relation ids from the training data
@@ -224,9 +225,10 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
                                  target_vocab) if stream else train_set).items
         model.fit_structure([source for source, _ in items], [target[:-1] for _, target in items])
     if config.train.compile:
-        compile_in_place(model, config.train.accelerator)
+        compile_in_place(model, config.train.accelerator, config.train.compile_mode)
     module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
-    valid_loader = make_loader(valid_set, config.decode.batch_size, shard=True) if config.train.validate else None
+    valid_loader = (make_loader(valid_set, config.decode.batch_size, shard=True,
+                                length_multiple=config.train.length_multiple) if config.train.validate else None)
     fitted = fit_and_keep_best(config, run_dir, module, train_loader, valid_loader, monitor="val_value_accuracy",
                                resume=resume, callbacks=extra_callbacks)
     trainer, best, best_path = fitted.trainer, fitted.best, fitted.best_path

@@ -67,6 +67,7 @@ class StreamedBatches(IterableDataset):
         self.batch_size, self.window, self.seed = config.train.batch_size, config.data.shuffle_window, config.train.seed
         self.max_source_len, self.max_target_len = config.data.max_source_len, config.data.max_target_len
         self.skip_head = skip_head
+        self.length_multiple = config.train.length_multiple
         self.plan: list[tuple[int, int, dict | None, int]] = []
 
     def __iter__(self) -> Iterator[dict]:
@@ -85,7 +86,7 @@ class StreamedBatches(IterableDataset):
                 continue
             items.append((*ids, len(items), *carried(example, task, source)))
             if len(items) == self.batch_size:
-                batch = collate(items)
+                batch = collate(items, self.length_multiple)
                 batch["stream"] = {"shard": shard, "position": here}
                 yield batch
                 items, made = [], made + 1

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from neuromath.config import load_config
@@ -93,3 +94,37 @@ def test_a_model_without_a_part_of_the_contract_is_not_a_sequence_model():
     assert not isinstance(EncodeOnly(), SequenceModel)
     assert isinstance(Complete(), SequenceModel)
     assert not isinstance(nn.Linear(2, 2), EquationClassifier)
+
+
+# train.length_multiple pads a batch's lengths up to a multiple (few shapes for compiled and CUDA graphs): the padding
+# is masked, so every sequence model's loss is that of the unpadded batch.
+
+
+def test_collate_rounds_the_source_and_target_lengths_up():
+    items = [([5, 6, 7, 2], [1, 8, 9, 2], 0), ([5, 2], [1, 8, 2], 1)]
+    plain, padded = collate(items), collate(items, length_multiple=3)
+    assert plain["source"].shape == (2, 4) and plain["target_in"].shape == (2, 3)
+    assert padded["source"].shape == (2, 6) and padded["target_in"].shape == (2, 3)  # 3 is a multiple already
+    assert torch.equal(padded["source"][:, :4], plain["source"]) and not padded["source"][:, 4:].any()
+    assert collate(items, length_multiple=4)["target_out"].shape == (2, 4)
+    assert torch.equal(collate(items, length_multiple=4)["target_out"][:, :3], plain["target_out"])
+
+
+@pytest.mark.parametrize("name", SEQUENCE_PRESETS)
+def test_padding_to_a_multiple_leaves_every_sequence_models_loss_unchanged(name):
+    torch.manual_seed(0)
+    config = small_generated(name)
+    task = get_task(config.data.task).configured(config.data)
+    data = prepare_data(config, task)
+    source_vocab, target_vocab = build_vocabularies(task, data.train, config)
+    model = build_task_model(config.model, task, source_vocab, target_vocab).eval()
+    encoded = EncodedExamples(data.test[:4], task, source_vocab, target_vocab)
+    items = [encoded[index] for index in range(len(encoded))]
+    losses = []
+    for multiple in (1, 16):
+        batch = collate(items, length_multiple=multiple)
+        with torch.no_grad():
+            logits = model(batch)
+        losses.append(F.cross_entropy(logits.flatten(0, 1), batch["target_out"].flatten(), ignore_index=0))
+    assert collate(items, length_multiple=16)["source"].size(1) % 16 == 0
+    torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-5)
