@@ -10,15 +10,17 @@ symbolic, and a CUDA graph cannot replay. ``FixedShapeDecoder`` wraps a model th
 - the self-attention keys and values live in buffers of a fixed capacity (``decode.max_len + 1`` positions), written
   in place at the step's position; positions not written yet are masked, so they add exact zeros;
 - the step's position is a 0-d tensor on the device, not a Python int, so no step specialises the graph;
-- the cross-attention keys and values are computed once at ``encode``.
+- the cross-attention keys and values are computed once at ``encode``;
+- the target's tree parse, where the decoder reads it, lives in buffers of the same capacity.
 
 With ``compile=True`` the step goes through ``torch.compile`` (inductor), with ``mode="reduce-overhead"`` (CUDA graphs)
 on CUDA. The buffers and the position tensor keep their addresses for a whole batch (beam search's reorders copy into
 them), which is what a captured graph needs. A new batch size (the last batch, or beam rows that finish and leave)
 compiles once more; after the second, PyTorch's automatic dynamic shapes make the batch symbolic.
 
-Models without fixed-shape steps (the recurrent and goal-tree decoders, a Transformer whose decoder reads target trees)
-are refused with the reason (``fixed_shape_limits``). ``benchmarks/decode_compile.py`` measures the speed, counts graph
+A decoder that reads its target's tree (tree positions, tree relative attention) parses each token inside the step,
+into parse buffers of the same capacity (``TreeStructure.fixed_step``). Models without fixed-shape steps (the
+recurrent and goal-tree decoders) are refused with the reason. ``benchmarks/decode_compile.py`` measures the speed, counts graph
 breaks and recompiles, and checks that the hypotheses are the eager ones.
 """
 

@@ -345,14 +345,7 @@ class Transformer(nn.Module):
     # fixed capacity, its position a 0-d tensor, so that every step has the same shapes and a compiled step serves
     # them all. The results equal decode_step's up to float rounding (masked keys add exact zeros).
 
-    @property
-    def fixed_shape_limits(self) -> str | None:
-        """Why this model cannot decode in fixed shapes, or None when it can: a target side whose positions or
-        attention read the tree parses the prefix incrementally with Python-side state."""
-        if self.target_tree is not None:
-            return ("the decoder reads target trees (tree positions or tree relative attention on the decoder side), "
-                    "which are parsed step by step outside the compiled graph")
-        return None
+    fixed_shape_limits = None  # every Transformer decodes in fixed shapes (the decoder's tree parse included)
 
     def fixed_memory(self, memory: dict) -> dict:
         """``memory`` with each layer's cross-attention keys and values computed once (as ``decode_step`` keeps them),
@@ -363,8 +356,12 @@ class Transformer(nn.Module):
         return memory
 
     def fixed_cache(self, rows: int, capacity: int, dtype: torch.dtype, device) -> dict:
-        """Zeroed self-attention buffers (rows, H, capacity, Dh) of every decoder layer."""
+        """Zeroed self-attention buffers (rows, H, capacity, Dh) of every decoder layer, and the empty parse of the
+        target (``tree.*``, ``TreeStructure.fixed_state``) when the decoder reads its tree."""
         cache = {}
+        if self.target_tree is not None:
+            state = self.target_tree.fixed_state(rows, capacity, device)
+            cache.update({f"tree.{key}": value for key, value in state.items()})
         for layer in self.decoder_layers:
             attention = layer.self_attention
             shape = (rows, attention.n_heads, capacity, attention.head_dim)
@@ -375,16 +372,22 @@ class Transformer(nn.Module):
     def fixed_step(self, memory: dict, tokens: torch.Tensor, cache: dict, step: torch.Tensor) -> torch.Tensor:
         """Log-probabilities (B, V) of the token after ``tokens`` (B, 1), which sit at position ``step`` (a 0-d
         tensor); writes their keys and values into ``cache`` (``fixed_cache``) in place."""
-        capacity = next(iter(cache.values())).size(2)
+        capacity = cache[f"{self.decoder_layers[0].name}.self.k"].size(2)
         allowed = torch.arange(capacity, device=tokens.device) <= step  # (capacity,) keys written so far
         self_mask = allowed[None, None, None, :]  # (1, 1, 1, capacity)
-        structure = {"query_start": step}
-        x = self.embed("decoder", tokens, step)
+        structure, tree = {"query_start": step}, None
+        if self.target_tree is not None:
+            state = {key[len("tree."):]: value for key, value in cache.items() if key.startswith("tree.")}
+            tree = self.target_tree.fixed_step(tokens, state, step, relations=self.target_relations)
+            if self.target_relations:
+                structure = {**structure, "relations": tree["relations"]}  # (B, 1, capacity)
+        cross_structure = {"query_start": step}
+        x = self.embed("decoder", tokens, step, tree)
         cache = {**cache, FIXED_STEP: step}
         beam_group = memory.get("beam_group", 1)
         for layer in self.decoder_layers:
             x = layer(
-                x, memory["states"], self_mask, memory["mask"], cache, structure, structure, memory, beam_group
+                x, memory["states"], self_mask, memory["mask"], cache, structure, cross_structure, memory, beam_group
             )
         logits = self.project(self.decoder_norm(x))  # (B, 1, V)
         return torch.log_softmax(logits[:, -1].float(), dim=-1)

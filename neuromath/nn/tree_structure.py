@@ -142,12 +142,82 @@ class TreeStructure(nn.Module):
             info["relations"] = self.relation_ids(*self.relation_steps(depth, start, new))
         return info, new_state
 
+    # ------------------------------------------------------------------------ fixed-shape parsing
+    # The parse of ``forward`` one token at a time over buffers of a fixed capacity, the position a 0-d tensor, so that
+    # every decoding step has the same shapes (``neuromath.decoding.fixed_shapes``). Positions not parsed yet hold
+    # depth 0 and empty paths; only keys that attention masks read them.
+
+    def fixed_state(self, batch_size: int, capacity: int, device: torch.device) -> dict:
+        """The empty parse of ``capacity`` tokens: the stacks have room for every token to open a node."""
+        width = capacity + 1
+        stack_node = torch.zeros(batch_size, width, dtype=torch.long, device=device)
+        stack_node[:, 0] = 0 if self.root_token else -1
+        stack_arity = torch.zeros(batch_size, width, dtype=torch.long, device=device)
+        stack_arity[:, 0] = UNBOUNDED_ARITY
+        return {
+            "stack_node": stack_node,  # (N, capacity + 1)
+            "stack_next": torch.zeros(batch_size, width, dtype=torch.long, device=device),
+            "stack_arity": stack_arity,
+            "stack_size": torch.ones(batch_size, dtype=torch.long, device=device),  # (N,)
+            "in_number": torch.zeros(batch_size, dtype=torch.bool, device=device),  # (N,)
+            "paths": torch.full((batch_size, capacity, self.path_depth), -1, dtype=torch.long, device=device),
+            "depth": torch.zeros(batch_size, capacity, dtype=torch.long, device=device),  # (N, capacity)
+        }
+
+    def fixed_step(self, ids: torch.Tensor, state: dict, position: torch.Tensor, relations: bool = False) -> dict:
+        """Parse the token ``ids`` (N, 1) at ``position`` (0-d tensor) into ``state`` (``fixed_state``), in place, as
+        ``forward`` parses it. Returns ``paths`` (N, 1, L), ``depth`` (N, 1) and, with ``relations``, ``relations``
+        (N, 1, capacity) of the token to every position (those after it are masked by the caller)."""
+        token = ids[:, 0]  # (N,)
+        stack_node, stack_next, stack_arity = state["stack_node"], state["stack_next"], state["stack_arity"]
+        stack_size, in_number, paths, depth = state["stack_size"], state["in_number"], state["paths"], state["depth"]
+        at = position.view(1)
+        # the super-root itself (root_token, position 0): depth 0, an empty path, already on the stack
+        skip = position.eq(0) if self.root_token else torch.zeros((), dtype=torch.bool, device=ids.device)
+
+        def read(buffer: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+            return buffer.gather(1, index[:, None]).squeeze(1)  # buffer[rows, index]
+
+        arity = self.arity[token]
+        chain = self.digit[token] & in_number  # a further digit of the number being written
+        top = stack_size - 1
+        parent = torch.where(chain, (position - 1).expand_as(token), read(stack_node, top))
+        child = torch.where(chain, torch.zeros_like(token), read(stack_next, top))
+        safe_parent = parent.clamp(min=0)
+        parent_depth = torch.where(parent >= 0, read(depth, safe_parent), torch.zeros_like(token))
+        parent_path = paths.gather(1, safe_parent[:, None, None].expand(-1, 1, paths.size(2))).squeeze(1)  # (N, L)
+        under_root = parent_depth.eq(0)[:, None]
+        parent_path = torch.where(under_root, torch.full_like(parent_path, -1), parent_path)
+        new_path = torch.cat([child[:, None], parent_path[:, :-1]], dim=1)  # (N, L), most recent step first
+        new_path = torch.where(under_root, torch.full_like(new_path, -1), new_path)
+        paths.index_copy_(1, at, torch.where(skip, paths.index_select(1, at).squeeze(1), new_path)[:, None])
+        depth.index_copy_(1, at, torch.where(skip, depth.index_select(1, at).squeeze(1), parent_depth + 1)[:, None])
+        # The parent's slot is filled; a full parent leaves the stack; an operator is pushed.
+        fills_slot = ~chain & ~skip
+        filled = read(stack_next, top) + fills_slot.long()
+        stack_next.scatter_(1, top[:, None], filled[:, None])
+        full = fills_slot & filled.ge(read(stack_arity, top))
+        size = stack_size - full.long()
+        push = fills_slot & arity.gt(0)
+        slot = size.clamp(max=stack_node.size(1) - 1)
+        for buffer, pushed in ((stack_node, position.expand_as(token)), (stack_next, torch.zeros_like(token)),
+                               (stack_arity, arity)):
+            buffer.scatter_(1, slot[:, None], torch.where(push, pushed, read(buffer, slot))[:, None])
+        stack_size.copy_(size + push.long())
+        in_number.copy_(torch.where(skip, in_number, self.number_start[token] | chain))
+        info = {"paths": paths.index_select(1, at), "depth": depth.index_select(1, at)}
+        if relations:
+            info["relations"] = self.relation_ids(*self.relation_steps(depth, position, 1))
+        return info
+
     # --------------------------------------------------------------------------------- relations
     @staticmethod
-    def relation_steps(depth: torch.Tensor, query_start: int, n_queries: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """(ups, downs), each (N, Tq, T), from the queries at ``query_start ..`` to every token."""
+    def relation_steps(depth: torch.Tensor, query_start: int | torch.Tensor,
+                       n_queries: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ups, downs), each (N, Tq, T), from the queries at ``query_start ..`` (an int, or a 0-d tensor in
+        fixed-shape decoding) to every token."""
         length = depth.size(1)
-        query_position = torch.arange(query_start, query_start + n_queries, device=depth.device)[:, None]  # (Tq, 1)
+        query_position = (torch.arange(n_queries, device=depth.device) + query_start)[:, None]  # (Tq, 1)
         key_position = torch.arange(length, device=depth.device)[None, :]  # (1, T)
         big = torch.iinfo(torch.long).max
         keys = depth[:, None, :].expand(-1, n_queries, -1)  # (N, Tq, T)
@@ -156,7 +226,7 @@ class TreeStructure(nn.Module):
         # j < i: min(depth[j+1 .. i]), a running minimum to the left, shifted by one.
         upto = keys.masked_fill(~(key_position <= query_position), big).flip(2).cummin(dim=2).values.flip(2)
         before = torch.cat([upto[:, :, 1:], upto.new_full((*upto.shape[:2], 1), big)], dim=2)
-        query_depth = depth[:, query_start : query_start + n_queries, None]  # (N, Tq, 1)
+        query_depth = depth.index_select(1, query_position[:, 0])[:, :, None]  # (N, Tq, 1)
         ancestor = torch.where(
             key_position > query_position,
             after - 1,

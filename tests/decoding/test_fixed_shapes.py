@@ -126,18 +126,72 @@ def test_a_compiled_step_gives_the_eager_hypotheses_and_compiles_once_per_batch_
                        beam_search(compiled, batch, 3, max_len=10, nbest=3))
 
 
-def test_models_without_fixed_shape_steps_are_refused_with_the_reason():
-    tree_decoder = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
-                               positions="tree", positions_in="decoder")
-    from neuromath.tasks import get_task
+def tree_model(seed: int, **options):
+    """A small untrained Transformer over prefix expressions, whose decoder parses its targets as trees."""
     from neuromath.models import build_task_model
+    from neuromath.tasks import get_task
     from neuromath.text import Vocabulary
 
-    task = get_task("symbolic")
-    vocabulary = Vocabulary(["add", "mul", "x", "INT+", "1", "2"])
-    model = build_task_model(tree_decoder, task, vocabulary, vocabulary)
-    with pytest.raises(ConfigError, match="decode.compile: the decoder reads target trees"):
-        FixedShapeDecoder(model, capacity=8)
+    torch.manual_seed(seed)
+    config = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=2, d_ff=32, dropout=0.0,
+                         **options)
+    vocabulary = Vocabulary(["add", "mul", "sin", "x", "INT+", "1", "2", "3"])
+    return build_task_model(config, get_task("symbolic"), vocabulary, vocabulary).eval()
+
+
+TREE_OPTIONS = [
+    {"positions": "tree", "positions_in": "decoder"},
+    {"attention": "tree_relative", "attention_in": "decoder"},
+    {"attention": "tree_relative", "attention_in": "encoder,decoder", "positions": "tree"},
+]
+
+
+@pytest.mark.parametrize("options", TREE_OPTIONS, ids=lambda options: "-".join(options.values()))
+@pytest.mark.parametrize("seed", [0, 2])
+def test_a_decoder_that_parses_its_targets_as_trees_decodes_the_same_in_fixed_shapes(options, seed):
+    """The target's tree parse (paths for tree positions, relations for tree relative attention) runs inside the
+    fixed-shape step, token by token into fixed buffers, and gives the hypotheses and scores of the growing parse."""
+    model = tree_model(seed, **options)
+    assert model.target_tree is not None
+    generator = torch.Generator().manual_seed(seed)
+    batch = {"source": torch.randint(4, 12, (5, 6), generator=generator)}
+    fixed = EndsAfter(FixedShapeDecoder(model, capacity=11))
+    model = EndsAfter(model)
+    assert greedy_decode(fixed, batch, max_len=10) == greedy_decode(model, batch, max_len=10)
+    reference = beam_search(model, batch, 4, max_len=10, nbest=4)
+    assert len({len(h.tokens) for row in reference for h in row}) > 1
+    assert_same_search(reference, beam_search(fixed, batch, 4, max_len=10, nbest=4))
+
+
+def test_the_fixed_shape_parse_gives_the_paths_depths_and_relations_of_the_growing_parse():
+    model = tree_model(1, attention="tree_relative", attention_in="decoder", positions="tree")
+    parser = model.target_tree
+    ids = torch.tensor([[1, 4, 5, 7, 8, 9, 10, 7],    # bos add mul x INT+ 1 2 x: the digits chain after INT+
+                        [1, 6, 4, 7, 7, 2, 0, 0]])    # bos sin add x x eos pad pad
+    info, _ = parser(ids, None, relations=True)
+    assert info["depth"][0].tolist() == [0, 1, 2, 3, 3, 4, 5, 2]  # a real parse: the digits chain under INT+
+    state = parser.fixed_state(2, 8, ids.device)
+    for t in range(8):
+        step = parser.fixed_step(ids[:, t : t + 1], state, torch.tensor(t), relations=True)
+        assert torch.equal(step["paths"][:, 0], info["paths"][:, t])
+        assert torch.equal(step["depth"][:, 0], info["depth"][:, t])
+        assert torch.equal(step["relations"][:, 0, : t + 1], info["relations"][:, t, : t + 1])  # the keys so far
+
+
+@pytest.mark.skipif(not compiling.has_cpu_compiler(), reason="inductor needs a C++ compiler")
+def test_the_tree_parse_compiles_into_the_one_graph_of_a_step():
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    model = tree_model(2, attention="tree_relative", attention_in="encoder,decoder", positions="tree")
+    batch = {"source": torch.randint(4, 12, (5, 6), generator=torch.Generator().manual_seed(2))}
+    compiled = EndsAfter(FixedShapeDecoder(model, capacity=11, compile=True))
+    assert greedy_decode(compiled, batch, max_len=10) == greedy_decode(EndsAfter(model), batch, max_len=10)
+    assert not counters["graph_break"] and counters["stats"]["unique_graphs"] == 1
+
+
+def test_models_without_fixed_shape_steps_are_refused_with_the_reason():
     recurrent = build_model(ModelConfig(name="bilstm_seq2seq", d_model=16), ModelInputs(11, 9))
     with pytest.raises(ConfigError, match="has no fixed-shape decoding step"):
         FixedShapeDecoder(recurrent, capacity=8)
