@@ -80,6 +80,11 @@ def round_up(length: int, multiple: int) -> int:
     return -(-length // multiple) * multiple
 
 
+def pad_right(batch: torch.Tensor, extra: int) -> torch.Tensor:
+    """(B, T) -> (B, T + extra), pad (0) on the right; the tensor itself when ``extra`` is 0."""
+    return torch.nn.functional.pad(batch, (0, extra)) if extra else batch
+
+
 def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0, length: int | None = None) -> torch.Tensor:
     """The sequences as one (B, T) tensor, right-padded with ``pad_id`` to ``length`` (default: the longest)."""
     length = max(len(s) for s in sequences) if length is None else length
@@ -99,13 +104,12 @@ def collate(items: list[tuple], length_multiple: int = 1) -> dict:
     (``SourceWords``) when they carry words. With ``length_multiple`` m > 1 the source length S and the target length
     T are padded up to multiples of m (``train.length_multiple``: few batch shapes for compiled graphs)."""
     sources, targets, indices = (list(column) for column in zip(*(item[:3] for item in items)))
-    source_length = round_up(max(len(s) for s in sources), length_multiple)
-    target_length = round_up(max(len(t) for t in targets) - 1, length_multiple) + 1  # bos or eos is not a position
-    target = pad(targets, length=target_length)  # (B, T+1): bos ... eos
+    target = pad(targets)  # (B, T+1): bos ... eos
+    extra = round_up(target.size(1) - 1, length_multiple) - (target.size(1) - 1)  # pad positions after T
     batch = {
-        "source": pad(sources, length=source_length),  # (B, S)
-        "target_in": target[:, :-1],  # (B, T)
-        "target_out": target[:, 1:],  # (B, T)
+        "source": pad(sources, length=round_up(max(len(s) for s in sources), length_multiple)),  # (B, S)
+        "target_in": pad_right(target[:, :-1], extra),  # (B, T)
+        "target_out": pad_right(target[:, 1:], extra),  # (B, T)
         "index": torch.tensor(indices, dtype=torch.long),  # (B,)
     }
     values = [item[3] if len(item) > 3 else None for item in items]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -108,6 +110,21 @@ def test_collate_rounds_the_source_and_target_lengths_up():
     assert torch.equal(padded["source"][:, :4], plain["source"]) and not padded["source"][:, 4:].any()
     assert collate(items, length_multiple=4)["target_out"].shape == (2, 4)
     assert torch.equal(collate(items, length_multiple=4)["target_out"][:, :3], plain["target_out"])
+
+
+sequences = st.lists(st.integers(4, 30), min_size=1, max_size=9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(rows=st.lists(st.tuples(sequences, sequences), min_size=1, max_size=5), multiple=st.integers(1, 7))
+def test_property_collate_pads_to_the_multiple_and_changes_nothing_else(rows, multiple):
+    items = [(source + [2], [1] + target + [2], index) for index, (source, target) in enumerate(rows)]
+    plain, padded = collate(items), collate(items, length_multiple=multiple)
+    for name in ("source", "target_in", "target_out"):
+        length = plain[name].size(1)
+        assert padded[name].size(1) % multiple == 0 and length <= padded[name].size(1) < length + multiple
+        assert torch.equal(padded[name][:, :length], plain[name]) and not padded[name][:, length:].any()
+    assert torch.equal(padded["index"], plain["index"])
 
 
 @pytest.mark.parametrize("name", SEQUENCE_PRESETS)

@@ -6,6 +6,8 @@ import random
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neuromath.errors import ExpressionError
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
@@ -290,3 +292,34 @@ def test_property_leaf_values_stay_with_their_leaves_and_batching_equals_recursi
             torch.testing.assert_close(states[batch.tree_index == tree_index], reference, rtol=0, atol=1e-6)
 
     check()
+
+
+tree_shapes = st.recursive(
+    st.integers(0, 4).map(lambda token: (token, ())),
+    lambda children: st.one_of(
+        children.map(lambda child: (0, (child,))),  # operator 0 is unary
+        st.tuples(st.integers(1, 3), st.tuples(children, children)),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(trees=st.lists(tree_shapes, min_size=1, max_size=6), cell=st.sampled_from(["tree_lstm", "stack_mtree_lstm"]))
+def test_property_the_level_buffers_give_the_states_and_gradients_of_recursion(trees, cell):
+    """Any forest (unary and binary nodes, any mix of heights, single leaves): the engine's per-level gathers from
+    its state buffers, written in place level by level, give recursion's root states and gradients."""
+    torch.manual_seed(0)
+    encoder = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=4).double()
+    batch = make_tree_batch(trees)
+    parameters = [parameter for parameter in encoder.parameters() if parameter.requires_grad]
+    batched_value = encoder(batch)[0][batch.roots].sin().sum()
+    recursive_value = sum(encoder.recursive_forward(tree)[-1].sin().sum() for tree in trees)
+    torch.testing.assert_close(batched_value, recursive_value, rtol=0, atol=1e-9)
+    for batched, recursive in zip(torch.autograd.grad(batched_value, parameters, allow_unused=True),
+                                  torch.autograd.grad(recursive_value, parameters, allow_unused=True)):
+        if batched is None or recursive is None:
+            assert batched is None or not batched.any()
+            assert recursive is None or not recursive.any()
+        else:
+            torch.testing.assert_close(batched, recursive, rtol=0, atol=1e-9)
