@@ -17,8 +17,8 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
 
 def test_the_gpu_check_runs_on_the_cpu_and_writes_its_json(tmp_path):
     out = tmp_path / "check.json"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--quick", "--skip", "ddp", "serve", "train_compiled",
-                           "--json", str(out)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--quick", "--skip", "ddp", "serve",
+                           "train_compiled", "--json", str(out)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.read_text())
     assert report["environment"]["device"] == "cpu" and "ddp" not in report
@@ -31,8 +31,8 @@ def test_the_gpu_check_runs_on_the_cpu_and_writes_its_json(tmp_path):
 def test_a_setting_past_the_time_budget_is_recorded_as_skipped_and_the_json_is_kept(tmp_path):
     out = tmp_path / "check.json"
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--skip", "agreement", "ddp", "serve",
-                           "train_compiled", "--presets", "identities/tree_lstm", "--steps", "2", "--batch", "4", "--batches", "1",
-                           "--no-compile", "--budget", "0", "--json", str(out)],
+                           "train_compiled", "--presets", "identities/tree_lstm", "--steps", "2", "--batch", "4",
+                           "--batches", "1", "--no-compile", "--budget", "0", "--json", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     steps = json.loads(out.read_text())["steps"]["identities/tree_lstm"]

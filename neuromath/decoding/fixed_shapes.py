@@ -7,8 +7,9 @@ symbolic, and a CUDA graph cannot replay. ``FixedShapeDecoder`` wraps a model th
 (``Transformer.fixed_step``) and presents the same contract (``encode``, ``decode_step``, ``reorder_cache``,
 ``shares_memory_across_beams``) to ``greedy_decode`` and ``beam_search``, which run unchanged:
 
-- the self-attention keys and values live in buffers of a fixed capacity (``decode.max_len + 1`` positions), written
-  in place at the step's position; positions not written yet are masked, so they add exact zeros;
+- the self-attention keys and values live in buffers of a fixed capacity (``decode.max_len`` positions: bos and every
+  generated token a later step reads), written in place at the step's position; positions not written yet are
+  masked, so they add exact zeros;
 - the step's position is a 0-d tensor on the device, not a Python int, so no step specialises the graph;
 - the cross-attention keys and values are computed once at ``encode``;
 - the target's tree parse, where the decoder reads it, lives in buffers of the same capacity.
@@ -20,8 +21,8 @@ compiles once more; after the second, PyTorch's automatic dynamic shapes make th
 
 A decoder that reads its target's tree (tree positions, tree relative attention) parses each token inside the step,
 into parse buffers of the same capacity (``TreeStructure.fixed_step``). Models without fixed-shape steps (the
-recurrent and goal-tree decoders) are refused with the reason. ``benchmarks/decode_compile.py`` measures the speed, counts graph
-breaks and recompiles, and checks that the hypotheses are the eager ones.
+recurrent and goal-tree decoders) are refused with the reason. ``benchmarks/decode_compile.py`` measures the speed,
+counts graph breaks and recompiles, and checks that the hypotheses are the eager ones.
 """
 
 from __future__ import annotations

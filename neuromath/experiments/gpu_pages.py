@@ -66,8 +66,8 @@ def render_gpu_check(path: Path, where: str) -> str:
                   f"in {ddp['seconds']} s (start-up included).", ""]
     trained = report.get("train_compiled")
     if isinstance(trained, dict) and "eager" in trained:
-        lines += ["| `neuromath train` (word-problem Transformer) | return code | seconds, start-up and compiling included "
-                  "| last validation loss |", "| --- | ---: | ---: | ---: |"]
+        lines += ["| `neuromath train` (word-problem Transformer) | return code | "
+                  "seconds, start-up and compiling included | last validation loss |", "| --- | ---: | ---: | ---: |"]
         for name, label in (("eager", "float32 eager"), ("compiled", "bf16, compiled with CUDA graphs")):
             result = trained.get(name, {})
             loss = result.get("last_val_loss")

@@ -47,7 +47,8 @@ README_BEGIN, README_END = "<!-- results:begin -->", "<!-- results:end -->"
 README_TEMPLATE = "readme-table.md"  # results/pages/readme-table.md: the README's block, not a docs page
 RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
-DIRECTIVE = re.compile(r"\{\{\s*(table|recipe|published|curve|leaderboard|value|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
+DIRECTIVE = re.compile(
+    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy"}
 PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
 

@@ -5,7 +5,6 @@ other."""
 from __future__ import annotations
 
 import functools
-
 from typing import Sequence
 
 import torch

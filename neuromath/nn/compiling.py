@@ -38,8 +38,8 @@ def has_cpu_compiler() -> bool:
 def compile_in_place(model: nn.Module, accelerator: str | torch.device = "cpu", mode: str = "default") -> nn.Module:
     """``model`` with its forward compiled (in place; the same object is returned). ``accelerator`` is
     ``train.accelerator`` or a device: on the CPU, inductor's C++ compiler must be there. ``mode`` is
-    ``train.compile_mode``: ``reduce-overhead`` captures CUDA graphs on a GPU (``marks_graph_steps`` then says that
-    each training step must begin with ``begin_graph_step``)."""
+    ``train.compile_mode``: ``reduce-overhead`` captures CUDA graphs on a GPU, and each training or validation step then
+    begins with ``begin_graph_step``."""
     if device_kind(accelerator) == "cpu" and not has_cpu_compiler():
         raise ConfigError("train.compile: torch.compile builds CPU kernels with a C++ compiler, and none (g++, c++ "
                           "or clang++) is on the PATH; install one or leave train.compile false")

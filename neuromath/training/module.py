@@ -17,8 +17,8 @@ from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.models.batching import move_batch
 from neuromath.models.contracts import EquationClassifier, SequenceModel
-from neuromath.nn.distributed import gather_shards, process_rank, sum_over_processes
 from neuromath.nn.compiling import begin_graph_step
+from neuromath.nn.distributed import gather_shards, process_rank, sum_over_processes
 from neuromath.nn.precision import training_attention
 from neuromath.text import Vocabulary
 

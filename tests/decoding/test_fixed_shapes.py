@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import neuromath
-from neuromath.config import ModelConfig, load_config
+from neuromath.config import ModelConfig
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.fixed_shapes import FixedShapeDecoder
 from neuromath.decoding.greedy import greedy_decode
@@ -32,9 +32,9 @@ def small_model(seed: int, **options):
 
 
 class EndsAfter:
-    """Delegates to a decoder but makes eos certain from the 4th step on after prefixes whose ids sum to a multiple of 4,
-    and impossible
-    otherwise (and pad, bos and unk impossible), so that rows end apart (done rows leave beam search) and some run to the length limit."""
+    """Delegates to a decoder but makes eos certain from the 4th step on after prefixes whose ids sum to a multiple of
+    4, and impossible otherwise (and pad, bos and unk always), so that rows end apart (done rows leave beam search)
+    and some run to the length limit."""
 
     def __init__(self, decoder):
         self.decoder = decoder

@@ -65,7 +65,7 @@ def test_a_run_trained_compiled_is_an_ordinary_run_that_learns_as_the_eager_one(
                                f"--set=train.compile={flag}",
                                # the compiled run also pads its batches' lengths to multiples of 8, which must not
                                # change a loss, and asks for CUDA graphs (a GPU's; nothing more on the CPU)
-                               *([f"--set=train.length_multiple=8", "--set=train.compile_mode=reduce-overhead"]
+                               *(["--set=train.length_multiple=8", "--set=train.compile_mode=reduce-overhead"]
                                  if flag == "true" else [])],
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
