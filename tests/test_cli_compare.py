@@ -4,6 +4,7 @@ a cv fold without predictions is decoded to the same result, and mismatched inpu
 classifiers are scored by their verdicts against the labels, symbolic runs by the verifier."""
 
 import dataclasses
+import gzip
 import json
 import math
 import random
@@ -249,6 +250,23 @@ def test_compare_two_retrieval_cross_validations_pairs_every_test_problem(tmp_pa
     assert result["table"] == {"both_right": pairs.count((True, True)), "only_a": pairs.count((True, False)),
                                "only_b": pairs.count((False, True)), "both_wrong": pairs.count((False, False))}
     assert result["a"]["model"] == "jaccard" and result["b"]["model"] == "cosine" and result["data"] is None
+
+    # the evidence under results/ keeps each fold's predictions gzipped, and names its test file relative to the data
+    # root: compare reads both, and pairs the same problems
+    for name in ("fold0", "fold1"):
+        plain = tmp_path / "cosine" / name / "predictions.jsonl"
+        with gzip.open(plain.with_name("predictions.jsonl.gz"), "wt", encoding="utf-8") as packed:
+            packed.write(plain.read_text())
+        plain.unlink()
+    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine"), "--json"]) == 0
+    packed_result = json.loads(capsys.readouterr().out)
+    assert [fold["b_from"] for fold in packed_result["folds"]] == ["predictions.jsonl.gz"] * 2
+    assert packed_result["table"] == result["table"] and packed_result["b"] == result["b"]
+    for name in ("fold0", "fold1"):  # back as they were for the checks below
+        packed = tmp_path / "cosine" / name / "predictions.jsonl.gz"
+        with gzip.open(packed, "rt", encoding="utf-8") as stream:
+            packed.with_name("predictions.jsonl").write_text(stream.read())
+        packed.unlink()
 
     # cv folders take no --data, and a run is not compared with a cv folder
     assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine"), "--data", "x.csv"]) == 2

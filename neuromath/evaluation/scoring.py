@@ -3,6 +3,7 @@ records have equations), and one prediction record each."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Sequence
@@ -100,11 +101,20 @@ def write_predictions(records: list[dict], path: str | Path) -> None:
 
 
 def read_predictions(path: str | Path, needs: Sequence[str] = ("id", "correct")) -> list[dict]:
-    """The prediction records of a ``predictions.jsonl`` (what ``write_predictions`` wrote), each checked to be a
-    JSON object with the keys ``needs``; a bad line is a DataFormatError naming the file and line."""
+    """The prediction records of a ``predictions.jsonl`` (what ``write_predictions`` wrote), or of the gzip copy that
+    ``results/`` keeps (``predictions.jsonl.gz``), each checked to be a JSON object with the keys ``needs``; a bad
+    line is a DataFormatError naming the file and line."""
     path = Path(path)
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    if path.suffix == ".gz":
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as stream:
+                text = stream.read()
+        except (OSError, EOFError, UnicodeDecodeError) as error:
+            raise DataFormatError(path, None, f"not a readable gzip file of JSON lines ({error})") from None
+    else:
+        text = path.read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), start=1):
         try:
             record = json.loads(line)
         except ValueError:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
+from neuromath.dataroot import data_root, find_data
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.evaluation.scoring import PREDICTIONS_FILE, REFIT_DIR, evaluate_examples, percent, read_predictions
 from neuromath.evaluation.significance import compare_paired
@@ -183,10 +184,19 @@ def same_file(path_a: Path, path_b: Path) -> bool:
     return path_a.resolve() == path_b.resolve() or filecmp.cmp(path_a, path_b, shallow=False)
 
 
+def predictions_path(fold_dir: Path) -> Path | None:
+    """A fold's ``predictions.jsonl``, or the gzip copy of the fold's evidence under ``results/``; None when neither
+    is there."""
+    for name in (PREDICTIONS_FILE, PREDICTIONS_FILE + ".gz"):
+        if (fold_dir / name).exists():
+            return fold_dir / name
+    return None
+
+
 def fold_predictions(fold_dir: Path, examples: list) -> list[bool]:
-    """The ``correct`` of each record of ``fold_dir/predictions.jsonl``, checked to be one record per test problem
-    in the test file's order (the same count and ids)."""
-    path = fold_dir / PREDICTIONS_FILE
+    """The ``correct`` of each record of the fold's predictions (``predictions_path``), checked to be one record per
+    test problem in the test file's order (the same count and ids)."""
+    path = predictions_path(fold_dir)
     records = read_predictions(path)
     hint = "it does not hold this fold's test predictions (delete it to have compare decode the fold's run instead)"
     if len(records) != len(examples):
@@ -199,11 +209,12 @@ def fold_predictions(fold_dir: Path, examples: list) -> list[bool]:
 
 
 def fold_test_file(fold_dir: Path) -> Path:
-    """The test file a cross-validation fold's run was scored on (its config's ``data.test``)."""
-    test = load_config(fold_dir / "config.yaml").data.test
-    if not test:
+    """The test file a cross-validation fold's run was scored on (its config's ``data.test``), found as a run finds
+    its data (``dataroot.find_data``: the evidence under ``results/`` names it relative to the data root)."""
+    data = load_config(fold_dir / "config.yaml").data
+    if not data.test:
         raise NeuromathError(f"{fold_dir}: the fold's config.yaml names no test file (data.test)")
-    return Path(test)
+    return find_data(data.test, data_root(data.root))
 
 
 def score_fold(fold_dir: Path) -> tuple[Scored, str]:
@@ -212,11 +223,12 @@ def score_fold(fold_dir: Path) -> tuple[Scored, str]:
     config = load_config(fold_dir / "config.yaml")
     test = str(fold_test_file(fold_dir))
     task = get_task(config.data.task).configured(config.data)
-    if (fold_dir / PREDICTIONS_FILE).exists():
+    if predictions_path(fold_dir) is not None:
         examples, _ = read_for_run(task, test, config.data.format, config.data.lenient,
                                    task.read_options(config.data, "test"))
         correct = fold_predictions(fold_dir, examples)
-        return Scored(task.accuracy_label, [str(example.id) for example in examples], correct), PREDICTIONS_FILE
+        return Scored(task.accuracy_label, [str(example.id) for example in examples], correct), \
+            predictions_path(fold_dir).name
     if not (fold_dir / "model.pt").exists():
         raise NeuromathError(f"{fold_dir}: no {PREDICTIONS_FILE} to read and no trained model (model.pt) to decode")
     print(f"{fold_dir}: no {PREDICTIONS_FILE}; decoding the fold's run on {test} ...", file=sys.stderr, flush=True)
