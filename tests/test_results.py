@@ -323,3 +323,32 @@ def test_the_compute_of_a_run_the_runner_found_finished_is_not_recorded_rather_t
     seeds = Evidence(Path("run"), "train", environment={"wall_seconds": 0.0},
                      units={"seed0": {"wall_seconds": 60.0}, "seed1": {"wall_seconds": 120.0}})
     assert seeds.wall_seconds == 180.0 and describe_compute(seeds) == "3 min on CPU"
+
+
+def test_a_paired_directive_reports_what_compare_reports_on_the_same_folds(experiment, tmp_path, capsys):
+    """``{{ paired A B }}`` pairs two runs' evidence problem by problem, with the numbers ``neuromath compare`` gives
+    for the same two cross-validations; a run without evidence shows "recipe only", and runs over other problems are
+    refused."""
+    folder, root, work = experiment
+    recipe_path = folder / "recipe.yaml"
+    recipe = yaml.safe_load(recipe_path.read_text())
+    recipe["runs"]["cosine-tiny"] = {"task": "word_problems", "model": "cosine", "dataset": "tiny",
+                                     "command": "neuromath cv --config word_problems/cosine --folds tiny-cv"}
+    recipe_path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    pages = folder.parent / "pages"
+    pages.mkdir()
+    (pages / "tiny.md").write_text("cosine: {{ paired tiny.jaccard-tiny tiny.cosine-tiny }}\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    assert build_pages(folder.parent, docs)[docs / "results" / "tiny.md"].endswith(f"\ncosine: ({RECIPE_ONLY})\n")
+    run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    page = build_pages(folder.parent, docs)[docs / "results" / "tiny.md"]
+    runs = folder / "runs"
+    assert main(["compare", str(runs / "jaccard-tiny"), str(runs / "cosine-tiny"), "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert f"over the same {compared['n']} test problems" in page
+    assert f"{100 * compared['difference']:+.1f} points" in page
+    assert f"p = {compared['mcnemar']['p_value']:.3g}" in page
+    assert f"({compared['mcnemar']['only_a']} right only before, {compared['mcnemar']['only_b']} only after)" in page
+    shutil.rmtree(runs / "cosine-tiny" / "fold1")
+    with pytest.raises(NeuromathError, match="different folds or seeds"):
+        build_pages(folder.parent, docs)

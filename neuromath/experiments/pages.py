@@ -12,8 +12,9 @@ line of their own:
 - ``{{ gpu_check FILE }}``: a JSON of ``benchmarks/gpu_check.py`` under ``results/`` as tables;
 - ``{{ decode_compile FILE }}``: a JSON of ``benchmarks/decode_compile.py`` under ``results/`` as a table;
 
-and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units). A run without evidence shows
-"recipe only, not re-run here" and no number. ``results/pages/readme-table.md`` fills the block of the repository's
+and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units) and ``{{ paired EXPERIMENT.RUN
+EXPERIMENT.RUN }}`` (the second run against the first on the same test problems, as ``neuromath compare`` pairs
+them). A run without evidence shows "recipe only, not re-run here" and no number. ``results/pages/readme-table.md`` fills the block of the repository's
 README between ``<!-- results:begin -->`` and ``<!-- results:end -->``.
 
 A table in a recipe:
@@ -38,6 +39,7 @@ from neuromath.errors import NeuromathError
 from neuromath.evaluation.spread import mean_std
 from neuromath.experiments.evidence import Evidence, metric_values, read_evidence
 from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
+from neuromath.experiments.paired_pages import paired_line
 from neuromath.experiments.recipes import Recipe, command_line, find_recipes
 from neuromath.fileio import write_text_atomic
 
@@ -48,7 +50,7 @@ README_TEMPLATE = "readme-table.md"  # results/pages/readme-table.md: the README
 RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
 DIRECTIVE = re.compile(
-    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
+    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|paired|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy"}
 PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
 
@@ -137,6 +139,18 @@ class Book:
         if evidence is None:
             return f"({RECIPE_ONLY})"
         return text if is_count(parts[2]) or text == "n/a" else f"{text} %"
+
+    def paired(self, argument: str, where: str) -> str:
+        names = argument.split()
+        if len(names) != 2 or any(len(name.split(".")) != 2 for name in names):
+            raise NeuromathError(f"{where}: paired takes EXPERIMENT.RUN EXPERIMENT.RUN, not {argument!r}")
+        runs = []
+        for name in names:
+            experiment, run = name.split(".")
+            runs.append(self.run_evidence(self.recipe(experiment, where), run, where))
+        if any(evidence is None for evidence in runs):
+            return f"({RECIPE_ONLY})"
+        return paired_line(runs[0], runs[1], where)
 
     def recipe_block(self, argument: str, where: str) -> str:
         recipe = self.recipe(argument, where)
@@ -252,7 +266,7 @@ class Book:
                 kind, argument = match.group(1), match.group(2).strip()
                 handler = {"table": self.table, "recipe": self.recipe_block, "published": self.published,
                            "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value,
-                           "gpu_check": self.gpu_check, "decode_compile": self.decode_compile}[kind]
+                           "paired": self.paired, "gpu_check": self.gpu_check, "decode_compile": self.decode_compile}[kind]
                 return handler(argument, where)
 
             out.append(DIRECTIVE.sub(replace, line))

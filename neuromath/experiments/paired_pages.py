@@ -1,0 +1,39 @@
+"""The ``{{ paired EXPERIMENT.RUN EXPERIMENT.RUN }}`` directive of the results pages: two runs' evidence paired problem
+by problem, as ``neuromath compare`` pairs them (difference with a paired bootstrap interval, McNemar's exact test),
+read from the predictions their folds or seeds kept (``predictions.jsonl.gz``), so that a technique is reported against
+its baseline on the same test problems without the runs' weights."""
+
+from __future__ import annotations
+
+from neuromath.errors import NeuromathError
+from neuromath.evaluation.significance import compare_paired
+from neuromath.experiments.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines
+
+
+def unit_correct(evidence: Evidence, unit: str, where: str) -> list[tuple[str, bool]]:
+    path = evidence.folder / unit / PREDICTIONS_GZ if unit != "." else evidence.folder / PREDICTIONS_GZ
+    if not path.is_file():
+        raise NeuromathError(f"{where}: {path} is missing: the evidence keeps no predictions to pair")
+    return [(str(record["id"]), bool(record["correct"])) for record in read_gzip_lines(path)]
+
+
+def paired_line(baseline: Evidence, candidate: Evidence, where: str) -> str:
+    """One sentence: candidate − baseline in points over the test problems both scored, its 95% interval and p."""
+    if set(baseline.units) != set(candidate.units):
+        raise NeuromathError(f"{where}: the two runs have different folds or seeds ({sorted(baseline.units)} and "
+                             f"{sorted(candidate.units)})")
+    a_correct, b_correct = [], []
+    for unit in sorted(baseline.units):
+        a_records, b_records = unit_correct(baseline, unit, where), unit_correct(candidate, unit, where)
+        if [name for name, _ in a_records] != [name for name, _ in b_records]:
+            raise NeuromathError(f"{where}: {unit} of the two runs did not score the same test problems in the same "
+                                 "order: they cannot be paired")
+        a_correct += [right for _, right in a_records]
+        b_correct += [right for _, right in b_records]
+    result = compare_paired(a_correct, b_correct)
+    interval, mcnemar = result["interval"], result["mcnemar"]
+    return (f"{100 * result['difference']:+.1f} points over the same {result['n']} test problems "
+            f"({100 * result['a']['accuracy']:.1f} % → {100 * result['b']['accuracy']:.1f} %), "
+            f"95 % interval [{100 * interval['low']:+.1f}, {100 * interval['high']:+.1f}] (paired bootstrap, "
+            f"{interval['samples']:,} resamples, seed {interval['seed']}); McNemar's exact test p = "
+            f"{mcnemar['p_value']:.3g} ({mcnemar['only_a']} right only before, {mcnemar['only_b']} only after)")
