@@ -14,7 +14,8 @@ line of their own:
 
 and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units) and ``{{ paired EXPERIMENT.RUN
 EXPERIMENT.RUN }}`` (the second run against the first on the same test problems, as ``neuromath compare`` pairs
-them). A run without evidence shows "recipe only, not re-run here" and no number. ``results/pages/readme-table.md`` fills the block of the repository's
+them). A run without evidence shows "recipe only, not re-run here" and no number.
+``results/pages/readme-table.md`` fills the block of the repository's
 README between ``<!-- results:begin -->`` and ``<!-- results:end -->``.
 
 A table in a recipe:
@@ -266,7 +267,8 @@ class Book:
                 kind, argument = match.group(1), match.group(2).strip()
                 handler = {"table": self.table, "recipe": self.recipe_block, "published": self.published,
                            "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value,
-                           "paired": self.paired, "gpu_check": self.gpu_check, "decode_compile": self.decode_compile}[kind]
+                           "paired": self.paired, "gpu_check": self.gpu_check,
+                           "decode_compile": self.decode_compile}[kind]
                 return handler(argument, where)
 
             out.append(DIRECTIVE.sub(replace, line))
