@@ -352,3 +352,26 @@ def test_a_paired_directive_reports_what_compare_reports_on_the_same_folds(exper
     shutil.rmtree(runs / "cosine-tiny" / "fold1")
     with pytest.raises(NeuromathError, match="different folds or seeds"):
         build_pages(folder.parent, docs)
+
+
+def test_a_robustness_directive_tables_the_kept_reports(tmp_path):
+    from neuromath.experiments.paired_pages import render_robustness
+
+    def row(variation, n, accuracy, plain, **extra):
+        return {"variation": variation, "n": n, "accuracy": accuracy, "plain_accuracy": plain, **extra}
+
+    folder = tmp_path / "robustness"
+    folder.mkdir()
+    report = {"seed": 0, "problems": 10, "rows": [
+        row("plain", 10, 0.8, 0.8), row("question_removed", 9, 0.2, 0.75, cue_ratio=0.2 / 0.75),
+        row("irrelevant_sentence", 10, 0.5, 0.8), row("sentences_reordered", 4, 0.25, 0.5),
+        row("numbers_resampled", 10, 0.7, 0.8)]}
+    (folder / "fold0.json").write_text(json.dumps(report), encoding="utf-8")
+    page = render_robustness(folder, "page.md:3")
+    assert ("| `fold0` | 80.0 (n 10) | 20.0 against 75.0 (n 9) | 50.0 against 80.0 (n 10) | 25.0 against 50.0 (n 4) "
+            "| 70.0 against 80.0 (n 10) | 0.27 |") in page
+    (folder / "fold1.json").write_text(json.dumps({"rows": [row("plain", 1, 1.0, 1.0)]}), encoding="utf-8")
+    with pytest.raises(NeuromathError, match="page.md:3: cannot read the robustness report .*fold1.json"):
+        render_robustness(folder, "page.md:3")
+    with pytest.raises(NeuromathError, match="holds no robustness reports"):
+        render_robustness(tmp_path / "empty", "page.md:3")

@@ -11,6 +11,7 @@ line of their own:
 - ``{{ leaderboard }}``: task x model over every recipe;
 - ``{{ gpu_check FILE }}``: a JSON of ``benchmarks/gpu_check.py`` under ``results/`` as tables;
 - ``{{ decode_compile FILE }}``: a JSON of ``benchmarks/decode_compile.py`` under ``results/`` as a table;
+- ``{{ robustness DIR }}``: the ``neuromath evaluate --robustness`` reports kept in ``DIR`` under ``results/``;
 
 and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units) and ``{{ paired EXPERIMENT.RUN
 EXPERIMENT.RUN }}`` (the second run against the first on the same test problems, as ``neuromath compare`` pairs
@@ -40,7 +41,7 @@ from neuromath.errors import NeuromathError
 from neuromath.evaluation.spread import mean_std
 from neuromath.experiments.evidence import Evidence, metric_values, read_evidence
 from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
-from neuromath.experiments.paired_pages import paired_line
+from neuromath.experiments.paired_pages import paired_line, render_robustness
 from neuromath.experiments.recipes import Recipe, command_line, find_recipes
 from neuromath.fileio import write_text_atomic
 
@@ -51,7 +52,7 @@ README_TEMPLATE = "readme-table.md"  # results/pages/readme-table.md: the README
 RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
 DIRECTIVE = re.compile(
-    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|paired|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
+    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy"}
 PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
 
@@ -252,6 +253,9 @@ class Book:
     def gpu_check(self, argument: str, where: str) -> str:
         return render_gpu_check(self.results / argument, where)
 
+    def robustness(self, argument: str, where: str) -> str:
+        return render_robustness(self.results / argument, where)
+
     def decode_compile(self, argument: str, where: str) -> str:
         return render_decode_compile(self.results / argument, where)
 
@@ -268,7 +272,7 @@ class Book:
                 handler = {"table": self.table, "recipe": self.recipe_block, "published": self.published,
                            "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value,
                            "paired": self.paired, "gpu_check": self.gpu_check,
-                           "decode_compile": self.decode_compile}[kind]
+                           "decode_compile": self.decode_compile, "robustness": self.robustness}[kind]
                 return handler(argument, where)
 
             out.append(DIRECTIVE.sub(replace, line))

@@ -1,7 +1,8 @@
 """The ``{{ paired EXPERIMENT.RUN EXPERIMENT.RUN }}`` directive of the results pages: two runs' evidence paired problem
 by problem, as ``neuromath compare`` pairs them (difference with a paired bootstrap interval, McNemar's exact test),
 read from the predictions their folds or seeds kept (``predictions.jsonl.gz``), so that a technique is reported against
-its baseline on the same test problems without the runs' weights."""
+its baseline on the same test problems without the runs' weights; and ``{{ robustness DIR }}``, the robustness reports
+kept beside an experiment's evidence."""
 
 from __future__ import annotations
 
@@ -37,3 +38,28 @@ def paired_line(baseline: Evidence, candidate: Evidence, where: str) -> str:
             f"95 % interval [{100 * interval['low']:+.1f}, {100 * interval['high']:+.1f}] (paired bootstrap, "
             f"{interval['samples']:,} resamples, seed {interval['seed']}); McNemar's exact test p = "
             f"{mcnemar['p_value']:.3g} ({mcnemar['only_a']} right only before, {mcnemar['only_b']} only after)")
+
+
+def render_robustness(folder, where: str) -> str:
+    """``{{ robustness DIR }}``: the ``neuromath evaluate --robustness`` reports (``robustness.json``) kept in ``DIR``
+    under ``results/``, one per fold, as a table: each variation's accuracy beside the plain accuracy on the same
+    problems, and for the question removed the cue ratio (its accuracy over the plain one: lower is better)."""
+    import json
+
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise NeuromathError(f"{where}: {folder} holds no robustness reports (*.json)")
+    variations = ("question_removed", "irrelevant_sentence", "sentences_reordered", "numbers_resampled")
+    lines = ["| report | plain | " + " | ".join(name.replace("_", " ") for name in variations) + " | cue ratio |",
+             "| --- |" + " ---: |" * (len(variations) + 2)]
+    for path in files:
+        try:
+            rows = {row["variation"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}
+            cells = [f"{100 * rows['plain']['accuracy']:.1f} (n {rows['plain']['n']})"]
+            cells += [f"{100 * rows[name]['accuracy']:.1f} against {100 * rows[name]['plain_accuracy']:.1f} "
+                      f"(n {rows[name]['n']})" for name in variations]
+            cells.append(f"{rows['question_removed']['cue_ratio']:.2f}")
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise NeuromathError(f"{where}: cannot read the robustness report {path}: {error}") from error
+        lines.append(f"| `{path.stem}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
