@@ -16,6 +16,7 @@ from neuromath.cli import main
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.experiments.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
 from neuromath.experiments.pages import RECIPE_ONLY, build_pages, stale_pages
+from neuromath.experiments.paired_pages import render_robustness
 from neuromath.experiments.recipes import find_recipes, load_recipe, sha256_of
 from neuromath.experiments.runner import run_recipe
 
@@ -355,8 +356,6 @@ def test_a_paired_directive_reports_what_compare_reports_on_the_same_folds(exper
 
 
 def test_a_robustness_directive_tables_the_kept_reports(tmp_path):
-    from neuromath.experiments.paired_pages import render_robustness
-
     def row(variation, n, accuracy, plain, **extra):
         return {"variation": variation, "n": n, "accuracy": accuracy, "plain_accuracy": plain, **extra}
 

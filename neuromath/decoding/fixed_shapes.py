@@ -38,7 +38,7 @@ def fixed_shape_problem(model) -> str | None:
     """Why ``model`` cannot decode in fixed shapes, or None when it can."""
     if not hasattr(model, "fixed_step"):
         return f"{type(model).__name__} has no fixed-shape decoding step (only the Transformer family has one)"
-    return model.fixed_shape_limits
+    return None
 
 
 class FixedShapeDecoder:

@@ -223,12 +223,12 @@ def score_fold(fold_dir: Path) -> tuple[Scored, str]:
     config = load_config(fold_dir / "config.yaml")
     test = str(fold_test_file(fold_dir))
     task = get_task(config.data.task).configured(config.data)
-    if predictions_path(fold_dir) is not None:
+    kept = predictions_path(fold_dir)
+    if kept is not None:
         examples, _ = read_for_run(task, test, config.data.format, config.data.lenient,
                                    task.read_options(config.data, "test"))
         correct = fold_predictions(fold_dir, examples)
-        return Scored(task.accuracy_label, [str(example.id) for example in examples], correct), \
-            predictions_path(fold_dir).name
+        return Scored(task.accuracy_label, [str(example.id) for example in examples], correct), kept.name
     if not (fold_dir / "model.pt").exists():
         raise NeuromathError(f"{fold_dir}: no {PREDICTIONS_FILE} to read and no trained model (model.pt) to decode")
     print(f"{fold_dir}: no {PREDICTIONS_FILE}; decoding the fold's run on {test} ...", file=sys.stderr, flush=True)

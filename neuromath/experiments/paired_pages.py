@@ -6,6 +6,8 @@ kept beside an experiment's evidence."""
 
 from __future__ import annotations
 
+import json
+
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines
@@ -44,8 +46,6 @@ def render_robustness(folder, where: str) -> str:
     """``{{ robustness DIR }}``: the ``neuromath evaluate --robustness`` reports (``robustness.json``) kept in ``DIR``
     under ``results/``, one per fold, as a table: each variation's accuracy beside the plain accuracy on the same
     problems, and for the question removed the cue ratio (its accuracy over the plain one: lower is better)."""
-    import json
-
     files = sorted(folder.glob("*.json"))
     if not files:
         raise NeuromathError(f"{where}: {folder} holds no robustness reports (*.json)")

@@ -4,15 +4,19 @@ shapes; the others are refused with their reason."""
 
 import pytest
 import torch
+from torch._dynamo.utils import counters
 
 import neuromath
+from neuromath.cli import main
 from neuromath.config import ModelConfig
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.fixed_shapes import FixedShapeDecoder
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
-from neuromath.models import ModelInputs, build_model
+from neuromath.models import ModelInputs, build_model, build_task_model
 from neuromath.nn import compiling
+from neuromath.tasks import get_task
+from neuromath.text import Vocabulary
 
 KERNELS = [
     {"attention": "standard"},
@@ -115,8 +119,6 @@ def test_a_compiled_step_gives_the_eager_hypotheses_and_compiles_once_per_batch_
     model, batch = small_model(5, attention="tp"), source_batch(5)
     compiled = EndsAfter(FixedShapeDecoder(model, capacity=11, compile=True))
     model = EndsAfter(model)
-    from torch._dynamo.utils import counters
-
     counters.clear()
     assert greedy_decode(compiled, batch, max_len=10) == greedy_decode(model, batch, max_len=10)
     assert not counters["graph_break"]  # one graph, no breaks
@@ -128,10 +130,6 @@ def test_a_compiled_step_gives_the_eager_hypotheses_and_compiles_once_per_batch_
 
 def tree_model(seed: int, **options):
     """A small untrained Transformer over prefix expressions, whose decoder parses its targets as trees."""
-    from neuromath.models import build_task_model
-    from neuromath.tasks import get_task
-    from neuromath.text import Vocabulary
-
     torch.manual_seed(seed)
     config = ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=2, d_ff=32, dropout=0.0,
                          **options)
@@ -180,8 +178,6 @@ def test_the_fixed_shape_parse_gives_the_paths_depths_and_relations_of_the_growi
 
 @pytest.mark.skipif(not compiling.has_cpu_compiler(), reason="inductor needs a C++ compiler")
 def test_the_tree_parse_compiles_into_the_one_graph_of_a_step():
-    from torch._dynamo.utils import counters
-
     torch._dynamo.reset()
     counters.clear()
     model = tree_model(2, attention="tree_relative", attention_in="encoder,decoder", positions="tree")
@@ -199,8 +195,6 @@ def test_models_without_fixed_shape_steps_are_refused_with_the_reason():
 
 @pytest.mark.skipif(not compiling.has_cpu_compiler(), reason="inductor needs a C++ compiler")
 def test_a_run_loaded_with_decode_compile_solves_as_the_eager_run(tmp_path):
-    from neuromath.cli import main
-
     run = tmp_path / "run"
     tiny = ["data.generate_train=200", "data.generate_valid=20", "data.generate_test=20", "model.d_model=16",
             "model.n_heads=2", "model.d_ff=32", "model.n_encoder_layers=1", "model.n_decoder_layers=1",

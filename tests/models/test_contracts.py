@@ -41,18 +41,25 @@ def test_the_presets_cover_every_registered_model():
     assert set(MODELS.names()) <= {load_config(name).model.name for name in SEQUENCE_PRESETS}
 
 
-@pytest.mark.parametrize("name", SEQUENCE_PRESETS)
-def test_every_sequence_model_satisfies_its_contract_and_decodes_through_it(name):
+def preset_model_and_items(name: str, n_items: int):
+    """The preset's model (eval mode, seed 0) built as training builds it on little generated data, and the encoded
+    items of its first ``n_items`` test examples, and its target vocabulary."""
     torch.manual_seed(0)
     config = small_generated(name)
     task = get_task(config.data.task).configured(config.data)
     data = prepare_data(config, task)
     source_vocab, target_vocab = build_vocabularies(task, data.train, config)
     model = build_task_model(config.model, task, source_vocab, target_vocab).eval()
+    encoded = EncodedExamples(data.test[:n_items], task, source_vocab, target_vocab)
+    return config, model, [encoded[index] for index in range(len(encoded))], target_vocab
+
+
+@pytest.mark.parametrize("name", SEQUENCE_PRESETS)
+def test_every_sequence_model_satisfies_its_contract_and_decodes_through_it(name):
+    config, model, items, target_vocab = preset_model_and_items(name, 3)
     assert isinstance(model, SequenceModel)
     assert model.learns_structure == (config.model.option("attention") == "tree_relative")
-    encoded = EncodedExamples(data.test[:3], task, source_vocab, target_vocab)
-    batch = collate([encoded[index] for index in range(len(encoded))])
+    batch = collate(items)
     logits = model(batch)
     assert logits.shape[:2] == batch["target_in"].shape and logits.shape[-1] == len(target_vocab)
     greedy = greedy_decode(model, batch, max_len=6)
@@ -129,14 +136,7 @@ def test_property_collate_pads_to_the_multiple_and_changes_nothing_else(rows, mu
 
 @pytest.mark.parametrize("name", SEQUENCE_PRESETS)
 def test_padding_to_a_multiple_leaves_every_sequence_models_loss_unchanged(name):
-    torch.manual_seed(0)
-    config = small_generated(name)
-    task = get_task(config.data.task).configured(config.data)
-    data = prepare_data(config, task)
-    source_vocab, target_vocab = build_vocabularies(task, data.train, config)
-    model = build_task_model(config.model, task, source_vocab, target_vocab).eval()
-    encoded = EncodedExamples(data.test[:4], task, source_vocab, target_vocab)
-    items = [encoded[index] for index in range(len(encoded))]
+    _, model, items, _ = preset_model_and_items(name, 4)
     losses = []
     for multiple in (1, 16):
         batch = collate(items, length_multiple=multiple)
