@@ -15,7 +15,9 @@ Finished hypotheses rank before unfinished ones.
 Two parts of the model contract (``neuromath.models.contracts.SequenceModel``) make the search cheaper without
 changing its results: a model that ``shares_memory_across_beams`` keeps one memory row per source (told the beam count
 as ``memory["beam_group"]``) instead of one per beam, and ``reorder_cache(cache, index)`` lets a model reorder its own
-cache (the Transformer reuses its key and value buffers); the plain form (``SequenceModelParts``) index-selects it.
+cache (the Transformer reorders its key and value buffers in place, copying only the rows whose parent is another
+row: each beam's first child is kept in its parent's slot, ``keep_children_in_place``); the plain form
+(``SequenceModelParts``) index-selects it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,25 @@ class Hypothesis:
     score: float  # sum of the log-probabilities of the generated tokens, eos included
     normalized: float  # score / length ** length_penalty, length = generated tokens incl. eos
     finished: bool  # False when max_len was reached before eos
+
+
+def keep_children_in_place(parents: torch.Tensor) -> torch.Tensor:
+    """A permutation (A, K) of each row's K kept candidates, whose parent beams are ``parents`` (A, K) in rank
+    order: slot ``s`` takes candidate ``order[:, s]``. The first candidate (by rank) of each parent goes to the
+    parent's own slot; the others fill the slots left free, in rank order. Beam search then reorders the cache
+    with parent ``s`` for most slots ``s``, which an in-place reorder does not copy."""
+    beam = parents.size(1)
+    slots = torch.arange(beam, device=parents.device)
+    same_parent = parents[:, :, None].eq(parents[:, None, :])  # (A, K, K)
+    earlier = torch.ones(beam, beam, dtype=torch.bool, device=parents.device).tril(-1)  # [k, j]: j ranks before k
+    first = ~(same_parent & earlier).any(2)  # (A, K) the best candidate of its parent
+    taken = parents[:, :, None].eq(slots).any(1)  # (A, K) slots some first candidate takes
+    free_slots = torch.argsort(taken.int(), dim=1, stable=True)  # free slots first, ascending
+    others = torch.argsort(first.int(), dim=1, stable=True)  # later children first, in rank order
+    n_others = (~first).sum(1, keepdim=True)  # (A, 1) as many as free slots
+    slot = parents.clone()
+    slot.scatter_(1, others, torch.where(slots < n_others, free_slots, parents.gather(1, others)))
+    return torch.empty_like(slot).scatter_(1, slot, slots.expand_as(slot).contiguous())
 
 
 @torch.no_grad()
@@ -118,6 +139,9 @@ def beam_search(
         # The K best non-eos candidates continue: rank eos candidates after all the others.
         order = candidate_is_eos.long() * n_candidates + torch.arange(n_candidates, device=device)  # (A, 2K)
         kept = order.topk(beam, dim=1, largest=False).indices  # (A, K), in rank order
+        # Each beam's first child takes its parent's slot, so a cache reorder moves few rows (the order of a row's
+        # beams is otherwise free: candidates are ranked by score, and eos candidates finish in rank order).
+        kept = kept.gather(1, keep_children_in_place(candidate_beam.gather(1, kept)))
         next_scores = candidate_scores.gather(1, kept)
         next_beam = candidate_beam.gather(1, kept)
         next_token = candidate_token.gather(1, kept)

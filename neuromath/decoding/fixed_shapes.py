@@ -30,6 +30,7 @@ from __future__ import annotations
 import torch
 
 from neuromath.errors import ConfigError
+from neuromath.nn.attention import copy_rows_in_place, moved_rows
 from neuromath.nn.compiling import has_cpu_compiler
 from neuromath.nn.precision import device_kind
 
@@ -108,8 +109,9 @@ class FixedShapeDecoder:
         buffers = cache["buffers"]
         rows = next(iter(buffers.values())).size(0)
         if index.numel() == rows:
+            moved, sources = moved_rows(index)  # only the rows whose parent is another row are copied
             for buffer in buffers.values():
-                buffer.copy_(buffer.index_select(0, index))
+                copy_rows_in_place(buffer, moved, sources)
             return cache
         reordered = {name: buffer.index_select(0, index) for name, buffer in buffers.items()}
         if self.cuda_graphs:

@@ -150,8 +150,8 @@ def append_to_cache(
 
     They live in buffers (B, H, capacity, Dh) that grow by doubling, with ``cache[prefix + ".filled"]`` positions
     in use, so a decoding step writes its one new position in place instead of concatenating (and allocating) the
-    whole history again; the views returned cover the filled positions. ``reorder_cache`` keeps the buffers'
-    allocation across beam-search steps."""
+    whole history again; the views returned cover the filled positions. ``reorder_cache`` reorders the buffers
+    in place across beam-search steps."""
     k_name, v_name, filled_name = f"{cache_prefix}.k", f"{cache_prefix}.v", f"{cache_prefix}.filled"
     filled = cache.get(filled_name, 0)
     needed = filled + keys.size(2)
@@ -185,31 +185,48 @@ def write_at_step(
     return key_buffer, value_buffer  # (B, H, capacity, Dh)
 
 
+def moved_rows(index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rows a reorder by ``index`` (row i takes row ``index[i]``) changes, and the rows they take."""
+    moved = index.ne(torch.arange(index.numel(), device=index.device)).nonzero().squeeze(1)  # (M,)
+    return moved, index.index_select(0, moved)
+
+
+def copy_rows_in_place(tensor: torch.Tensor, moved: torch.Tensor, sources: torch.Tensor) -> None:
+    """``tensor[moved] = tensor[sources]`` (``moved_rows``), reading every source before writing any row."""
+    if moved.numel():
+        tensor.index_copy_(0, moved, tensor.index_select(0, sources))
+
+
 def reorder_cache(cache: dict, index: torch.Tensor) -> dict:
     """``cache`` with every tensor's rows taken in the order ``index`` (beam search's parents).
 
-    A self-attention buffer of ``append_to_cache`` is copied into the buffer it replaced at the previous reorder
-    (kept under ``"reorder_spares"``) when the shapes match, so a step of beam search allocates no new cache
-    memory: fresh allocations of megabytes cost page faults that took more time than the copying itself."""
-    spares = cache.get("reorder_spares", {})
-    reordered, new_spares = {}, {}
+    While the row count stays, the self-attention buffers of ``append_to_cache`` are reordered in place, and only the
+    rows whose parent is another row are copied, only over their filled positions: beam search keeps each beam's
+    first child in its parent's row (``beam.keep_children_in_place``), so most rows stay, and the buffers' spare
+    capacity is never copied. A copy of whole buffers per step took a sixth of a beam search's time on the CPU
+    (``benchmarks/decode_compile.py``). Fewer rows (finished sources left the search) take new buffers."""
+    rows = index.numel()
+    in_place = all(
+        value.size(0) == rows and not value.requires_grad
+        for name, value in cache.items()
+        if isinstance(value, torch.Tensor) and is_cache_buffer(cache, name)
+    )
+    moved, sources = moved_rows(index) if in_place else (None, None)
+    reordered = {}
     for name, value in cache.items():
-        if name == "reorder_spares":
-            continue
         if not isinstance(value, torch.Tensor):
             reordered[name] = value
-            continue
-        is_buffer = name.endswith((".k", ".v")) and f"{name[:-2]}.filled" in cache
-        spare = spares.get(name)
-        if is_buffer and spare is not None and spare.shape == (index.numel(), *value.shape[1:]) and \
-                spare.dtype == value.dtype and not value.requires_grad:
-            reordered[name] = torch.index_select(value, 0, index, out=spare)
+        elif in_place and is_cache_buffer(cache, name):
+            copy_rows_in_place(value[:, :, : cache[f"{name[:-2]}.filled"]], moved, sources)
+            reordered[name] = value
         else:
             reordered[name] = value.index_select(0, index)
-        if is_buffer:
-            new_spares[name] = value  # no longer referenced by the reordered cache
-    reordered["reorder_spares"] = new_spares
     return reordered
+
+
+def is_cache_buffer(cache: dict, name: str) -> bool:
+    """Whether ``cache[name]`` is a growing self-attention buffer of ``append_to_cache``."""
+    return name.endswith((".k", ".v")) and f"{name[:-2]}.filled" in cache
 
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:

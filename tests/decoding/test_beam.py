@@ -3,9 +3,11 @@ import math
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from neuromath.config import ModelConfig
-from neuromath.decoding.beam import Hypothesis, beam_search
+from neuromath.decoding.beam import Hypothesis, beam_search, keep_children_in_place
 from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.expr.grammar import TreeGrammar
@@ -396,3 +398,20 @@ def test_constrained_transformer_hypotheses_all_parse():
 def test_bad_arguments_are_rejected():
     with pytest.raises(ValueError):
         beam_search(PrefixHashModel(6), sources(0), 0, 5)
+
+
+@given(st.integers(1, 12).flatmap(lambda beam: st.lists(
+    st.lists(st.integers(0, beam - 1), min_size=beam, max_size=beam), min_size=1, max_size=4)))
+def test_property_each_parent_keeps_its_first_child_in_its_own_slot(parents):
+    parents = torch.tensor(parents)
+    order = keep_children_in_place(parents)
+    beam = parents.size(1)
+    for row, slots in zip(parents.tolist(), order.tolist()):
+        assert sorted(slots) == list(range(beam))  # a permutation of the candidates
+        first_child = {}
+        for rank, parent in enumerate(row):
+            first_child.setdefault(parent, rank)
+        for parent, rank in first_child.items():
+            assert slots[parent] == rank  # the parent's slot holds its best child: that row is not copied
+        later = [slots[s] for s in range(beam) if s not in first_child]
+        assert later == sorted(later)  # the other children fill the free slots in rank order

@@ -374,8 +374,8 @@ def test_decoder_self_attention_with_a_cache_matches_the_full_causal_pass(name, 
     assert cache["decoder0.self.k"].shape == cache["decoder0.self.v"].shape == (2, N_HEADS, 32, HEAD_DIM)
 
 
-@torch.no_grad()  # as in decoding: a reorder into the spare is not differentiable
-def test_cache_buffers_grow_past_their_first_capacity_and_reorder_into_their_spares():
+@torch.no_grad()  # as in decoding: an in-place reorder is not differentiable
+def test_cache_buffers_grow_past_their_first_capacity_and_reorder_in_place():
     layer = randomised(StandardAttention(D_MODEL, N_HEADS))
     x = random_states(3, 40, D_MODEL)
     full = layer(x, x, causal_mask(40))
@@ -386,19 +386,31 @@ def test_cache_buffers_grow_past_their_first_capacity_and_reorder_into_their_spa
     torch.testing.assert_close(torch.cat(pieces, dim=1), full)
     assert cache["decoder0.self.filled"] == 40 and cache["decoder0.self.k"].size(2) == 64
 
-    index = torch.tensor([2, 0, 0])
+    before = {name: cache[name].clone() for name in ("decoder0.self.k", "decoder0.self.v")}
+    address = cache["decoder0.self.k"].data_ptr()
+    index = torch.tensor([2, 0, 0])  # row 0 takes row 2 while row 2 takes row 0: reads come before writes
     first = reorder_cache(cache, index)
     for name in ("decoder0.self.k", "decoder0.self.v"):  # the filled positions (the rest is uninitialised memory)
-        torch.testing.assert_close(first[name][:, :, :40], cache[name].index_select(0, index)[:, :, :40])
+        torch.testing.assert_close(first[name][:, :, :40], before[name].index_select(0, index)[:, :, :40])
     assert first["decoder0.self.filled"] == 40
-    # The second reorder writes into the buffers the first one replaced: no new allocation per step.
+    assert first["decoder0.self.k"].data_ptr() == address  # the same buffer: no new allocation per step
     second = reorder_cache(first, torch.tensor([1, 2, 0]))
-    assert second["decoder0.self.k"].data_ptr() == cache["decoder0.self.k"].data_ptr()
-    torch.testing.assert_close(second["decoder0.self.v"][:, :, :40], first["decoder0.self.v"][[1, 2, 0]][:, :, :40])
+    torch.testing.assert_close(second["decoder0.self.v"][:, :, :40],
+                               before["decoder0.self.v"][[0, 0, 2]][:, :, :40])
     # Fewer rows (a finished source left the search): a fresh buffer of the right size.
     third = reorder_cache(second, torch.tensor([0]))
     assert third["decoder0.self.k"].shape == (1, N_HEADS, 64, HEAD_DIM)
-    torch.testing.assert_close(third["decoder0.self.k"], second["decoder0.self.k"][:1])
+    torch.testing.assert_close(third["decoder0.self.k"][:, :, :40], before["decoder0.self.k"][[0]][:, :, :40])
+
+
+def test_an_in_place_reorder_copies_only_the_rows_that_move_and_only_their_filled_positions():
+    buffer = torch.arange(4 * 1 * 6 * 1, dtype=torch.float).view(4, 1, 6, 1)
+    cache = {"d.self.k": buffer, "d.self.v": buffer.clone(), "d.self.filled": 2, "length": torch.arange(4)}
+    expected = buffer.clone()
+    expected[1, :, :2], expected[3, :, :2] = buffer[0, :, :2], buffer[1, :, :2]  # rows 0 and 2 stay
+    reordered = reorder_cache(cache, torch.tensor([0, 0, 2, 1]))
+    assert torch.equal(reordered["d.self.k"], expected)  # positions 2.. keep their old values: never copied
+    assert torch.equal(reordered["length"], torch.tensor([0, 0, 2, 1]))
 
 
 @pytest.mark.parametrize("name", ["tp", "relative"])
