@@ -236,6 +236,84 @@ class NumberEncoder(nn.Module):
         return self.net(self.features(values)) * known.to(values.dtype)
 
 
+class _StateStore:
+    """The state buffers of one forward of ``TreeEncoder`` (one per state part, N + 1 rows, outside autograd) and, in
+    its backward, one gradient buffer per part that every level adds its children's gradients into.
+
+    Through autograd, writing a level's rows into a buffer and reading children from it cost, per level and part, a
+    copy of the whole buffer's gradient (the in-place write's backward) and a whole zero buffer (the gather's
+    backward): O(N) per level, a sixth of a Tree-LSTM training step. Here three autograd nodes share the buffers:
+
+    - ``_WriteRows`` writes a level's states; its backward returns their rows of the gradient buffer;
+    - ``_GatherRows`` reads children rows; its backward adds their gradients into the gradient buffer in place;
+    - ``_ReadRows`` returns every node's state; its backward starts the gradient buffer from the caller's gradient.
+
+    Each write and gather also takes the previous write's output (an empty *token* tensor whose gradient is None), so
+    autograd runs a level's write backward only after every later level's gathers and writes: all the gradient its
+    rows will receive is in the buffer by then."""
+
+    def __init__(self, buffers: tuple[torch.Tensor, ...]):
+        self.buffers = buffers
+        self.grads: tuple[torch.Tensor, ...] | None = None
+
+    def token(self) -> torch.Tensor:
+        return self.buffers[0].new_empty(0)
+
+
+class _WriteRows(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, store, start, previous, *parts):
+        ctx.set_materialize_grads(False)
+        ctx.store, ctx.start, ctx.n = store, start, parts[0].size(0)
+        for buffer, part in zip(store.buffers, parts):
+            buffer[start:start + part.size(0)] = part
+        return store.token()
+
+    @staticmethod
+    def backward(ctx, _token_grad):
+        store, start, end = ctx.store, ctx.start, ctx.start + ctx.n
+        if store.grads is None:  # nothing read the states: their gradient is zero
+            store.grads = tuple(torch.zeros_like(buffer) for buffer in store.buffers)
+        return (None, None, None, *(grad[start:end] for grad in store.grads))
+
+
+class _GatherRows(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, store, index, _written):
+        ctx.set_materialize_grads(False)
+        ctx.store = store
+        ctx.save_for_backward(index)
+        return tuple(buffer.index_select(0, index) for buffer in store.buffers)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        (index,) = ctx.saved_tensors
+        store = ctx.store
+        if store.grads is None:
+            store.grads = tuple(torch.zeros_like(buffer) for buffer in store.buffers)
+        for buffer_grad, grad in zip(store.grads, grads):
+            if grad is not None:
+                buffer_grad.index_add_(0, index, grad)
+        return None, None, None
+
+
+class _ReadRows(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, store, total, _written):
+        ctx.set_materialize_grads(False)
+        ctx.store, ctx.total = store, total
+        return tuple(buffer[:total].clone() for buffer in store.buffers)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        store = ctx.store
+        store.grads = tuple(torch.zeros_like(buffer) for buffer in store.buffers)  # a fresh start for each backward
+        for buffer_grad, grad in zip(store.grads, grads):
+            if grad is not None:
+                buffer_grad[: ctx.total] += grad
+        return None, None, None
+
+
 class TreeEncoder(nn.Module):
     """Leaf embedding plus a registered tree cell, run level by level over a whole ``TreeBatch``. With
     ``number_encoder`` a leaf that carries a value (``TreeBatch.leaf_values``) is embedded as its token's embedding
@@ -271,9 +349,8 @@ class TreeEncoder(nn.Module):
 
     def _levels(self, batch: TreeBatch) -> tuple[torch.Tensor, ...]:
         """Every node's state in one buffer per state part (N + 1 rows: the last is the empty state a missing right
-        child reads), written level by level in place. A level reads its children with ``index_select``, whose backward
-        needs only the indices, so the writes of later levels leave it intact; concatenating all computed levels
-        again at every level instead copied O(N x levels) rows and took a fifth of a Tree-LSTM step."""
+        child reads), written level by level (``_StateStore``): each level gathers its children's rows, the cell
+        computes its nodes, and their rows are written in place."""
         level_starts = batch.level_starts
         total = level_starts[batch.n_levels]
         embedded = self.embed_leaves(batch.node_ids[: level_starts[1]], batch.leaf_values)
@@ -281,16 +358,18 @@ class TreeEncoder(nn.Module):
         if batch.n_levels == 1:
             return leaves
         empty_row = self.cell.empty_state(1, like=embedded)
-        buffers = tuple(torch.cat([part, part.new_zeros(total - part.size(0), *part.shape[1:]), empty], dim=0)
-                        for part, empty in zip(leaves, empty_row))  # (N + 1, ...) each
+        store = _StateStore(tuple(
+            torch.cat([part.detach(), part.new_zeros(total - part.size(0), *part.shape[1:]), empty.detach()])
+            for part, empty in zip(leaves, empty_row)))  # (N + 1, ...) each
+        written = _WriteRows.apply(store, 0, None, *leaves)
         for level in range(1, batch.n_levels):
             start, end = level_starts[level], level_starts[level + 1]
             left_index = batch.left[start:end]
             right_index = batch.right[start:end]
             has_right = right_index >= 0
             right_index = torch.where(has_right, right_index, torch.full_like(right_index, total))
-            # both children in one gather per part: half the gathers, and half their backward's full-size zero buffers
-            children = tuple(part.index_select(0, torch.cat([left_index, right_index])) for part in buffers)
+            # both children in one gather per part
+            children = _GatherRows.apply(store, torch.cat([left_index, right_index]), written)
             n = end - start
             left_state = tuple(part[:n] for part in children)
             right_state = tuple(part[n:] for part in children)
@@ -298,9 +377,8 @@ class TreeEncoder(nn.Module):
                 batch.node_ids[start:end], batch.segments[level], left_state, right_state,
                 has_right.unsqueeze(1).to(embedded.dtype),  # (n, 1)
             )
-            for part, new in zip(buffers, self._drop(state)):
-                part[start:end] = new
-        return tuple(part[:total] for part in buffers)
+            written = _WriteRows.apply(store, start, written, *self._drop(state))
+        return _ReadRows.apply(store, total, written)
 
     def recursive_forward(self, tree: Tree) -> list[torch.Tensor]:
         """Reference: the same parameters applied node at a time by plain recursion on one nested-tuple tree.

@@ -11,7 +11,12 @@ import torch.nn.functional as F
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
 from neuromath.models.classifiers import build_classifier
-from neuromath.nn.tree_cells import operator_bilinear, operator_linear, operator_slices_per_batch, per_operator
+from neuromath.nn.tree_cells import (
+    operator_bilinear,
+    operator_linear,
+    operator_slices_per_batch,
+    per_operator,
+)
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # registers every tree cell
 from neuromath.registry import TREE_CELLS
 
@@ -240,3 +245,39 @@ def test_a_stacked_weight_is_cut_into_operators_once_per_batch_and_only_inside_o
             assert per_operator(weight) is not first  # a nested batch (another forward) cuts its own
     with operator_slices_per_batch():
         assert per_operator(weight) is not first  # and so does the next batch, after an optimiser step
+
+
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_inside_a_batch_the_weight_gradient_summed_once_per_operator_equals_autograd_per_run(with_bias):
+    """Three levels read one stacked weight; inside ``operator_slices_per_batch`` its gradient is computed once at the
+    end from every level's rows (``_DeferredWeightGradient``), and must equal the per-run products of autograd."""
+    torch.manual_seed(0)
+    weight = torch.randn(4, 3, 3, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(4, 3, dtype=torch.float64, requires_grad=True) if with_bias else None
+    leaves = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+    levels = [[0, 0, 2, 3, 3], [1, 1, 2], [3]]  # operator 1 only in the middle level, every level a run of 3
+
+    def forward():
+        states, outputs = leaves, []
+        for operator_ids in levels:
+            states = torch.tanh(operator_linear(states[: len(operator_ids)], weight, bias, runs_of(operator_ids)))
+            outputs.append(states.sum(0))
+        return torch.stack(outputs)
+
+    direction = torch.randn(3, 3, dtype=torch.float64)
+    tensors = [leaves, weight] + ([bias] if with_bias else [])
+    expected = forward()
+    want = torch.autograd.grad((expected * direction).sum(), tensors)
+    with operator_slices_per_batch():
+        result = forward()
+        one_level = operator_linear(leaves, weight, bias, runs_of([0, 0, 2, 3, 3]))
+    assert type(one_level.grad_fn).__name__ == "_OperatorProductBackward"  # the deferred path ran
+    torch.testing.assert_close(result, expected)
+    loss = (result * direction).sum()
+    for _ in range(2):  # a second backward of the same graph collects its own rows
+        got = torch.autograd.grad(loss, tensors, retain_graph=True)
+        for one, other in zip(got, want):
+            torch.testing.assert_close(one, other)
+    weight.grad = None  # .backward reaches the parameter through autograd, as optimisers and DDP's hooks need
+    loss.backward()
+    torch.testing.assert_close(weight.grad, want[1])

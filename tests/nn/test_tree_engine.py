@@ -323,3 +323,32 @@ def test_property_the_level_buffers_give_the_states_and_gradients_of_recursion(t
             assert recursive is None or not recursive.any()
         else:
             torch.testing.assert_close(batched, recursive, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("cell", ["tree_lstm", "mtree_lstm", "tree_smu"])
+def test_a_graph_kept_for_a_second_backward_gives_the_same_gradients_and_every_node_state_carries_its_own(cell):
+    """The level loop's shared gradient buffers start afresh at each backward (``_ReadRows``), and a loss on inner
+    nodes' states (not only the roots') reaches the parameters as recursion's does."""
+    torch.manual_seed(0)
+    encoder = TreeEncoder(cell, n_leaf_tokens=5, n_operators=4, hidden_size=6).double()
+    trees = small_forest(seed=3)
+    batch = make_tree_batch(trees)
+    parameters = [parameter for parameter in encoder.parameters() if parameter.requires_grad]
+    states = encoder(batch)
+    weights = torch.randn(states[0].shape, dtype=torch.float64)
+    value = (states[0] * weights).sum() + sum(part.pow(2).sum() for part in states[1:2])
+    first = torch.autograd.grad(value, parameters, retain_graph=True, allow_unused=True)
+    second = torch.autograd.grad(value, parameters, allow_unused=True)
+    for one, other in zip(first, second):
+        assert (one is None) == (other is None)
+        if one is not None:
+            torch.testing.assert_close(one, other, rtol=0, atol=0)
+    # a loss on every node's h, by recursion node at a time (make_tree_batch's order within each tree)
+    hidden = torch.cat([torch.stack(encoder.recursive_forward(tree)) for tree in trees])
+    order = torch.cat([(batch.tree_index == index).nonzero().squeeze(1) for index in range(len(trees))])
+    got = torch.autograd.grad((encoder(batch)[0] * weights).sum(), parameters, allow_unused=True)
+    want = torch.autograd.grad((hidden * weights[order]).sum(), parameters, allow_unused=True)
+    for one, other in zip(got, want):
+        assert (one is None) == (other is None)
+        if one is not None:
+            torch.testing.assert_close(one, other, rtol=0, atol=1e-6)
