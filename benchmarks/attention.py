@@ -141,6 +141,7 @@ class NoEosModel:
         self.model, self.eos_id = model, eos_id
         # What the model offers beam search passes on (absent in code before these parts of the contract).
         self.shares_memory_across_beams = getattr(model, "shares_memory_across_beams", False)
+        self.fixed_shapes = getattr(model, "fixed_shapes", False)
         if hasattr(model, "reorder_cache"):
             self.reorder_cache = model.reorder_cache
 

@@ -87,14 +87,28 @@ def beam_search(
     # A model whose memory serves all beams of a source (``shares_memory_across_beams``) keeps one row per source
     # and is told the beam count; any other memory is repeated for every beam.
     per_source = model.shares_memory_across_beams
-    if per_source:
-        memory = {**memory, "beam_group": beam}  # every tensor (B, ...)
-    else:
-        memory = {
+
+    def for_every_beam(memory: dict) -> dict:
+        if per_source:
+            return {**memory, "beam_group": beam}  # every tensor (B, ...)
+        return {
             name: value.repeat_interleave(beam, dim=0) if isinstance(value, torch.Tensor) else value
             for name, value in memory.items()
         }  # every tensor (B * K, ...)
+
     cache = None
+    first_log_probs = None
+    if use_cache and beam > 1 and not getattr(model, "fixed_shapes", False):
+        # The first step is the same for the K beams of a source (bos alone): it runs on one row per source, and its
+        # cache is then copied to every beam; the memory is widened after it, with what the step kept in it (the
+        # Transformer keeps its cross-attention keys and values there). A fixed-shape decoder (decode.compile) runs
+        # every step at B * K rows instead: one more batch shape would cost it one more compiled graph.
+        memory = {**memory, "beam_group": 1} if per_source else dict(memory)
+        bos = torch.full((batch_size, 1), bos_id, dtype=torch.long, device=device)
+        first_log_probs, cache = model.decode_step(memory, bos, None)  # (B, V)
+        first_log_probs = first_log_probs.repeat_interleave(beam, dim=0)  # (B * K, V)
+        cache = model.reorder_cache(cache, torch.arange(batch_size, device=device).repeat_interleave(beam))
+    memory = for_every_beam(memory)
     state = constraint.start(batch_size * beam, device) if constraint is not None else None
 
     active_rows = torch.arange(batch_size, device=device)  # (A,) batch row of each live row
@@ -109,7 +123,10 @@ def beam_search(
         prefix = torch.cat(
             [torch.full((n_active * beam, 1), bos_id, dtype=torch.long, device=device), tokens], dim=1
         )  # (A * K, t + 1)
-        log_probs, cache = model.decode_step(memory, prefix, cache if use_cache else None)  # (A * K, V)
+        if step == 0 and first_log_probs is not None:
+            log_probs = first_log_probs
+        else:
+            log_probs, cache = model.decode_step(memory, prefix, cache if use_cache else None)  # (A * K, V)
         log_probs = log_probs.float()
         vocab_size = log_probs.size(-1)
         if constraint is not None:

@@ -46,6 +46,8 @@ class FixedShapeDecoder:
     """The sequence-model contract of ``model`` through fixed-shape steps of at most ``capacity`` positions (bos and
     the generated tokens), compiled when ``compile`` is true."""
 
+    fixed_shapes = True  # beam search then runs its first step at B * K rows too, the shape of all its steps
+
     def __init__(self, model, capacity: int, compile: bool = False):
         problem = fixed_shape_problem(model)
         if problem is not None:

@@ -199,8 +199,9 @@ def test_done_rows_leave_the_active_batch():
     model = PrefixHashModel(9, seed=3, eos_log_odds=[0.0, 8.0, -8.0, 0.0])
     beam = 3
     results = beam_search(model, sources(1, 2), beam, max_len=8, nbest=beam)
-    # Source 1 has its 3 eos hypotheses after two steps; source 2 runs to max_len on its own.
-    assert model.batch_sizes == [2 * beam, 2 * beam] + [beam] * 6
+    # The first step runs once per source (its beams all hold bos alone); source 1 has its 3 eos hypotheses after
+    # two steps; source 2 runs to max_len on its own.
+    assert model.batch_sizes == [2, 2 * beam] + [beam] * 6
     assert all(h.finished for h in results[0]) and len(results[0]) == beam
     assert results[0] == reference_beam_search(model, 1, beam, 8, 1.0)
     assert results[1] == reference_beam_search(model, 2, beam, 8, 1.0)[:beam]
