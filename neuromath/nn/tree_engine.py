@@ -31,7 +31,7 @@ from torch import nn
 
 from neuromath.errors import ExpressionError
 from neuromath.nn import tree_cells, tree_stack_cells  # noqa: F401  (register every cell in TREE_CELLS)
-from neuromath.nn.tree_cells import Segments, operator_slices_per_batch
+from neuromath.nn.operator_products import Segments, operator_slices_per_batch
 from neuromath.registry import TREE_CELLS
 
 Tree = tuple  # (id, ()) | (id, (), value) | (id, (child,)) | (id, (left, right))

@@ -59,17 +59,9 @@ import torch
 from torch import nn
 
 from neuromath.errors import ConfigError
+from neuromath.nn.operator_products import Segments, gather_per_operator, operator_linear
 from neuromath.nn.stack import StackController, empty_stack, soft_stack_update, stack_top
-from neuromath.nn.tree_cells import (
-    MITreeLSTMCell,
-    MTreeLSTMCell,
-    Segments,
-    TreeCell,
-    TreeLSTMBase,
-    gather_per_operator,
-    init_stacked_linear,
-    operator_linear,
-)
+from neuromath.nn.tree_cells import MITreeLSTMCell, MTreeLSTMCell, TreeCell, TreeLSTMBase, init_stacked_linear
 from neuromath.registry import TREE_CELLS
 
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from neuromath.config import load_config
 from neuromath.errors import ConfigError
 from neuromath.models.classifiers import build_classifier
-from neuromath.nn.tree_cells import (
+from neuromath.nn.operator_products import (
     operator_bilinear,
     operator_linear,
     operator_slices_per_batch,
