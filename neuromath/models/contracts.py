@@ -6,7 +6,9 @@ completion) relies on a model to have. Every registered model satisfies one of t
   integration). Training calls it on a batch for the teacher-forced logits; greedy decoding and beam search call
   ``encode`` once and ``decode_step`` per token; beam search reorders the decoder's cache with ``reorder_cache`` and
   gives one memory row per source instead of one per beam when ``shares_memory_across_beams``; training calls
-  ``fit_structure`` on the training sequences once, before the first step, when ``learns_structure``.
+  ``fit_structure`` on the training sequences once, before the first step, when ``learns_structure``. A decoder
+  with ``fixed_shapes`` true (decode.compile's ``FixedShapeDecoder``, an optional flag) gets every beam-search step
+  at B x K rows; the others run the first step once per source.
 - ``EquationClassifier``: a model of the identities task that scores an equation (its two sides) with one logit.
   ``input_kind`` says which inputs it reads (``trees``, ``tokens`` or ``none``), ``reads_numbers`` whether number
   leaves carry their values, ``trainable`` whether it learns by gradient; one that does not is ``fit`` on the

@@ -345,7 +345,6 @@ class Transformer(nn.Module):
     # fixed capacity, its position a 0-d tensor, so that every step has the same shapes and a compiled step serves
     # them all. The results equal decode_step's up to float rounding (masked keys add exact zeros).
 
-
     def fixed_memory(self, memory: dict) -> dict:
         """``memory`` with each layer's cross-attention keys and values computed once (as ``decode_step`` keeps them),
         so that a fixed-shape step only reads them."""

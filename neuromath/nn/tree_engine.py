@@ -259,6 +259,12 @@ class _StateStore:
     def token(self) -> torch.Tensor:
         return self.buffers[0].new_empty(0)
 
+    def gradients(self) -> tuple[torch.Tensor, ...]:
+        """The gradient buffers of this backward, zero until a read or a gather adds to them."""
+        if self.grads is None:
+            self.grads = tuple(torch.zeros_like(buffer) for buffer in self.buffers)
+        return self.grads
+
 
 class _WriteRows(torch.autograd.Function):
     @staticmethod
@@ -271,10 +277,8 @@ class _WriteRows(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, _token_grad):
-        store, start, end = ctx.store, ctx.start, ctx.start + ctx.n
-        if store.grads is None:  # nothing read the states: their gradient is zero
-            store.grads = tuple(torch.zeros_like(buffer) for buffer in store.buffers)
-        return (None, None, None, *(grad[start:end] for grad in store.grads))
+        start, end = ctx.start, ctx.start + ctx.n
+        return (None, None, None, *(grad[start:end] for grad in ctx.store.gradients()))
 
 
 class _GatherRows(torch.autograd.Function):
@@ -288,10 +292,7 @@ class _GatherRows(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         (index,) = ctx.saved_tensors
-        store = ctx.store
-        if store.grads is None:
-            store.grads = tuple(torch.zeros_like(buffer) for buffer in store.buffers)
-        for buffer_grad, grad in zip(store.grads, grads):
+        for buffer_grad, grad in zip(ctx.store.gradients(), grads):
             if grad is not None:
                 buffer_grad.index_add_(0, index, grad)
         return None, None, None
@@ -306,9 +307,8 @@ class _ReadRows(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        store = ctx.store
-        store.grads = tuple(torch.zeros_like(buffer) for buffer in store.buffers)  # a fresh start for each backward
-        for buffer_grad, grad in zip(store.grads, grads):
+        ctx.store.grads = None  # the first node of each backward: its gradients start from zero
+        for buffer_grad, grad in zip(ctx.store.gradients(), grads):
             if grad is not None:
                 buffer_grad[: ctx.total] += grad
         return None, None, None
@@ -358,10 +358,9 @@ class TreeEncoder(nn.Module):
         if batch.n_levels == 1:
             return leaves
         empty_row = self.cell.empty_state(1, like=embedded)
-        store = _StateStore(tuple(
-            torch.cat([part.detach(), part.new_zeros(total - part.size(0), *part.shape[1:]), empty.detach()])
-            for part, empty in zip(leaves, empty_row)))  # (N + 1, ...) each
-        written = _WriteRows.apply(store, 0, None, *leaves)
+        store = _StateStore(tuple(torch.cat([part.new_zeros(total, *part.shape[1:]), empty.detach()])
+                                  for part, empty in zip(leaves, empty_row)))  # (N + 1, ...) each
+        written = _WriteRows.apply(store, 0, None, *leaves)  # the leaves' rows
         for level in range(1, batch.n_levels):
             start, end = level_starts[level], level_starts[level + 1]
             left_index = batch.left[start:end]
