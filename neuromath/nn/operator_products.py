@@ -89,9 +89,9 @@ def operator_linear(inputs: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
 # still reaches the parameter through autograd (optimisers, DDP's hooks and ``torch.autograd.grad`` see it as usual).
 
 
-# Wider inputs are not deferred: gathering every level's rows per operator copies them all, which costs more than the
-# per-run products save (the second-order Tree-RNN's outer products, 2,500 wide at hidden 50, ran at 0.95x deferred;
-# the Tree-LSTM's 100-wide inputs at 1.07x, the MTree-LSTM's at 1.03x).
+# Wider inputs are not deferred: gathering every level's rows per operator copies them all, which cost more than the
+# per-run products save on the second-order Tree-RNN's outer products (2,500 wide at hidden 50), while the Tree-LSTM's
+# and MTree-LSTM's 100-wide inputs gained. ``benchmarks/tree_speed.py --baseline REV`` measures a change of it.
 DEFERRED_MAX_INPUTS = 512
 
 
