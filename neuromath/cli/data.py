@@ -169,7 +169,9 @@ def register(commands) -> None:
             "answer computed again, an irrelevant sentence with a number taken from another problem of the file, "
             "and (question_changed) another question about the same story with its own equation, where the "
             "equation's form makes that safe: 'how many more X does A have than B' becomes 'how many X do A and B "
-            "have in all', and the other way round. Each variant's id is its problem's id, the variation and the copy "
+            "have in all', and the other way round; other totals and comparisons of two numbers ask for the "
+            "difference or the sum of 'the larger amount' and 'the smaller'. Each variant's id is its problem's id, "
+            "the variation and the copy "
             "(gen-000001#numbers_resampled0); a variant equal to its problem or to another variant is left out. "
             "The same seed writes the same variants.",
             "neuromath data augment mawps-cv/fold0/train.csv --out runs/aug.jsonl",

@@ -178,12 +178,35 @@ def test_a_total_question_becomes_the_difference_with_the_larger_number_first():
     assert question_changed(present).equation == ("-", "n0", "n1")
 
 
+@pytest.mark.parametrize("text, equation, question, changed", [
+    # two names in one sentence: not the named form, so the words that name no one, what is counted kept
+    ("Amy has 9 pens and Ben has 4 pens. How many pens do Amy and Ben have in all?", ("+", "n0", "n1"),
+     "How many more pens are in the larger amount than in the smaller ?", ("-", "n0", "n1")),
+    # lower-cased (ASDiv-A): the case of the question is kept, the larger number first
+    ("a baker had 7 cakes but made 12 extra. how many cakes did the baker have total?", ("+", "n0", "n1"),
+     "how many more cakes are in the larger amount than in the smaller ?", ("-", "n1", "n0")),
+    ("a shop sold 7 red pens and 12 blue pens and 3 cups. how many pens did it sell altogether?", ("+", "n0", "n1"),
+     "how many more pens are in the larger amount than in the smaller ?", ("-", "n1", "n0")),
+    ("bobby has 14 books. kristi has 9 books. what 's the difference of the number of bobby 's books and kristi 's "
+     "books?", ("-", "n0", "n1"), "what is the sum of both amounts ?", ("+", "n0", "n1")),
+    ("Bob has 9 pens. He has 4 cups. How many more pens does he have than Bob?", ("-", "n0", "n1"),
+     "How many pens are in both amounts together ?", ("+", "n0", "n1")),
+])
+def test_other_totals_and_comparisons_change_in_words_that_name_no_one(text, equation, question, changed):
+    asked = problem(text, equation)
+    varied = question_changed(asked)
+    assert varied.masked_text.endswith(question) and varied.equation == changed
+    assert varied.masked_text[:-len(question)] == asked.masked_text[:len(varied.masked_text) - len(question)]
+    assert varied.answer == float(value(varied)) > 0 and varied.numbers == asked.numbers
+
+
 @pytest.mark.parametrize("text, equation", [
     ("Tom has 8 apples. Ann has 5 pears. How many fruits do they have?", ("+", "n0", "n1")),  # no names
-    ("Amy has 9 pens and Ben has 4 pens. How many pens do Amy and Ben have in all?", ("+", "n0", "n1")),  # one sentence
     ("Amy has 9 pens. Ben has 9 pens. How many pens do Amy and Ben have in all?", ("+", "n0", "n1")),  # a tie
     ("Amy has 9 pens. Ben has 4 pens. How many pens do Amy and Ben have?", ("+", "n0", "n1")),  # not asked as a total
-    ("Bob has 9 pens. He has 4 cups. How many more pens does he have than Bob?", ("-", "n0", "n1")),  # a pronoun
+    ("Lucy has 5 fish. She wants 12 fish. How many more fish does she need to buy?", ("-", "n1", "n0")),  # no "than"
+    ("Tom had 5 cookies and 3 cakes. He baked 4 more cookies. How much did he have in total?",
+     ("+", "n0", "n2")),  # "both amounts" without a noun, and a third number in the story
     ("Amy has 9 pens. Ben has 4 pens. Cal has 2. How many more pens does Amy have than Ben?",
      ("-", "+", "n0", "n2", "n1")),  # not two numbers
     ("Amy has 9 pens. Ben has 4 pens. How many more pens does Amy have than Ben has 2?", ("-", "n0", "n1")),

@@ -234,6 +234,10 @@ def numbers_resampled(example: Example, rng: random.Random) -> Example | None:
 TOTAL_WORDS = (("in", "all"), ("altogether",), ("in", "total"), ("together",), ("combined",))
 CHANGED_AUXILIARIES = {"does": "do", "did": "did", "do": "do"}  # "how many more X does A ..." -> "... do A and B ..."
 SINGLE_AUXILIARIES = {"do": "does", "did": "did"}
+# where the words naming what is counted end: "How many egg rolls | did ...", "How many more pens | does ..."
+COUNTED_ENDS = {"do", "does", "did", "are", "were", "is", "was", "have", "has", "had", "will", "would", "can",
+                "could", "should", "must", "in", "on", "at", "of", "than", "there", "altogether", "together", "total",
+                "combined", "all", "left", "now", "the", "they", "he", "she", "we", "you", "i", "it"}
 
 
 def _name(token: str) -> bool:
@@ -284,17 +288,66 @@ def _number_of(story: Sequence[Sequence[str]], name: str) -> int | None:
     return _numbers_in(holding[0])[0]
 
 
+def _counted(question: Sequence[str], start: int) -> list[str]:
+    """The words naming what "how many [more] ..." counts: from ``start`` up to the first auxiliary, verb-like or
+    question-ending word ("How many egg rolls did ..." -> ["egg", "rolls"]); empty when there are none."""
+    words = []
+    for token in question[start:]:
+        if token.lower() in COUNTED_ENDS or not token.isalpha():
+            break
+        words.append(token)
+    return words
+
+
+def _generic_question(question: Sequence[str], operator: str) -> tuple[list[str], bool]:
+    """The changed question in words that name no one: a total of two amounts asked as their difference, or a
+    comparison of two amounts asked as their total; what is counted is kept when the question names it. Returns
+    the question and whether it names what is counted."""
+    words = [token.lower() for token in question]
+    if operator == "-":  # the new question asks for the difference
+        counted = _counted(question, 2) if words[:2] == ["how", "many"] else []
+        new = (["how", "many", "more", *counted, "are", "in", "the", "larger", "amount", "than", "in", "the",
+                "smaller", "?"] if counted else
+               ["what", "is", "the", "difference", "between", "the", "larger", "amount", "and", "the", "smaller", "?"])
+    else:
+        counted = (_counted(question, 3) if words[:3] in (["how", "many", "more"], ["how", "many", "fewer"])
+                   else [])
+        new = (["how", "many", *counted, "are", "in", "both", "amounts", "together", "?"] if counted else
+               ["what", "is", "the", "sum", "of", "both", "amounts", "?"])
+    return (_capitalised(new) if question[0][:1].isupper() else new), bool(counted)
+
+
+def _asks_total(question: Sequence[str]) -> bool:
+    words = [token.lower() for token in question]
+    return any(tuple(words[i:i + len(total)]) == total for total in TOTAL_WORDS + (("total",), ("sum",))
+               for i in range(len(words)))
+
+
+def _asks_comparison(question: Sequence[str]) -> bool:
+    """"How many more / fewer X ... than ...", or "... the difference between (of) ...": both amounts are the story's,
+    of one kind, and their total is a question of its own."""
+    words = [token.lower() for token in question]
+    compared = words[:3] in (["how", "many", "more"], ["how", "many", "fewer"], ["how", "much", "more"],
+                             ["how", "much", "less"]) and "than" in words
+    return compared or "difference" in words
+
+
 def question_changed(example: Example) -> Example | None:
     """Another question about the same story, with its equation derived from the original, where the equation's form
-    makes it safe (a label-changing variation, for training only: ``data.augment``):
+    makes it safe (a label-changing variation, for training only: ``data.augment``). Only two-number sums and
+    differences change, the two numbers both in the story:
 
     - "How many more X does A verb than B ?" over ``- nA nB`` becomes "How many X do A and B verb in all ?" over
       ``+ nA nB``;
     - "How many X do A and B verb in all (altogether, in total, together, combined) ?" over ``+ nA nB`` becomes "How
       many more X does A verb than B ?" over ``- nA nB``, A being whoever has the larger number, where each of A and B
-      is named in exactly one sentence of the story holding exactly one number.
+      is named in exactly one sentence of the story holding exactly one number (A and B are one-word names).
 
-    A and B are one-word names; anything else has no such variation."""
+    Other questions of the same two kinds are changed in words that name no one (``_generic_question``): a total
+    (the question says in all, altogether, total, together, combined or sum) becomes "How many more X are in the
+    larger amount than in the smaller ?" over the larger minus the smaller, and a comparison ("How many more X ...
+    than ...", "the difference between ...") becomes "How many X are in both amounts together ?" over their sum.
+    Two equal numbers, and every other question, have no such variation."""
     parts = split_question(example)
     if parts is None or len(example.equation) != 3 or example.equation[0] not in ("-", "+"):
         return None
@@ -302,8 +355,40 @@ def question_changed(example: Example) -> Example | None:
     if _numbers_in(question) or not story:
         return None
     first, second = (MASK_REGEX.fullmatch(token) for token in example.equation[1:])
-    if first is None or second is None:
+    if first is None or second is None or first.group(1) == second.group(1):
         return None
+    named = _named_question_changed(example, story, question, int(first.group(1)), int(second.group(1)))
+    if named is not None:
+        return named
+    if example.equation[0] == "+" and _asks_total(question):
+        larger, smaller = sorted((int(first.group(1)), int(second.group(1))),
+                                 key=lambda index: -number_value(example.numbers[index]))
+        equation = ("-", f"n{larger}", f"n{smaller}")
+        new_question, counts = _generic_question(question, "-")
+    elif example.equation[0] == "-" and _asks_comparison(question):
+        equation = ("+", example.equation[1], example.equation[2])
+        new_question, counts = _generic_question(question, "+")
+    else:
+        return None
+    if not counts and len(set(_numbers_in([token for sentence in story for token in sentence]))) != 2:
+        return None  # "both amounts" without what they count: only where the story holds no other number
+    return _changed(example, story, new_question, equation)
+
+
+def _changed(example: Example, story: Sequence[Sequence[str]], new_question: list[str],
+             equation: tuple[str, ...]) -> Example | None:
+    try:
+        answer = equation_value(equation, example.numbers)
+    except (ExpressionError, ZeroDivisionError, OverflowError, ValueError):
+        return None
+    if answer <= 0:
+        return None
+    words = [token for sentence in story for token in sentence] + new_question
+    return _with_tokens(example, words, example.numbers, equation, float(answer))
+
+
+def _named_question_changed(example: Example, story, question, first: int, second: int) -> Example | None:
+    """The change of ``question_changed`` between two one-word names, or None."""
     how = [question[0], question[1]]
     if example.equation[0] == "-":
         found = _difference_question(question)
@@ -318,22 +403,12 @@ def question_changed(example: Example) -> Example | None:
             return None
         counted, auxiliary, subject, verb, other = found
         numbers = {name: _number_of(story, name) for name in (subject, other)}
-        if None in numbers.values() or {numbers[subject], numbers[other]} != {int(first.group(1)),
-                                                                             int(second.group(1))}:
+        if None in numbers.values() or {numbers[subject], numbers[other]} != {first, second}:
             return None
         larger, smaller = sorted((subject, other), key=lambda name: -number_value(example.numbers[numbers[name]]))
-        if number_value(example.numbers[numbers[larger]]) == number_value(example.numbers[numbers[smaller]]):
-            return None
         new_question = [*how, "more", *counted, SINGLE_AUXILIARIES[auxiliary], larger, *verb, "than", smaller, "?"]
         equation = ("-", f"n{numbers[larger]}", f"n{numbers[smaller]}")
-    try:
-        answer = equation_value(equation, example.numbers)
-    except (ExpressionError, ZeroDivisionError, OverflowError, ValueError):
-        return None
-    if answer <= 0:
-        return None
-    words = [token for sentence in story for token in sentence] + _capitalised(new_question)
-    return _with_tokens(example, words, example.numbers, equation, float(answer))
+    return _changed(example, story, _capitalised(new_question), equation)
 
 
 # name -> (example, the donor sentences of its file, a generator) -> the varied example or None
