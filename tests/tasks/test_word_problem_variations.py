@@ -87,6 +87,21 @@ def test_reordering_moves_whole_blocks_and_renumbers_the_equation():
                                random.Random(0)) is None  # one block: nothing to reorder
 
 
+def test_a_cut_out_question_is_capitalised_only_where_the_corpus_writes_capitals():
+    # ASDiv-A is lower-cased: a model that keeps case (data.lowercase: false) knows "how" there and not "How", so a
+    # capital would make the question's first word unknown to it and the variation would measure that instead
+    lower = problem("if ann had 20 pens and bob has 3 cups , how many pens does ann have ?", ("n0",))
+    donors = [(problem("kim runs 4 miles. how far does kim run?", ("n0",), id="other"), ["kim", "runs", "n0", "miles",
+                                                                                        "."])]
+    assert irrelevant_sentence(lower, donors, random.Random(0)).masked_text.endswith(
+        "kim runs n2 miles . how many pens does ann have ?")
+    two_blocks = problem("ann had 20 pens . bob has 3 cups . how many pens does ann have ?", ("n0",))
+    assert sentences_reordered(two_blocks, random.Random(0)).masked_text.endswith(". how many pens does ann have ?")
+    capitals = problem("If Ann had 20 pens and Bob has 3 cups, how many pens does Ann have?", ("n0",))
+    assert irrelevant_sentence(capitals, donors, random.Random(0)).masked_text.endswith(
+        "kim runs n2 miles . How many pens does Ann have ?")
+
+
 def test_resampled_numbers_give_a_new_answer_of_the_same_kind_from_the_same_equation():
     division = problem("Ivan shares 12 marbles among 4 friends. How many does each get?", ("/", "n0", "n1"))
     for seed in range(30):

@@ -119,9 +119,13 @@ def _with_tokens(example: Example, words: Sequence[str], numbers: tuple[str, ...
                    answer=example.answer if answer is None else answer)
 
 
-def _capitalised(tokens: Sequence[str]) -> list[str]:
-    """A question cut out of "If ..., how many ...?" starts a sentence of its own."""
-    return [tokens[0][:1].upper() + tokens[0][1:], *tokens[1:]] if tokens else []
+def _capitalised(tokens: Sequence[str], example: Example | None = None) -> list[str]:
+    """A question cut out of "If ..., how many ...?" starts a sentence of its own: its first word is capitalised,
+    unless ``example``'s text has no capital letter at all (a lower-cased corpus such as ASDiv-A's: a capital there
+    is a word form none of its problems has, unknown to a model that keeps case, ``data.lowercase: false``)."""
+    if not tokens or example is not None and example.masked_text == example.masked_text.lower():
+        return list(tokens)
+    return [tokens[0][:1].upper() + tokens[0][1:], *tokens[1:]]
 
 
 def question_removed(example: Example) -> Example | None:
@@ -158,7 +162,7 @@ def irrelevant_sentence(example: Example, donors: Sequence[tuple[Example, list[s
         return None
     other, sentence = rng.choice(candidates)
     tokens = [token for part in story for token in _as_refs(part, 0)]
-    tokens += _as_refs(sentence, 1) + _as_refs(_capitalised(question), 0)
+    tokens += _as_refs(sentence, 1) + _as_refs(_capitalised(question, example), 0)
     return _renumbered(example, tokens, {0: example, 1: other})
 
 
@@ -184,7 +188,8 @@ def sentences_reordered(example: Example, rng: random.Random) -> Example | None:
     order = list(range(len(grouped)))
     while order == sorted(order):
         rng.shuffle(order)
-    tokens = [token for index in order for token in _as_refs(grouped[index], 0)] + _as_refs(_capitalised(question), 0)
+    tokens = [token for index in order for token in _as_refs(grouped[index], 0)]
+    tokens += _as_refs(_capitalised(question, example), 0)
     return _renumbered(example, tokens, {0: example})
 
 
