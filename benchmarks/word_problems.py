@@ -1,7 +1,8 @@
 """Word-problem training speed on the CPU: seconds per epoch and examples/s of the tree decoders (gts, graph2tree)
 against the sequence decoders (bilstm_seq2seq, group_attention) at the same batch, on one MAWPS fold.
 
-Usage: ``python benchmarks/word_problems.py [--train FILE] [--threads N] [--rounds R] [--batches K] [--runs DIR ...]``
+Usage: ``python benchmarks/word_problems.py [--train FILE] [--threads N] [--rounds R] [--batches K] [--runs DIR ...]
+[--stepped-rnn] [--json FILE]``
 
 Each model is built from its CPU preset ``word_problems/<model>`` (same batch size for all, ``--batch``) over
 the vocabularies of ``--train`` (default: fold 0 of ``mawps-cv`` under the data root). A round times ``--batches``
@@ -12,6 +13,9 @@ the median round gives seconds per step, which times the steps of one epoch give
 accuracy and the estimated time to reach it (epochs to best x the measured seconds per epoch of its model), which is
 what "trains to its best validation in 15 minutes" is about.
 
+``--stepped-rnn`` times every model twice per round, its recurrent encoder run by PyTorch's packed CPU kernel and
+step by step (``neuromath.nn.stepped_rnn``, the default on the CPU), and prints the speed-up of the second per model.
+
 A script, not a test: it prints numbers and exits 0 unless something breaks. The "CPU use" line says how much of its
 threads' time the process got; well below 100% means other jobs competed for the cores.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import resource
 import statistics
@@ -34,6 +39,7 @@ from neuromath.config import load_config
 from neuromath.dataroot import data_root
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
+from neuromath.nn import sequence_encoders
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
@@ -102,6 +108,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", nargs="*", default=[], help="run or cv folders: epochs to the best validation")
+    parser.add_argument("--json", type=Path, default=None, help="also write the medians to this JSON file")
+    parser.add_argument("--stepped-rnn", action="store_true",
+                        help="time each model with PyTorch's packed recurrent kernel and with the stepped loop")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -114,9 +123,14 @@ def main() -> int:
     for model, optimizer, batches, _ in built.values():
         time_steps(model, optimizer, batches[:1])  # warm-up
     seconds = {name: [] for name in built}
+    kernel = {name: [] for name in built}  # --stepped-rnn: the same steps through PyTorch's packed kernel
     wall, cpu = time.perf_counter(), cpu_seconds()
     for _ in range(args.rounds):
         for name, (model, optimizer, batches, _) in built.items():
+            if args.stepped_rnn:
+                sequence_encoders.STEPPED_ON_CPU = False
+                kernel[name].append(time_steps(model, optimizer, batches))
+                sequence_encoders.STEPPED_ON_CPU = True
             seconds[name].append(time_steps(model, optimizer, batches))
     cpu_use = (cpu_seconds() - cpu) / (time.perf_counter() - wall) / args.threads
     print(f"threads {args.threads}, batch {args.batch}, {args.rounds} rounds of {args.batches} steps, "
@@ -130,6 +144,20 @@ def main() -> int:
         per_epoch[name] = step * steps
         ratio = f"{step / statistics.median(seconds[reference]):.2f}x" if reference else "-"
         print(f"{name:<18}{step:>9.3f}{steps:>13}{per_epoch[name]:>9.1f}{args.batch / step:>12.0f}{ratio:>19}")
+    if args.stepped_rnn:
+        print(f"\n{'model':<18}{'packed kernel s/step':>22}{'stepped s/step':>16}{'speed-up':>10}")
+        for name in built:
+            before, after = statistics.median(kernel[name]), statistics.median(seconds[name])
+            print(f"{name:<18}{before:>22.3f}{after:>16.3f}{before / after:>9.2f}x")
+    if args.json:
+        report = {"torch": torch.__version__, "threads": args.threads, "batch": args.batch, "rounds": args.rounds,
+                  "batches": args.batches, "train": args.train, "cpu_use": cpu_use,
+                  "seconds_per_step": {name: statistics.median(seconds[name]) for name in built}}
+        if args.stepped_rnn:
+            report["packed_kernel_seconds_per_step"] = {name: statistics.median(kernel[name]) for name in built}
+            report["stepped_speedup"] = {name: statistics.median(kernel[name]) / statistics.median(seconds[name])
+                                         for name in built}
+        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     rows = [row for folder in args.runs for row in best_epochs(Path(folder))]
     if rows:
         print(f"\n{'run':<48}{'model':<16}{'best epoch':>11}{'est. minutes to best':>22}")

@@ -1,0 +1,85 @@
+"""The stepped GRU and LSTM (neuromath/nn/stepped_rnn.py) give the states, final states and gradients of the
+torch.nn module they run, over packed batches of any lengths; run_packed uses them on the CPU."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from neuromath.nn import sequence_encoders
+from neuromath.nn.sequence_encoders import run_packed
+from neuromath.nn.stepped_rnn import stepped, supports
+
+
+def module_run(rnn, embedded, valid):
+    """What run_packed did before: the module itself over the packed batch."""
+    lengths = valid.sum(dim=1).clamp(min=1)
+    packed = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
+    outputs, final = rnn(packed)
+    states, _ = pad_packed_sequence(outputs, batch_first=True, total_length=embedded.size(1))
+    return states, final
+
+
+def flat(final):
+    return torch.cat(final) if isinstance(final, tuple) else final
+
+
+def compare(mode, bidirectional, layers, lengths, width=6, seed=0):
+    torch.manual_seed(seed)
+    rnn = getattr(nn, mode)(5, width, layers, batch_first=True, bidirectional=bidirectional).double()
+    steps = max(lengths) + 1  # one padding column past the longest row
+    embedded = torch.randn(len(lengths), steps, 5, dtype=torch.double, requires_grad=True)
+    valid = torch.arange(steps)[None, :] < torch.tensor(lengths)[:, None]
+    expected, expected_final = module_run(rnn, embedded, valid)
+    states, final = stepped(rnn, embedded, valid)
+    torch.testing.assert_close(states, expected, rtol=0, atol=1e-12)
+    torch.testing.assert_close(flat(final), flat(expected_final), rtol=0, atol=1e-12)
+    weights = torch.randn_like(expected), torch.randn_like(flat(expected_final))
+    inputs = [embedded, *rnn.parameters()]
+    want = torch.autograd.grad((expected * weights[0]).sum() + (flat(expected_final) * weights[1]).sum(), inputs)
+    got = torch.autograd.grad((states * weights[0]).sum() + (flat(final) * weights[1]).sum(), inputs)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["GRU", "LSTM"])
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_states_final_states_and_gradients_equal_the_modules(mode, bidirectional):
+    # unsorted lengths, a row of one token, ties, and a row with no real token (run as one, as packing does)
+    compare(mode, bidirectional, 2, [3, 7, 1, 4, 7, 0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(mode=st.sampled_from(["GRU", "LSTM"]), bidirectional=st.booleans(), layers=st.integers(1, 3),
+       lengths=st.lists(st.integers(0, 9), min_size=1, max_size=7), seed=st.integers(0, 2**16))
+def test_property_any_lengths_give_the_modules_states(mode, bidirectional, layers, lengths, seed):
+    compare(mode, bidirectional, layers, lengths, seed=seed)
+
+
+def test_dropout_between_layers_draws_as_the_module_does():
+    # the module drops each layer's packed output but the last's; so does the stepped run, from the same generator
+    rnn = nn.GRU(4, 8, 3, batch_first=True, bidirectional=True, dropout=0.5).double().train()
+    embedded = torch.randn(5, 6, 4, dtype=torch.double)
+    valid = torch.arange(6)[None, :] < torch.tensor([6, 2, 4, 1, 5])[:, None]
+    torch.manual_seed(3)
+    expected, _ = module_run(rnn, embedded, valid)
+    torch.manual_seed(3)
+    states, _ = stepped(rnn, embedded, valid)
+    torch.testing.assert_close(states, expected, rtol=0, atol=1e-12)
+    torch.manual_seed(4)
+    assert not torch.allclose(stepped(rnn, embedded, valid)[0], expected)  # the draws do change the states
+
+
+def test_run_packed_steps_on_the_cpu_and_lets_other_modules_run_themselves(monkeypatch):
+    calls = []
+    monkeypatch.setattr(sequence_encoders.stepped_rnn, "stepped", lambda *args: calls.append(args) or "stepped")
+    gru = nn.GRU(3, 4, batch_first=True)
+    embedded, valid = torch.randn(2, 3, 3), torch.ones(2, 3, dtype=torch.bool)
+    assert run_packed(gru, embedded, valid) == "stepped" and len(calls) == 1
+    plain_rnn = nn.RNN(3, 4, batch_first=True)  # an Elman network: the module runs it
+    assert not supports(plain_rnn) and run_packed(plain_rnn, embedded, valid)[0].shape == (2, 3, 4)
+    assert not supports(nn.LSTM(3, 4, batch_first=True, proj_size=2))
+    monkeypatch.setattr(sequence_encoders, "STEPPED_ON_CPU", False)
+    assert run_packed(gru, embedded, valid)[0].shape == (2, 3, 4) and len(calls) == 1
