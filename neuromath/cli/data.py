@@ -1,5 +1,5 @@
-"""neuromath data: inspect and prepare data files (equation templates of word problems, deduplication of symbolic
-pairs)."""
+"""neuromath data: inspect and prepare data files (equation templates of word problems, their training variations
+and rule-made test variations, deduplication of symbolic pairs)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from neuromath.errors import NeuromathError
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
 from neuromath.tasks.word_problems import read_examples, template_counts, write_jsonl
-from neuromath.tasks.word_problems.variations import AUGMENTATIONS, augment
+from neuromath.tasks.word_problems.variations import AUGMENTATIONS, VARIATIONS, augment, vary
 
 
 def command_data_templates(args: argparse.Namespace) -> int:
@@ -88,7 +88,41 @@ def command_data_augment(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_outputs(outputs: dict[str, Path], inputs: dict[str, str]) -> None:
+def command_data_vary(args: argparse.Namespace) -> int:
+    """Write one robustness variation of a word-problem file, or of every fold of a folder of folds."""
+    if args.folds:
+        from neuromath.experiments.cross_validation import RANDOM_FOLD_FILES, find_folds
+
+        out = Path(args.out)
+        jobs = [(path, out / name / file_name)
+                for name, *paths in find_folds(args.input) for path, file_name in zip(paths, RANDOM_FOLD_FILES)]
+    else:
+        jobs = [(Path(args.input), Path(args.out))]
+    check_outputs({f"--out ({target.parent.name}/{target.name})": target for _, target in jobs},
+                  {str(source): str(source) for source, _ in jobs}, hint="choose another --out")
+    results = []
+    for source, target in jobs:
+        skipped: list = []
+        examples = read_examples(source, args.format, lenient=args.lenient, skipped=skipped)
+        for error in skipped:
+            print(f"skipped: {error}", file=sys.stderr)
+        varied = [example for _, example in vary(examples, args.variation, args.seed)]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with locked(target, is_folder=False):
+            write_jsonl(varied, target)
+        results.append({"file": str(source), "problems": len(examples), "varied": len(varied),
+                        "without_it": len(examples) - len(varied), "out": str(target), "skipped": len(skipped)})
+    if args.json:
+        print(json.dumps({"variation": args.variation, "seed": args.seed, "files": results}))
+        return 0
+    for result in results:
+        print(f"{result['file']}: {result['problems']} problems; {result['varied']} with {args.variation} written to "
+              f"{result['out']} ({result['without_it']} have no such variation and are left out)")
+    return 0
+
+
+def check_outputs(outputs: dict[str, Path], inputs: dict[str, str],
+                  hint: str = "name distinct outputs with --train-out and --test-out") -> None:
     """Refuse output files that are one file with each other or with an input: the second write would replace the
     first, or an input would be overwritten while it is still the only copy of its data."""
     seen: dict[Path, str] = {}
@@ -97,8 +131,7 @@ def check_outputs(outputs: dict[str, Path], inputs: dict[str, str]) -> None:
     for name, path in outputs.items():
         resolved = path.resolve()
         if resolved in seen:
-            raise NeuromathError(f"{name} {path} is the same file as {seen[resolved]}; name distinct outputs "
-                                 "with --train-out and --test-out")
+            raise NeuromathError(f"{name} {path} is the same file as {seen[resolved]}; {hint}")
         seen[resolved] = f"{name} {path}"
 
 
@@ -113,7 +146,8 @@ def register(commands) -> None:
         "data", help="inspect and prepare data files",
         **documented(
             "Inspect and prepare data files: count the equation templates of word-problem files and how many the "
-            "normalisation merges (templates), write the variations that data.augment trains on (augment), or "
+            "normalisation merges (templates), write the variations that data.augment trains on (augment) or a "
+            "robustness variation of a test file or of every fold (vary), or "
             "remove duplicate inputs from symbolic pair files (dedup). Run "
             "neuromath data COMMAND --help for each one's options.",
             "neuromath data templates mawps-json/MAWPS.json --lenient",
@@ -190,3 +224,27 @@ def register(commands) -> None:
     augmented.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
     augmented.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     augmented.set_defaults(handler=command_data_augment)
+    varied = data_commands.add_parser(
+        "vary", help="word problems: write a rule-made variation of a test file (or of every fold of a folder)",
+        **documented(
+            "Read a word-problem file and write, as JSON lines, one variation of its problems that neuromath "
+            "evaluate --robustness asks a solver: question_removed (the story without its question, the gold answer "
+            "kept), irrelevant_sentence, sentences_reordered or numbers_resampled. Problems without that variation "
+            "(a question that holds a number of the equation cannot go) are left out, and counted. With --folds, "
+            "INPUT is a folder of folds (fold0/train.csv and dev.csv, ...) and OUT gets fold0/train.jsonl and "
+            "test.jsonl, ..., a folder neuromath cv --folds reads: a model trained and tested on question_removed "
+            "folds shows how much of a benchmark the story alone answers (Patel et al. 2021).",
+            "neuromath data vary mawps-cv/fold0/dev.csv --variation irrelevant_sentence --out runs/irrelevant.jsonl",
+            "neuromath data vary asdiv-a-cv --folds --variation question_removed --out runs/asdiv-a-no-question",
+        ),
+    )
+    varied.add_argument("input", type=data_path, metavar="INPUT", help="a word-problem data file (or, with --folds, "
+                        "a folder of folds)")
+    varied.add_argument("--variation", required=True, choices=list(VARIATIONS), help="the variation to write")
+    varied.add_argument("--out", required=True, help="the JSON-lines file (with --folds: the folder) to write")
+    varied.add_argument("--folds", action="store_true", help="INPUT is a folder of folds: vary every file of it")
+    varied.add_argument("--seed", type=nonnegative_int, default=0, help="the seed of the draws (default 0)")
+    varied.add_argument("--format", default=None, help="data format (default: detected from the file)")
+    varied.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    varied.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    varied.set_defaults(handler=command_data_vary)

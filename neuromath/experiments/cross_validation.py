@@ -70,10 +70,24 @@ Fold = tuple[str, Path, Path]  # (name, training file, test file)
 
 
 def find_folds(
-    folds_dir: str | Path, train_name: str = CSV_FOLD_FILES[0], test_name: str = CSV_FOLD_FILES[1]
+    folds_dir: str | Path, train_name: str | None = None, test_name: str | None = None
 ) -> list[Fold]:
-    """The folders ``fold<k>`` of ``folds_dir`` in order of k, each with its training and test file."""
-    folds_dir = Path(folds_dir)
+    """The folders ``fold<k>`` of ``folds_dir`` in order of k, each with its training and test file: ``train.csv``
+    and ``dev.csv`` (the SVAMP layout), or where a folder has no ``train.csv`` but a ``train.jsonl``, ``train.jsonl``
+    and ``test.jsonl`` (what ``write_random_folds`` and ``neuromath data vary --folds`` write); ``train_name`` and
+    ``test_name`` name others."""
+    folds = []
+    for name, folder in _numbered_folders(Path(folds_dir)):
+        names = (train_name or CSV_FOLD_FILES[0], test_name or CSV_FOLD_FILES[1])
+        if (train_name is None and test_name is None and not (folder / CSV_FOLD_FILES[0]).exists()
+                and (folder / RANDOM_FOLD_FILES[0]).exists()):
+            names = RANDOM_FOLD_FILES
+        folds.append(_fold_files(name, folder, *names))
+    return folds
+
+
+def _numbered_folders(folds_dir: Path) -> list[tuple[str, Path]]:
+    """(name, folder) of every ``fold<k>`` folder of ``folds_dir``, in order of k."""
     if not folds_dir.is_dir():
         raise NeuromathError(f"{folds_dir}: no such folder of folds")
     numbered = []
@@ -82,15 +96,17 @@ def find_folds(
         if match and child.is_dir():
             numbered.append((int(match[1]), child.name, child))
     if not numbered:
-        raise NeuromathError(f"{folds_dir}: no fold folders (fold0, fold1, ...) with {train_name} and {test_name}")
-    folds = []
-    for _, name, folder in sorted(numbered):
-        paths = folder / train_name, folder / test_name
-        for path in paths:
-            if not path.is_file():
-                raise DataFormatError(path, None, f"missing: every fold folder needs {train_name} and {test_name}")
-        folds.append((name, *paths))
-    return folds
+        raise NeuromathError(f"{folds_dir}: no fold folders (fold0, fold1, ...) with train.csv and dev.csv "
+                             "(or train.jsonl and test.jsonl)")
+    return [(name, folder) for _, name, folder in sorted(numbered)]
+
+
+def _fold_files(name: str, folder: Path, train_name: str, test_name: str) -> Fold:
+    paths = folder / train_name, folder / test_name
+    for path in paths:
+        if not path.is_file():
+            raise DataFormatError(path, None, f"missing: every fold folder needs {train_name} and {test_name}")
+    return (name, *paths)
 
 
 def write_random_folds(examples: Sequence, k: int, seed: int, out_dir: str | Path) -> list[Fold]:
