@@ -29,14 +29,16 @@ from neuromath.nn.stack import StackController, empty_stack, stack_top
 from neuromath.registry import SEQUENCE_ENCODERS
 
 # On the CPU a GRU or LSTM runs step by step in Python (neuromath.nn.stepped_rnn: the same states, without the
-# quadratic backward of PyTorch's packed CPU kernel); elsewhere, and when this is False, the module runs itself.
+# quadratic backward of PyTorch's packed CPU kernel); elsewhere, under torch.compile (whose graphs would unroll the
+# steps of every batch's lengths anew) and when this is False, the module runs itself.
 STEPPED_ON_CPU = True
 
 
 def run_packed(rnn: nn.RNNBase, embedded: torch.Tensor, valid: torch.Tensor):
     """A batch-first ``rnn`` over ``embedded`` (B, S, E) whose real tokens are ``valid`` (B, S), packed so that padding
     never reaches a backward direction: the states (B, S, M), zero at padding, and the rnn's final state(s)."""
-    if STEPPED_ON_CPU and embedded.device.type == "cpu" and stepped_rnn.supports(rnn):
+    if (STEPPED_ON_CPU and embedded.device.type == "cpu" and stepped_rnn.supports(rnn)
+            and not torch.compiler.is_compiling()):
         return stepped_rnn.stepped(rnn, embedded, valid)
     lengths = valid.sum(dim=1).clamp(min=1)
     packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
