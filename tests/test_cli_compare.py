@@ -21,8 +21,9 @@ from neuromath.api import Candidate, Solver
 from neuromath.cli import main
 from neuromath.config import load_config, save_config
 from neuromath.evaluation.significance import paired_bootstrap_interval
-from neuromath.experiments.cross_validation import find_folds, run_cross_validation
+from neuromath.experiments.cross_validation import run_cross_validation
 from neuromath.experiments.fit_then_test import train_classifier
+from neuromath.experiments.folds import find_folds
 from neuromath.expr.sympy_bridge import sympy_to_prefix
 from neuromath.models import build_task_model
 from neuromath.tasks import get_task

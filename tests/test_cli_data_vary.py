@@ -7,7 +7,7 @@ import random
 import pytest
 
 from neuromath.cli import main
-from neuromath.experiments.cross_validation import find_folds
+from neuromath.experiments.folds import find_folds
 from neuromath.tasks.word_problems import read_jsonl, write_jsonl
 from neuromath.tasks.word_problems.templates import generate
 from neuromath.tasks.word_problems.variations import question_removed

@@ -12,13 +12,13 @@ from pathlib import Path
 from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
+from neuromath.experiments.folds import find_folds
 from neuromath.fileio import locked
 
 
 def command_cv(args: argparse.Namespace) -> int:
     """k-fold cross-validation: given fold folders (--folds) or a seeded random split of one file (--data, --k)."""
     from neuromath.experiments.cross_validation import (  # torch and lightning: loaded only by the commands that train
-        find_folds,
         read_data_file,
         run_cross_validation,
         run_seeded_cross_validation,

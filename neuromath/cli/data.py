@@ -10,6 +10,7 @@ from pathlib import Path
 
 from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int
 from neuromath.errors import NeuromathError
+from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
 from neuromath.tasks.word_problems import read_examples, template_counts, write_jsonl
@@ -91,8 +92,6 @@ def command_data_augment(args: argparse.Namespace) -> int:
 def command_data_vary(args: argparse.Namespace) -> int:
     """Write one robustness variation of a word-problem file, or of every fold of a folder of folds."""
     if args.folds:
-        from neuromath.experiments.cross_validation import RANDOM_FOLD_FILES, find_folds
-
         out = Path(args.out)
         jobs = [(path, out / name / file_name)
                 for name, *paths in find_folds(args.input) for path, file_name in zip(paths, RANDOM_FOLD_FILES)]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -52,6 +51,7 @@ from neuromath.experiments.cv_reports import (
     vote_row,
 )
 from neuromath.experiments.fit_then_test import finished_summary, train
+from neuromath.experiments.folds import RANDOM_FOLD_FILES, Fold
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
@@ -60,53 +60,9 @@ from neuromath.tasks.word_problems import write_jsonl
 from neuromath.training.run import build_vocabularies
 from neuromath.training.run_folder import COSMETIC_CHANGES, RESUMABLE_CHANGES, config_differences, read_checkpoint
 
-RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
-CSV_FOLD_FILES = ("train.csv", "dev.csv")  # the SVAMP repository's fold layout (MAWPS, ASDiv-A)
-RANDOM_FOLD_FILES = ("train.jsonl", "test.jsonl")  # what write_random_folds writes
-FOLD_NAME_REGEX = re.compile(r"fold(\d+)")
 SPLIT_MANIFEST = "split.json"  # beside the random folds: k, seed and the test ids of each fold
 
-Fold = tuple[str, Path, Path]  # (name, training file, test file)
-
-
-def find_folds(
-    folds_dir: str | Path, train_name: str | None = None, test_name: str | None = None
-) -> list[Fold]:
-    """The folders ``fold<k>`` of ``folds_dir`` in order of k, each with its training and test file: ``train.csv``
-    and ``dev.csv`` (the SVAMP layout), or where a folder has no ``train.csv`` but a ``train.jsonl``, ``train.jsonl``
-    and ``test.jsonl`` (what ``write_random_folds`` and ``neuromath data vary --folds`` write); ``train_name`` and
-    ``test_name`` name others."""
-    folds = []
-    for name, folder in _numbered_folders(Path(folds_dir)):
-        names = (train_name or CSV_FOLD_FILES[0], test_name or CSV_FOLD_FILES[1])
-        if (train_name is None and test_name is None and not (folder / CSV_FOLD_FILES[0]).exists()
-                and (folder / RANDOM_FOLD_FILES[0]).exists()):
-            names = RANDOM_FOLD_FILES
-        folds.append(_fold_files(name, folder, *names))
-    return folds
-
-
-def _numbered_folders(folds_dir: Path) -> list[tuple[str, Path]]:
-    """(name, folder) of every ``fold<k>`` folder of ``folds_dir``, in order of k."""
-    if not folds_dir.is_dir():
-        raise NeuromathError(f"{folds_dir}: no such folder of folds")
-    numbered = []
-    for child in folds_dir.iterdir():
-        match = FOLD_NAME_REGEX.fullmatch(child.name)
-        if match and child.is_dir():
-            numbered.append((int(match[1]), child.name, child))
-    if not numbered:
-        raise NeuromathError(f"{folds_dir}: no fold folders (fold0, fold1, ...) with train.csv and dev.csv "
-                             "(or train.jsonl and test.jsonl)")
-    return [(name, folder) for _, name, folder in sorted(numbered)]
-
-
-def _fold_files(name: str, folder: Path, train_name: str, test_name: str) -> Fold:
-    paths = folder / train_name, folder / test_name
-    for path in paths:
-        if not path.is_file():
-            raise DataFormatError(path, None, f"missing: every fold folder needs {train_name} and {test_name}")
-    return (name, *paths)
+RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
 
 
 def write_random_folds(examples: Sequence, k: int, seed: int, out_dir: str | Path) -> list[Fold]:

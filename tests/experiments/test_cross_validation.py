@@ -15,13 +15,10 @@ from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.bleu import equation_bleu
-from neuromath.experiments.cross_validation import (
-    find_folds,
-    run_cross_validation,
-    write_random_folds,
-)
+from neuromath.experiments.cross_validation import run_cross_validation, write_random_folds
 from neuromath.experiments.cv_reports import format_report
 from neuromath.experiments.fit_then_test import train as train_run
+from neuromath.experiments.folds import find_folds
 from neuromath.tasks.word_problems import generate, read_jsonl, write_jsonl
 from neuromath.text import Vocabulary, word_tokens
 from neuromath.training.run_folder import read_checkpoint

@@ -239,6 +239,7 @@ def numbers_resampled(example: Example, rng: random.Random) -> Example | None:
 TOTAL_WORDS = (("in", "all"), ("altogether",), ("in", "total"), ("together",), ("combined",))
 CHANGED_AUXILIARIES = {"does": "do", "did": "did", "do": "do"}  # "how many more X does A ..." -> "... do A and B ..."
 SINGLE_AUXILIARIES = {"do": "does", "did": "did"}
+ASKING_TOTAL = (("in", "all"), ("altogether",), ("total",), ("together",), ("combined",), ("sum",))
 # where the words naming what is counted end: "How many egg rolls | did ...", "How many more pens | does ..."
 COUNTED_ENDS = {"do", "does", "did", "are", "were", "is", "was", "have", "has", "had", "will", "would", "can",
                 "could", "should", "must", "in", "on", "at", "of", "than", "there", "altogether", "together", "total",
@@ -323,9 +324,9 @@ def _generic_question(question: Sequence[str], operator: str) -> tuple[list[str]
 
 
 def _asks_total(question: Sequence[str]) -> bool:
+    """Whether the question asks for a total: it says in all, altogether, total, together, combined or sum."""
     words = [token.lower() for token in question]
-    return any(tuple(words[i:i + len(total)]) == total for total in TOTAL_WORDS + (("total",), ("sum",))
-               for i in range(len(words)))
+    return any(tuple(words[i:i + len(total)]) == total for total in ASKING_TOTAL for i in range(len(words)))
 
 
 def _asks_comparison(question: Sequence[str]) -> bool:
