@@ -1,7 +1,8 @@
 """Where training meets evaluation: ``fit_then_test`` (train, then score the held-out split once with the best
 weights; ``--seeds``), ``evaluate_runs`` (evaluating runs side by side), ``cross_validation`` (``neuromath cv``),
-its folders of folds (``folds``) and its reports (``cv_reports``), ``paired_compare`` (``neuromath compare``: two runs or two cross-validations, paired per
-example), ``demo_run``, and the results machinery (``recipes``, ``evidence``, ``runner``, ``pages``).
+its folders of folds (``folds``) and its reports (``cv_reports``), ``paired_compare`` (``neuromath compare``: two
+runs or two cross-validations, paired per example), ``demo_run``, and the results machinery (``recipes``,
+``evidence``, ``runner``, ``pages``).
 
 The training procedures (``neuromath.registry.TRAINING``: ``sequence``, ``classifier``) are registered by
 ``fit_then_test``, the evaluation procedures (``neuromath.registry.EVALUATION``: ``sequence``, ``modules``,
