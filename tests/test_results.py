@@ -368,7 +368,10 @@ def test_a_robustness_directive_tables_the_kept_reports(tmp_path):
     (folder / "fold0.json").write_text(json.dumps(report), encoding="utf-8")
     page = render_robustness(folder, "page.md:3")
     assert ("| `fold0` | 80.0 (n 10) | 20.0 against 75.0 (n 9) | 50.0 against 80.0 (n 10) | 25.0 against 50.0 (n 4) "
-            "| 70.0 against 80.0 (n 10) | 0.27 |") in page
+            "| 70.0 against 80.0 (n 10) | - | 0.27 | - |") in page  # a report older than the question-changed row
+    report["rows"].append(row("question_changed", 5, 0.4, 0.6, unchanged_answer=0.5))
+    (folder / "fold0.json").write_text(json.dumps(report), encoding="utf-8")
+    assert "| 70.0 against 80.0 (n 10) | 40.0 against 60.0 (n 5) | 0.27 | 50.0% |" in render_robustness(folder, "p")
     (folder / "fold1.json").write_text(json.dumps({"rows": [row("plain", 1, 1.0, 1.0)]}), encoding="utf-8")
     with pytest.raises(NeuromathError, match="page.md:3: cannot read the robustness report .*fold1.json"):
         render_robustness(folder, "page.md:3")

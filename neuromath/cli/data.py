@@ -14,7 +14,7 @@ from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
 from neuromath.tasks.word_problems import read_examples, template_counts, write_jsonl
-from neuromath.tasks.word_problems.variations import AUGMENTATIONS, VARIATIONS, augment, vary
+from neuromath.tasks.word_problems.variations import AUGMENTATIONS, RULE_VARIATIONS, augment, vary
 
 
 def command_data_templates(args: argparse.Namespace) -> int:
@@ -239,7 +239,7 @@ def register(commands) -> None:
     )
     varied.add_argument("input", type=data_path, metavar="INPUT", help="a word-problem data file (or, with --folds, "
                         "a folder of folds)")
-    varied.add_argument("--variation", required=True, choices=list(VARIATIONS), help="the variation to write")
+    varied.add_argument("--variation", required=True, choices=list(RULE_VARIATIONS), help="the variation to write")
     varied.add_argument("--out", required=True, help="the JSON-lines file (with --folds: the folder) to write")
     varied.add_argument("--folds", action="store_true", help="INPUT is a folder of folds: vary every file of it")
     varied.add_argument("--seed", type=nonnegative_int, default=0, help="the seed of the draws (default 0)")

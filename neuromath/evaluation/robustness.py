@@ -6,6 +6,11 @@ A variation exists for some problems only (a story of one sentence cannot be reo
 plain accuracy on the same problems: the difference between the two is what the variation costs. With the question
 removed the gold answer is still scored, and lower is better: a solver that still answers reads cues in the story
 (Patel et al. 2021). ``cue_ratio`` is that accuracy over the plain one on the same problems.
+
+The question changed (``question_changed``: a total asked as a difference, a comparison asked as a total) measures
+the other side of the same habit, question sensitivity (SVAMP's term, Patel et al. 2021): the story is the same, the
+answer is not, and the new answer is scored. ``unchanged_answer`` is the share of those problems whose answer did not
+move when the question changed (lower is better: a solver that reads only the story keeps its old answer).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Sequence
 
 from neuromath.evaluation.scoring import evaluate_examples, percent
 from neuromath.fileio import write_text_atomic
-from neuromath.tasks.word_problems.variations import LOWER_IS_BETTER, VARIATIONS, vary
+from neuromath.tasks.word_problems.variations import LABEL_CHANGING, LOWER_IS_BETTER, RULE_VARIATIONS, vary
 
 
 def robustness_report(solver, examples: Sequence, seed: int = 0) -> dict:
@@ -27,7 +32,7 @@ def robustness_report(solver, examples: Sequence, seed: int = 0) -> dict:
     rows = [{"variation": "plain", "n": len(examples), "accuracy": plain["value_accuracy"],
              "plain_accuracy": plain["value_accuracy"], "lower_is_better": False}]
     records = {"plain": plain_records}
-    for name in VARIATIONS:
+    for name in RULE_VARIATIONS:
         varied = vary(examples, name, seed)
         row = {"variation": name, "n": len(varied), "lower_is_better": name in LOWER_IS_BETTER}
         if varied:
@@ -39,8 +44,19 @@ def robustness_report(solver, examples: Sequence, seed: int = 0) -> dict:
             row["plain_accuracy"] = sum(right[position] for position, _ in varied) / len(varied)
             if name in LOWER_IS_BETTER:
                 row["cue_ratio"] = row["accuracy"] / row["plain_accuracy"] if row["plain_accuracy"] else None
+            if name in LABEL_CHANGING:
+                row["unchanged_answer"] = unchanged_share(plain_records, varied_records)
         rows.append(row)
     return {"seed": seed, "problems": len(examples), "rows": rows, "records": records}
+
+
+def unchanged_share(plain_records: Sequence[dict], varied_records: Sequence[dict]) -> float:
+    """The share of varied problems (each record's ``original`` names its plain problem) whose predicted answer is the
+    one predicted for the plain problem; a prediction without a value (ill-formed, division by zero) never counts."""
+    same = sum(record["predicted_answer_text"] is not None
+               and record["predicted_answer_text"] == plain_records[record["original"]]["predicted_answer_text"]
+               for record in varied_records)
+    return same / len(varied_records) if varied_records else 0.0
 
 
 def to_markdown(report: dict) -> str:
@@ -60,6 +76,11 @@ def to_markdown(report: dict) -> str:
         lines.append("")
         lines.append(f"Answered without the question: {ratio:.2f} of the plain accuracy on the same problems "
                      "(a solver that reads the question scores near 0).")
+    unchanged = next((row["unchanged_answer"] for row in report["rows"] if "unchanged_answer" in row), None)
+    if unchanged is not None:
+        lines.append("")
+        lines.append(f"Question changed: the answer stayed the same on {100 * unchanged:.1f}% of those problems "
+                     "(a solver that reads the question changes it on every one).")
     return "\n".join(lines)
 
 

@@ -42,23 +42,35 @@ def paired_line(baseline: Evidence, candidate: Evidence, where: str) -> str:
             f"{mcnemar['p_value']:.3g} ({mcnemar['only_a']} right only before, {mcnemar['only_b']} only after)")
 
 
+def _variation_cell(rows: dict, name: str) -> str:
+    """One variation's cell: its accuracy against the plain one on the same problems; "-" where no problem had the
+    variation, or for the question changed in a report older than it (any other variation missing is an error)."""
+    row = rows.get(name, {}) if name == "question_changed" else rows[name]
+    if "accuracy" not in row:
+        return "-"
+    return f"{100 * row['accuracy']:.1f} against {100 * row['plain_accuracy']:.1f} (n {row['n']})"
+
+
 def render_robustness(folder, where: str) -> str:
     """``{{ robustness DIR }}``: the ``neuromath evaluate --robustness`` reports (``robustness.json``) kept in ``DIR``
     under ``results/``, one per fold, as a table: each variation's accuracy beside the plain accuracy on the same
-    problems, and for the question removed the cue ratio (its accuracy over the plain one: lower is better)."""
+    problems, and for the question removed the cue ratio (its accuracy over the plain one: lower is better); for the
+    question changed (in reports made since it exists; "-" in older ones) the share of unchanged answers."""
     files = sorted(folder.glob("*.json"))
     if not files:
         raise NeuromathError(f"{where}: {folder} holds no robustness reports (*.json)")
-    variations = ("question_removed", "irrelevant_sentence", "sentences_reordered", "numbers_resampled")
-    lines = ["| report | plain | " + " | ".join(name.replace("_", " ") for name in variations) + " | cue ratio |",
-             "| --- |" + " ---: |" * (len(variations) + 2)]
+    variations = ("question_removed", "irrelevant_sentence", "sentences_reordered", "numbers_resampled",
+                  "question_changed")
+    lines = ["| report | plain | " + " | ".join(name.replace("_", " ") for name in variations)
+             + " | cue ratio | unchanged answer |", "| --- |" + " ---: |" * (len(variations) + 3)]
     for path in files:
         try:
             rows = {row["variation"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}
             cells = [f"{100 * rows['plain']['accuracy']:.1f} (n {rows['plain']['n']})"]
-            cells += [f"{100 * rows[name]['accuracy']:.1f} against {100 * rows[name]['plain_accuracy']:.1f} "
-                      f"(n {rows[name]['n']})" for name in variations]
+            cells += [_variation_cell(rows, name) for name in variations]
             cells.append(f"{rows['question_removed']['cue_ratio']:.2f}")
+            unchanged = rows.get("question_changed", {}).get("unchanged_answer")
+            cells.append("-" if unchanged is None else f"{100 * unchanged:.1f}%")
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise NeuromathError(f"{where}: cannot read the robustness report {path}: {error}") from error
         lines.append(f"| `{path.stem}` | " + " | ".join(cells) + " |")

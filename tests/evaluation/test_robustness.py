@@ -1,6 +1,6 @@
 """The robustness report (neuromath/evaluation/robustness.py, ``neuromath evaluate --robustness``): each variation is
 scored against its own gold, beside the plain accuracy on the same problems, and the question-removed row tells a
-solver that reads the question from one that reads cues."""
+solver that reads the question from one that reads cues, as does the question-changed row's unchanged answers."""
 
 import json
 import random
@@ -15,16 +15,20 @@ from neuromath.evaluation.robustness import robustness_report, to_markdown, writ
 from neuromath.tasks import get_task
 from neuromath.tasks.word_problems import write_jsonl
 from neuromath.tasks.word_problems.templates import generate
-from neuromath.tasks.word_problems.variations import VARIATIONS, vary
+from neuromath.tasks.word_problems.variations import RULE_VARIATIONS, vary
 from neuromath.text import Vocabulary
 from tests.support.run_folders import write_classifier_run, write_sequence_run
 
 PROBLEMS = generate(120, random.Random(3))
 
 
+ORIGINALS = {example.id: example for example in PROBLEMS}
+
+
 class ScriptedSolver:
     """A solver that answers each problem's gold equation, or ``- n0 n0`` (never right: the problems' answers are not
-    0) when ``needs_question`` and the problem has no question: one reads the question, the other reads cues."""
+    0) when ``needs_question`` and the problem has no question: one reads the question, the other reads cues. The
+    cue reader answers a changed question with the original problem's equation (the story's old answer)."""
 
     def __init__(self, needs_question: bool):
         self.needs_question = needs_question
@@ -37,6 +41,8 @@ class ScriptedSolver:
         for example in examples:
             asked = not example.id.endswith("#question_removed")
             tokens = example.equation if asked or not self.needs_question else ("-", "n0", "n0")
+            if example.id.endswith("#question_changed") and not self.needs_question:
+                tokens = ORIGINALS[example.id.split("#")[0]].equation
             answers.append([Candidate(tuple(tokens), 0.0, None)])
         return answers
 
@@ -47,15 +53,18 @@ class ScriptedSolver:
 def test_each_row_is_scored_on_its_own_gold_beside_the_plain_accuracy_of_the_same_problems():
     report = robustness_report(ScriptedSolver(needs_question=True), PROBLEMS, seed=2)
     rows = {row["variation"]: row for row in report["rows"]}
-    assert list(rows) == ["plain", *VARIATIONS]
+    assert list(rows) == ["plain", *RULE_VARIATIONS]
     assert rows["plain"]["n"] == len(PROBLEMS) and rows["plain"]["accuracy"] == 1.0
-    for name in VARIATIONS:
+    for name in RULE_VARIATIONS:
         assert rows[name]["n"] == len(vary(PROBLEMS, name, seed=2)) > 0
         assert rows[name]["plain_accuracy"] == 1.0
     # the reordered and renumbered problems are right against their own renumbered equations
     assert rows["sentences_reordered"]["accuracy"] == rows["irrelevant_sentence"]["accuracy"] == 1.0
     assert rows["numbers_resampled"]["accuracy"] == 1.0  # the new answers, computed from the new numbers
     assert rows["question_removed"]["accuracy"] == 0.0 and rows["question_removed"]["cue_ratio"] == 0.0
+    # a changed question is answered with its own new equation: the answer moved on every problem
+    assert rows["question_changed"]["accuracy"] == 1.0 and rows["question_changed"]["unchanged_answer"] == 0.0
+    assert "cue_ratio" not in rows["question_changed"]
     assert len(report["records"]["question_removed"]) == rows["question_removed"]["n"]
     assert all("original" in record for record in report["records"]["numbers_resampled"])
 
@@ -64,8 +73,11 @@ def test_a_solver_that_answers_without_the_question_has_a_cue_ratio_of_one(tmp_p
     report = robustness_report(ScriptedSolver(needs_question=False), PROBLEMS)
     removed = next(row for row in report["rows"] if row["variation"] == "question_removed")
     assert removed["accuracy"] == 1.0 and removed["cue_ratio"] == 1.0
+    changed = next(row for row in report["rows"] if row["variation"] == "question_changed")
+    assert changed["n"] > 0 and changed["accuracy"] == 0.0 and changed["unchanged_answer"] == 1.0
     table = to_markdown(report)
     assert "| question_removed (lower is better) |" in table and "1.00 of the plain accuracy" in table
+    assert "the answer stayed the same on 100.0% of those problems" in table
     path = write_robustness(report, tmp_path / "out")
     saved = json.loads(path.read_text())
     assert "records" not in saved and [row["variation"] for row in saved["rows"]][0] == "plain"
@@ -82,7 +94,7 @@ def test_the_command_writes_the_report_of_a_word_problem_run_and_refuses_other_t
     assert done.returncode == 0, done.stderr[-2000:]
     output = json.loads(done.stdout)
     rows = output["robustness"]["rows"]
-    assert [row["variation"] for row in rows] == ["plain", *VARIATIONS] and rows[0]["n"] == 30
+    assert [row["variation"] for row in rows] == ["plain", *RULE_VARIATIONS] and rows[0]["n"] == 30
     assert (run / "robustness" / "robustness.json").is_file()
     classifier = write_classifier_run(tmp_path / "classifier")
     refused = subprocess.run([sys.executable, "-m", "neuromath", "evaluate", str(classifier), "--data", str(data),

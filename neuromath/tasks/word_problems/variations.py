@@ -425,12 +425,14 @@ VARIATIONS: dict[str, Callable[[Example, Sequence[tuple[Example, list[str]]], ra
     "numbers_resampled": lambda example, donors, rng: numbers_resampled(example, rng),
 }
 LOWER_IS_BETTER = {"question_removed"}
-
+# every rule-made variation: those above and question_changed, which asks another question of the same story with its
+# own equation and answer (a solver that reads only the story keeps the old answer)
+RULE_VARIATIONS = {**VARIATIONS, "question_changed": lambda example, donors, rng: question_changed(example)}
+LABEL_CHANGING = {"question_changed"}
 
 # what training may add (data.augment, whose config rule reads the same names): the variations that keep a problem's
-# answer, and question_changed, which asks another question with its own equation and answer
+# answer, and question_changed
 AUGMENTATIONS = AUGMENT_NAMES
-TRAINING_VARIATIONS = {**VARIATIONS, "question_changed": lambda example, donors, rng: question_changed(example)}
 
 
 def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
@@ -450,7 +452,7 @@ def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
     for kind in kinds:
         for copy in range(copies):
             for position, example in enumerate(examples):
-                varied = TRAINING_VARIATIONS[kind](example, donors, random.Random(f"{seed}:{kind}:{copy}:{position}"))
+                varied = RULE_VARIATIONS[kind](example, donors, random.Random(f"{seed}:{kind}:{copy}:{position}"))
                 if varied is None or (varied.masked_text, varied.numbers) in seen:
                     continue
                 seen.add((varied.masked_text, varied.numbers))
@@ -462,7 +464,7 @@ def augment(examples: Sequence[Example], kinds: Sequence[str], copies: int = 1,
 def vary(examples: Sequence[Example], name: str, seed: int = 0) -> list[tuple[int, Example]]:
     """(position in ``examples``, varied example) for each example that has the variation ``name``; the draws of
     each example come from its own generator (``seed`` and its position), so a subset varies the same way."""
-    make = VARIATIONS[name]
+    make = RULE_VARIATIONS[name]
     donors = donor_sentences(examples) if name == "irrelevant_sentence" else []
     varied = []
     for position, example in enumerate(examples):
