@@ -34,6 +34,7 @@ from neuromath.config_rules import (
 from neuromath.config_sections import ChosenSection, family, one_of, ranged
 
 CHAR_NGRAM_BUCKETS = Range(low=0, high=2**24, high_closed=True)  # rows of the n-gram table; 0: none
+SUBWORD_MERGES = Range(low=0, high=2**20, high_closed=True)  # byte-pair merges learned; 0: none
 
 
 @family("model", "name", "model")
@@ -85,6 +86,7 @@ class TransformerConfig(ModelConfig):
     share_embeddings: bool = True  # tie the target embedding and the output projection
     max_len: int = ranged(512, LENGTH)  # positions of the Transformer's tables
     char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)  # see RecurrentConfig
+    subwords: int = ranged(0, SUBWORD_MERGES)  # see RecurrentConfig
 
 
 @ModelConfig.register("dns")
@@ -104,6 +106,9 @@ class RecurrentConfig(ModelConfig):
     # rows of the hashed character 3-5-gram embeddings whose mean joins each source word's embedding, so that a word
     # the vocabulary lacks still has a vector (fastText's idea; neuromath.nn.char_ngrams); 0: off. Word problems only
     char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)
+    # byte-pair merges learned from the source vocabulary's words, whose pieces' mean embedding joins each source
+    # word's (Sennrich et al. 2016; neuromath.nn.subwords), the other way to give unseen words a vector; 0: off
+    subwords: int = ranged(0, SUBWORD_MERGES)
 
 
 @ModelConfig.register("bilstm_seq2seq")
@@ -146,6 +151,7 @@ class TreeDecoderConfig(ModelConfig):
     subtree_embedding: bool = True
     max_len: int = ranged(512, LENGTH)  # the longest input the model reads
     char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)  # see RecurrentConfig
+    subwords: int = ranged(0, SUBWORD_MERGES)  # see RecurrentConfig
 
 
 @ModelConfig.register("graph2tree")

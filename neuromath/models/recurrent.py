@@ -38,10 +38,11 @@ from neuromath.config_models import RecurrentConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
-from neuromath.nn.char_ngrams import build_char_ngrams, with_char_ngrams
+from neuromath.nn.char_ngrams import build_char_ngrams, with_word_parts
 from neuromath.nn.group_attention import GROUPS, GroupAttentionBlock, group_masks, span_roles_from_ids
 from neuromath.nn.recording import Recorded
 from neuromath.nn.sequence_encoders import run_packed
+from neuromath.nn.subwords import build_subwords
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS
 from neuromath.text import Vocabulary
@@ -87,6 +88,7 @@ class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
         source_tokens = inputs.source_tokens
         self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=pad_id)
         self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
+        self.subwords = build_subwords(config.subwords, config.d_model, inputs)
         self.target_embedding = nn.Embedding(inputs.target_vocab_size, config.d_model, padding_idx=pad_id)
         self.dropout = nn.Dropout(config.dropout)
         between_layers = config.dropout if config.n_encoder_layers > 1 else 0.0
@@ -129,7 +131,8 @@ class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         valid = source.ne(self.pad_id)  # (B, S)
-        embedded = self.dropout(with_char_ngrams(self.source_embedding(source), self.char_ngrams, batch))  # (B, S, E)
+        parts = (self.char_ngrams, self.subwords)  # the words' n-grams and subword pieces, where configured
+        embedded = self.dropout(with_word_parts(self.source_embedding(source), parts, batch))  # (B, S, E)
         states, final = run_packed(self.encoder, embedded, valid)  # (B, S, M)
         if self.encoder_kind == "bilstm":
             hidden, cell = final  # each (layers * 2, B, H)

@@ -37,7 +37,8 @@ from neuromath.config_models import TransformerConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import FIXED_STEP, reorder_cache
-from neuromath.nn.char_ngrams import build_char_ngrams, with_char_ngrams
+from neuromath.nn.char_ngrams import build_char_ngrams, with_word_parts
+from neuromath.nn.subwords import build_subwords
 from neuromath.nn.tree_structure import TreeStructure
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
@@ -216,6 +217,7 @@ class Transformer(nn.Module):
         self.shares_memory_across_beams = not kernel_in("cross").reads_query_positions
         self.source_embedding = nn.Embedding(inputs.source_vocab_size, d_model, padding_idx=pad_id)
         self.char_ngrams = build_char_ngrams(config.char_ngrams, d_model, inputs.source_words)
+        self.subwords = build_subwords(config.subwords, d_model, inputs)
         self.target_embedding = nn.Embedding(inputs.target_vocab_size, d_model, padding_idx=pad_id)
         self.source_positions = encoding_in("encoder").build(config)
         self.target_positions = encoding_in("decoder").build(config)
@@ -273,7 +275,7 @@ class Transformer(nn.Module):
         role = self.source_role if side == "encoder" else self.target_role
         embedded = embedding(ids)
         if side == "encoder":
-            embedded = with_char_ngrams(embedded, self.char_ngrams, batch)  # (B, S, D); the words' n-grams, if any
+            embedded = with_word_parts(embedded, (self.char_ngrams, self.subwords), batch)  # (B, S, D); n-grams, pieces
         x = positions(embedded * math.sqrt(self.config.d_model), start, tree)  # (B, T, D)
         if role is not None:
             x = role(x)

@@ -35,10 +35,11 @@ from neuromath.config_models import TreeDecoderConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
-from neuromath.nn.char_ngrams import build_char_ngrams, with_char_ngrams
+from neuromath.nn.char_ngrams import build_char_ngrams, with_word_parts
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
 from neuromath.nn.sequence_encoders import run_packed
+from neuromath.nn.subwords import build_subwords
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX
 from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell_links, shared_word_links
@@ -104,6 +105,7 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
 
         self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=self.pad_id)
         self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
+        self.subwords = build_subwords(config.subwords, config.d_model, inputs)
         self.embedding_dropout = nn.Dropout(config.dropout)
         self.encoder = nn.GRU(config.d_model, hidden, config.n_encoder_layers, batch_first=True, bidirectional=True,
                               dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
@@ -128,8 +130,8 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         valid = source.ne(self.pad_id)  # (B, S)
-        embedded = self.embedding_dropout(with_char_ngrams(self.source_embedding(source), self.char_ngrams,
-                                                           batch))  # (B, S, E)
+        parts = (self.char_ngrams, self.subwords)  # the words' n-grams and subword pieces, where configured
+        embedded = self.embedding_dropout(with_word_parts(self.source_embedding(source), parts, batch))  # (B, S, E)
         outputs, final = run_packed(self.encoder, embedded, valid)  # (B, S, 2H)
         states = outputs[..., : self.hidden] + outputs[..., self.hidden :]  # (B, S, H): the directions summed
         root = final[-2] + final[-1]  # (B, H): the last layer's final forward and backward states

@@ -81,8 +81,10 @@ def build_char_ngrams(buckets: int, dim: int, carries_words: bool) -> CharNgramE
     return CharNgramEmbedding(dim, buckets)
 
 
-def with_char_ngrams(embedded: torch.Tensor, ngrams: CharNgramEmbedding | None, batch: dict) -> torch.Tensor:
-    """``embedded`` (B, S, dim), the source's word embeddings, plus the words' n-gram embeddings when there are."""
-    if ngrams is None:
-        return embedded
-    return embedded + ngrams(batch["source_words"].rows, embedded.shape[1])
+def with_word_parts(embedded: torch.Tensor, parts: Sequence[nn.Module | None], batch: dict) -> torch.Tensor:
+    """``embedded`` (B, S, dim), the source's word embeddings, plus each of ``parts`` that is not None: the words'
+    n-gram embeddings (``model.char_ngrams``), their subword pieces' (``model.subwords``, neuromath.nn.subwords)."""
+    for part in parts:
+        if part is not None:
+            embedded = embedded + part(batch["source_words"].rows, embedded.shape[1])
+    return embedded

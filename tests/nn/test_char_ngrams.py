@@ -35,11 +35,11 @@ def test_the_ngrams_of_a_word_and_their_rows_depend_on_the_word_alone():
     assert not torch.equal(vectors[0, 0], vectors[0, 1])
 
 
-def problems(verbs, count, rng):
+def problems(verbs, count, rng, add=ADD):
     rows = []
     for _ in range(count):
         verb = rng.choice(verbs)
-        operator = "+" if verb in ADD or UNSEEN.get(verb) == "+" else "-"
+        operator = "+" if verb in add or UNSEEN.get(verb) == "+" else "-"
         rows.append((["n0", verb, "n1", "."], [operator, "n0", "n1"]))
     return rows
 
@@ -57,17 +57,20 @@ def batch_of(rows, source_vocab, target_vocab, unknown_verbs=False):
             "source_words": SourceWords(words for words, _ in rows)}
 
 
-def accuracy_on_unseen_verbs(name, buckets, fit_teacher_forced):
+def accuracy_on_unseen_verbs(name, buckets, fit_teacher_forced, subwords=0, add=ADD, subtract=SUBTRACT):
+    """The accuracy on the unseen verbs of a model trained on the verbs ``add`` and ``subtract``."""
     torch.manual_seed(0)
-    source_vocab = Vocabulary(["n0", "n1", ".", *ADD, *SUBTRACT])  # the unseen verbs are <unk> for the word table
+    source_vocab = Vocabulary(["n0", "n1", ".", *add, *subtract])  # the unseen verbs are <unk> for the word table
     target_vocab = Vocabulary(["+", "-", "n0", "n1"])
     values = {"name": name, "d_model": 16, "encoder_hidden": 16, "decoder_hidden": 16, "n_encoder_layers": 1,
-              "n_decoder_layers": 1, "dropout": 0.0, "char_ngrams": buckets, "d_ff": 32, "n_heads": 2}
+              "n_decoder_layers": 1, "dropout": 0.0, "char_ngrams": buckets, "d_ff": 32, "n_heads": 2,
+              "subwords": subwords}
     keys = ModelConfig.member(name).__dataclass_fields__
     inputs = ModelInputs(len(source_vocab), len(target_vocab), source_tokens=source_vocab.tokens,
                          target_tokens=target_vocab.tokens, source_words=True)
     model = build_model(ModelConfig(**{key: value for key, value in values.items() if key in keys}), inputs)
-    train = batch_of(problems(ADD + SUBTRACT, 96, random.Random(1)), source_vocab, target_vocab, unknown_verbs=True)
+    train = batch_of(problems(add + subtract, 96, random.Random(1), add), source_vocab, target_vocab,
+                     unknown_verbs=True)
     start, final = fit_teacher_forced(model, train, steps=150)
     assert final < 0.2 * start
     test_rows = problems(list(UNSEEN), 60, random.Random(2))
@@ -85,14 +88,14 @@ def test_a_model_with_ngrams_answers_problems_whose_verb_it_never_saw(name, fit_
 
 
 @pytest.mark.parametrize("name", ["dns", "group_attention", "gts", "graph2tree"])
-def test_every_word_problem_encoder_adds_the_ngrams_and_trains_them(name):
+def test_every_word_problem_encoder_adds_the_ngrams_and_the_subwords_and_trains_them(name):
     torch.manual_seed(0)
     task = get_task("word_problems")
     examples = generate(6, random.Random(0))
     source = Vocabulary.build([task.source_tokens(example) for example in examples])
     target = Vocabulary.build([task.target_tokens(example) for example in examples])
     values = {"name": name, "d_model": 16, "encoder_hidden": 16, "decoder_hidden": 16, "n_heads": 4, "d_ff": 32,
-              "char_ngrams": 64}
+              "char_ngrams": 64, "subwords": 40}
     keys = ModelConfig.member(name).__dataclass_fields__
     model = build_task_model(ModelConfig(**{key: value for key, value in values.items() if key in keys}), task,
                              source, target)
@@ -100,6 +103,7 @@ def test_every_word_problem_encoder_adds_the_ngrams_and_trains_them(name):
     batch = collate([encoded[index] for index in range(len(encoded))])
     model(batch).logsumexp(-1).sum().backward()
     assert model.char_ngrams.bag.weight.grad is not None and model.char_ngrams.bag.weight.grad.abs().sum() > 0
+    assert model.subwords.bag.weight.grad is not None and model.subwords.bag.weight.grad.abs().sum() > 0
 
 
 def test_a_task_without_words_as_written_refuses_char_ngrams():
