@@ -202,19 +202,22 @@ TREE_LEAF_NAMES = ("gated", "embedding")  # neuromath.nn.tree_cells.TreeLSTMBase
 # ------------------------------------------------------------------------------------------ rules between keys
 
 
-# the variations of word problems (neuromath.tasks.word_problems.variations) that data.augment adds: three keep the
-# answer, question_changed asks another question about the same story (its own equation and answer)
+# the variations of word problems (neuromath.tasks.word_problems.variations) that data.augment adds to the training
+# set and data.valid_variations to the validation set: three keep the answer, question_changed asks another question
+# about the same story (its own equation and answer)
 AUGMENT_NAMES = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence", "question_changed")
 
 
 def augmentations_are_known(data: Any) -> tuple[str, str] | None:
-    names = [name.strip() for name in data.augment.split(",") if name.strip()]
-    unknown = [name for name in names if name not in AUGMENT_NAMES]
-    if unknown:
-        return "data.augment", (f"data.augment: {', '.join(repr(name) for name in unknown)} is not a training "
-                                f"variation; the variations are: {', '.join(AUGMENT_NAMES)}")
-    if len(set(names)) < len(names):
-        return "data.augment", f"data.augment names a variation twice: {data.augment!r}"
+    for key in ("augment", "valid_variations"):
+        value = getattr(data, key)
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        unknown = [name for name in names if name not in AUGMENT_NAMES]
+        if unknown:
+            return f"data.{key}", (f"data.{key}: {', '.join(repr(name) for name in unknown)} is not a variation it "
+                                   f"takes; the variations are: {', '.join(AUGMENT_NAMES)}")
+        if len(set(names)) < len(names):
+            return f"data.{key}", f"data.{key} names a variation twice: {value!r}"
     return None
 
 

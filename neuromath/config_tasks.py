@@ -76,6 +76,10 @@ class WordProblemsData(SequenceData):
     # own equation and answer) (neuromath.tasks.word_problems.variations); "" adds none
     augment: str = ""
     augment_copies: int = ranged(1, Range(low=1, high=100, high_closed=True))
+    # variations of each validation problem (made from the validation set alone, one of each kind where its rule
+    # applies) that join the validation set, so that early stopping and the best checkpoint are chosen for
+    # robustness as well as plain accuracy: the same names as augment; "" adds none
+    valid_variations: str = ""
     # the equations taught: as_written (each data set's own form) | canonical (one prefix form for equivalent ones:
     # the operands of + and * ordered by their numbers' positions, chains rebuilt left-deep; Wang et al. 2018a's
     # normalisation, in prefix). canonical rewrites the gold equations of every split, so equation accuracy counts

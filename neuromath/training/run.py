@@ -35,7 +35,7 @@ from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems.normalisation import with_canonical_equation
-from neuromath.tasks.word_problems.variations import augment
+from neuromath.tasks.word_problems.variations import augment, vary
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
 from neuromath.training.run_folder import (
@@ -123,9 +123,23 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         added, counts = augment(train, kinds, data.augment_copies, seed)
         report["train"]["augmented"] = {"added": len(added), "by_variation": counts, "copies": data.augment_copies}
         train = train + added
+    if isinstance(data, WordProblemsData) and data.valid_variations and valid:
+        valid, report["valid"]["varied"] = with_variations(valid, data.valid_variations, seed)
     if isinstance(data, WordProblemsData) and data.targets == "canonical":
         train, valid, test = ([with_canonical_equation(example) for example in split] for split in (train, valid, test))
     return PreparedData(train, valid, test, report)
+
+
+def with_variations(valid: list, names: str, seed: int) -> tuple[list, dict[str, int]]:
+    """The validation problems followed by one variation of each kind in ``names`` (a comma list) per problem that
+    has it (``data.valid_variations``), and how many each kind added."""
+    counts = {}
+    varied = list(valid)
+    for name in (name.strip() for name in names.split(",") if name.strip()):
+        made = [example for _, example in vary(valid, name, seed)]
+        counts[name] = len(made)
+        varied.extend(made)
+    return varied, counts
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """data.augment: variations of the training problems join the training set after the validation
-carve-out, and nowhere else; unknown variations are refused by the config."""
+carve-out, and nowhere else; data.valid_variations: variations of the validation problems join the validation set
+(made from it alone); unknown variations are refused by the config."""
 
 import json
 import random
@@ -42,13 +43,31 @@ def test_variants_of_the_training_problems_join_the_training_set_only(problems):
     assert set(report["by_variation"]) == {"numbers_resampled", "sentences_reordered"}
 
 
+def test_variants_of_the_validation_problems_join_the_validation_set_only(problems):
+    plain = load_config(None, [f"data.train={problems}", "data.generate_test=0"])
+    task = get_task("word_problems").configured(plain.data)
+    before = prepare_data(plain, task)
+    config = load_config(None, [f"data.train={problems}", "data.generate_test=0",
+                                "data.valid_variations=irrelevant_sentence,numbers_resampled"], strict=True)
+    after = prepare_data(config, task)
+    assert after.train == before.train and after.valid[:len(before.valid)] == before.valid
+    added = after.valid[len(before.valid):]
+    kept = {example.id for example in before.valid}
+    assert all(example.id.split("#")[0] in kept for example in added)  # made from the validation problems alone
+    counts = after.report["valid"]["varied"]
+    assert counts["irrelevant_sentence"] == len(before.valid)  # every problem of the carve-out takes one
+    assert 0 < counts["numbers_resampled"] <= len(before.valid) and sum(counts.values()) == len(added)
+
+
 def test_an_unknown_or_repeated_variation_is_refused():
-    with pytest.raises(ConfigError, match="'question_removed' is not a training variation; the variations are: "
+    with pytest.raises(ConfigError, match="'question_removed' is not a variation it takes; the variations are: "
                                           "sentences_reordered, numbers_resampled, irrelevant_sentence, "
                                           "question_changed"):
         load_config(None, ["data.augment=question_removed"], strict=True)
     with pytest.raises(ConfigError, match="names a variation twice"):
         load_config(None, ["data.augment=numbers_resampled, numbers_resampled"], strict=True)
+    with pytest.raises(ConfigError, match="data.valid_variations: 'question_removed' is not a variation it takes"):
+        load_config(None, ["data.valid_variations=irrelevant_sentence,question_removed"], strict=True)
     with pytest.raises(ConfigError, match="data.augment does not apply to the identities task"):
         load_config(None, ["data.task=identities", "model.name=tree_lstm", "data.augment=numbers_resampled"],
                     strict=True)
