@@ -14,6 +14,7 @@ from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
 from neuromath.tasks.word_problems import read_examples, template_counts, write_jsonl
+from neuromath.tasks.word_problems.overlap import unseen
 from neuromath.tasks.word_problems.variations import AUGMENTATIONS, RULE_VARIATIONS, augment, vary
 
 
@@ -120,6 +121,30 @@ def command_data_vary(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_data_unseen(args: argparse.Namespace) -> int:
+    """Write the problems of the TEST files whose story is in no TRAIN file, each story once."""
+    out = Path(args.out)
+    check_outputs({"--out": out}, {path: path for path in [*args.test, *args.train]}, hint="choose another --out")
+    skipped: list = []
+    test = [example for path in args.test
+            for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped)]
+    train = [example for path in args.train
+             for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped)]
+    for error in skipped:
+        print(f"skipped: {error}", file=sys.stderr)
+    kept, counts = unseen(test, train)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with locked(out, is_folder=False):
+        write_jsonl(kept, out)
+    result = {**counts, "train": len(train), "skipped": len(skipped), "out": str(out)}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{counts['read']} test problems: {counts['in_train']} have a story of the {len(train)} training problems, "
+          f"{counts['repeated']} repeat an earlier test problem; {counts['kept']} written to {out}")
+    return 0
+
+
 def check_outputs(outputs: dict[str, Path], inputs: dict[str, str],
                   hint: str = "name distinct outputs with --train-out and --test-out") -> None:
     """Refuse output files that are one file with each other or with an input: the second write would replace the
@@ -146,7 +171,8 @@ def register(commands) -> None:
         **documented(
             "Inspect and prepare data files: count the equation templates of word-problem files and how many the "
             "normalisation merges (templates), write the variations that data.augment trains on (augment) or a "
-            "robustness variation of a test file or of every fold (vary), or "
+            "robustness variation of a test file or of every fold (vary), write the test problems whose story is "
+            "in no training file (unseen), or "
             "remove duplicate inputs from symbolic pair files (dedup). Run "
             "neuromath data COMMAND --help for each one's options.",
             "neuromath data templates mawps-json/MAWPS.json --lenient",
@@ -228,7 +254,8 @@ def register(commands) -> None:
         **documented(
             "Read a word-problem file and write, as JSON lines, one variation of its problems that neuromath "
             "evaluate --robustness asks a solver: question_removed (the story without its question, the gold answer "
-            "kept), irrelevant_sentence, sentences_reordered or numbers_resampled. Problems without that variation "
+            "kept), irrelevant_sentence, sentences_reordered, numbers_resampled or question_changed (another "
+            "question, its own answer). Problems without that variation "
             "(a question that holds a number of the equation cannot go) are left out, and counted. With --folds, "
             "INPUT is a folder of folds (fold0/train.csv and dev.csv, ...) and OUT gets fold0/train.jsonl and "
             "test.jsonl, ..., a folder neuromath cv --folds reads: a model trained and tested on question_removed "
@@ -247,3 +274,24 @@ def register(commands) -> None:
     varied.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
     varied.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     varied.set_defaults(handler=command_data_vary)
+    fresh = data_commands.add_parser(
+        "unseen", help="word problems: the test problems whose story is in no training file",
+        **documented(
+            "Read word-problem TEST files (from another corpus, say) and TRAIN files, and write, as one JSON-lines "
+            "file, the test problems whose story no training problem has, each story once: a test set of problems "
+            "a model trained on TRAIN has not seen, to measure how it carries over. Stories are compared by their "
+            "masked text lower-cased and reduced to letters (numbers, punctuation and spacing do not count), so a "
+            "problem copied from one corpus into another is left out even with its numbers changed. Prints how "
+            "many were read, seen in training, repeated and kept.",
+            "neuromath data unseen asdiv-a-cv/fold0/train.csv asdiv-a-cv/fold0/dev.csv "
+            "--train mawps-cv/fold0/train.csv --out runs/asdiv-a-unseen-by-mawps.jsonl",
+        ),
+    )
+    fresh.add_argument("test", nargs="+", type=data_path, metavar="TEST", help="word-problem files to keep problems of")
+    fresh.add_argument("--train", nargs="+", type=data_path, required=True, metavar="TRAIN",
+                       help="word-problem files whose stories are left out")
+    fresh.add_argument("--out", required=True, help="the JSON-lines file to write the kept problems to")
+    fresh.add_argument("--format", default=None, help="data format (default: detected from each file)")
+    fresh.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    fresh.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    fresh.set_defaults(handler=command_data_unseen)
