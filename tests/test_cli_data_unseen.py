@@ -30,11 +30,11 @@ def test_the_command_writes_the_unseen_problems_of_several_files(tmp_path, capsy
     train, first, second = tmp_path / "train.jsonl", tmp_path / "t1.jsonl", tmp_path / "t2.jsonl"
     write_jsonl(PROBLEMS[:1], train)
     write_jsonl(PROBLEMS[:2], first)
-    write_jsonl(PROBLEMS[2:], second)
+    write_jsonl([replace(PROBLEMS[2], id="b")], second)  # folds of one corpus reuse ids
     out = tmp_path / "unseen.jsonl"
     assert main(["data", "unseen", str(first), str(second), "--train", str(train), "--out", str(out), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert [example.id for example in read_jsonl(str(out))] == ["b", "c"]
+    assert [example.id for example in read_jsonl(str(out))] == ["0:b", "1:b"]  # the written file reads back
     assert result["read"] == 3 and result["in_train"] == 1 and result["kept"] == 2 and result["train"] == 1
     before = first.read_bytes()
     assert main(["data", "unseen", str(first), "--train", str(train), "--out", str(first)]) != 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int
@@ -126,7 +127,9 @@ def command_data_unseen(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_outputs({"--out": out}, {path: path for path in [*args.test, *args.train]}, hint="choose another --out")
     skipped: list = []
-    test = [example for path in args.test
+    # each kept problem's id is prefixed by its file's place among TEST (0:5, 1:5): folds of one corpus reuse ids, and
+    # the written file must read back as one set of problems
+    test = [replace(example, id=f"{place}:{example.id}") for place, path in enumerate(args.test)
             for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped)]
     train = [example for path in args.train
              for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped)]

@@ -38,11 +38,12 @@ from neuromath.config_models import RecurrentConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
-from neuromath.nn.char_ngrams import build_char_ngrams, with_word_parts
+from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.group_attention import GROUPS, GroupAttentionBlock, group_masks, span_roles_from_ids
 from neuromath.nn.recording import Recorded
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
+from neuromath.nn.word_bags import with_word_parts
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS
 from neuromath.text import Vocabulary

@@ -37,9 +37,10 @@ from neuromath.config_models import TransformerConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import FIXED_STEP, reorder_cache
-from neuromath.nn.char_ngrams import build_char_ngrams, with_word_parts
+from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.tree_structure import TreeStructure
+from neuromath.nn.word_bags import with_word_parts
 from neuromath.registry import ATTENTION, MODELS, POSITIONS
 
 ATTENTION_PLACES = ("encoder", "decoder", "cross")

@@ -35,11 +35,12 @@ from neuromath.config_models import TreeDecoderConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
-from neuromath.nn.char_ngrams import build_char_ngrams, with_word_parts
+from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
+from neuromath.nn.word_bags import with_word_parts
 from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX
 from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell_links, shared_word_links

@@ -14,12 +14,9 @@ so the tasks that carry them (word problems) can use it.
 from __future__ import annotations
 
 import zlib
-from typing import Sequence
-
-import torch
-from torch import nn
 
 from neuromath.errors import ConfigError
+from neuromath.nn.word_bags import WordBag
 
 MIN_N, MAX_N = 3, 5
 
@@ -32,42 +29,15 @@ def char_ngrams(word: str, min_n: int = MIN_N, max_n: int = MAX_N) -> list[str]:
     return grams or [marked]
 
 
-class CharNgramEmbedding(nn.Module):
-    """The mean embedding of each source word's hashed character n-grams, (B, S, dim) for a batch's words; the
-    positions after a row's words (end of sequence, padding) get zeros."""
+class CharNgramEmbedding(WordBag):
+    """The mean embedding of each source word's hashed character n-grams, (B, S, dim) for a batch's words."""
 
     def __init__(self, dim: int, buckets: int):
-        super().__init__()
+        super().__init__(buckets, dim)
         self.buckets = buckets
-        self.bag = nn.EmbeddingBag(buckets, dim, mode="mean")
-        self._rows: dict[str, list[int]] = {}  # word -> its n-grams' rows, computed once per word
-        self.init_parameters()
 
-    def init_parameters(self) -> None:
-        """Zeros: an n-gram that training never meets adds nothing to a word, rather than noise (the models'
-        own initialisation calls this after theirs)."""
-        nn.init.zeros_(self.bag.weight)
-
-    def rows_of(self, word: str) -> list[int]:
-        rows = self._rows.get(word)
-        if rows is None:
-            rows = [zlib.crc32(gram.encode("utf-8")) % self.buckets for gram in char_ngrams(word)]
-            if len(self._rows) < 1_000_000:  # a bound on the cache, whatever a served model is sent
-                self._rows[word] = rows
-        return rows
-
-    def forward(self, words: Sequence[Sequence[str]], length: int) -> torch.Tensor:
-        indices: list[int] = []
-        offsets: list[int] = []
-        for row in words:
-            for position in range(length):
-                offsets.append(len(indices))
-                if position < len(row):
-                    indices.extend(self.rows_of(row[position]))
-        device = self.bag.weight.device
-        bags = self.bag(torch.tensor(indices, dtype=torch.long, device=device),
-                        torch.tensor(offsets, dtype=torch.long, device=device))  # (B * S, dim); empty bags: zeros
-        return bags.view(len(words), length, -1)
+    def word_rows(self, word: str) -> list[int]:
+        return [zlib.crc32(gram.encode("utf-8")) % self.buckets for gram in char_ngrams(word)]
 
 
 def build_char_ngrams(buckets: int, dim: int, carries_words: bool) -> CharNgramEmbedding | None:
@@ -79,12 +49,3 @@ def build_char_ngrams(buckets: int, dim: int, carries_words: bool) -> CharNgramE
         raise ConfigError("model.char_ngrams reads the source words as written, which only the word-problem tasks "
                           "carry; set it to 0 for this task")
     return CharNgramEmbedding(dim, buckets)
-
-
-def with_word_parts(embedded: torch.Tensor, parts: Sequence[nn.Module | None], batch: dict) -> torch.Tensor:
-    """``embedded`` (B, S, dim), the source's word embeddings, plus each of ``parts`` that is not None: the words'
-    n-gram embeddings (``model.char_ngrams``), their subword pieces' (``model.subwords``, neuromath.nn.subwords)."""
-    for part in parts:
-        if part is not None:
-            embedded = embedded + part(batch["source_words"].rows, embedded.shape[1])
-    return embedded

@@ -19,10 +19,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
-import torch
-from torch import nn
-
 from neuromath.errors import ConfigError
+from neuromath.nn.word_bags import WordBag
 from neuromath.text.vocabulary import SPECIALS
 
 Pair = tuple[str, str]
@@ -95,48 +93,25 @@ def segment(word: str, ranks: dict[Pair, int]) -> list[str]:
     return symbols
 
 
-class SubwordEmbedding(nn.Module):
+class SubwordEmbedding(WordBag):
     """The mean embedding of each source word's pieces, (B, S, dim) for a batch's words; a token that is no word
-    (``has_letter``: numbers, masks, punctuation) and the positions after a row's words get zeros."""
+    (``has_letter``: numbers, masks, punctuation) has no pieces."""
 
     def __init__(self, dim: int, words: Iterable[str], merges: int):
-        super().__init__()
         words = [word for word in words if has_letter(word)]
-        self.merges = learn_merges(words, merges)
-        self.ranks = {pair: rank for rank, pair in enumerate(self.merges)}
-        pieces = sorted({symbol for word in words for symbol in symbols_of(word)} | {a + b for a, b in self.merges})
+        learned = learn_merges(words, merges)
+        pieces = sorted({symbol for word in words for symbol in symbols_of(word)} | {a + b for a, b in learned})
+        super().__init__(len(pieces), dim)
+        self.merges = learned
+        self.ranks = {pair: rank for rank, pair in enumerate(learned)}
         self.piece_index = {piece: row for row, piece in enumerate(pieces)}
-        self.bag = nn.EmbeddingBag(len(pieces), dim, mode="mean")
-        self._rows: dict[str, list[int]] = {}  # word -> its pieces' rows, computed once per word
-        self.init_parameters()
-
-    def init_parameters(self) -> None:
-        """Zeros, as the n-grams: a piece training never meets adds nothing to a word."""
-        nn.init.zeros_(self.bag.weight)
 
     def pieces_of(self, word: str) -> list[str]:
         return segment(word, self.ranks) if has_letter(word) else []
 
-    def rows_of(self, word: str) -> list[int]:
-        rows = self._rows.get(word)
-        if rows is None:
-            rows = [self.piece_index[piece] for piece in self.pieces_of(word) if piece in self.piece_index]
-            if len(self._rows) < 1_000_000:  # a bound on the cache, whatever a served model is sent
-                self._rows[word] = rows
-        return rows
-
-    def forward(self, words: Sequence[Sequence[str]], length: int) -> torch.Tensor:
-        indices: list[int] = []
-        offsets: list[int] = []
-        for row in words:
-            for position in range(length):
-                offsets.append(len(indices))
-                if position < len(row):
-                    indices.extend(self.rows_of(row[position]))
-        device = self.bag.weight.device
-        bags = self.bag(torch.tensor(indices, dtype=torch.long, device=device),
-                        torch.tensor(offsets, dtype=torch.long, device=device))  # (B * S, dim); empty bags: zeros
-        return bags.view(len(words), length, -1)
+    def word_rows(self, word: str) -> list[int]:
+        """The rows of the word's pieces; a character no training word has is left out."""
+        return [self.piece_index[piece] for piece in self.pieces_of(word) if piece in self.piece_index]
 
 
 def build_subwords(merges: int, dim: int, inputs) -> SubwordEmbedding | None:
