@@ -36,10 +36,19 @@ def test_evaluate_json_and_predictions(run_dir, tmp_path, capsys):
     data = tmp_path / "test.jsonl"
     main(["generate", "word_problems", "--n", "12", "--seed", "9", "--out", str(data)])
     capsys.readouterr()
+    own = run_dir / "predictions.jsonl"  # the test predictions train writes (this run had no test file): untouched
+    if not own.exists():
+        own.write_text('{"id": "t0", "correct": true}\n')
+    before = own.read_bytes()
     assert main(["evaluate", str(run_dir), "--data", str(data), "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["n"] == 12 and 0.0 <= metrics["value_accuracy"] <= 1.0 and "equation_accuracy" in metrics
-    records = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    written = run_dir / "evaluations" / f"{tmp_path.parent.name}.{tmp_path.name}.test.jsonl"
+    assert metrics["predictions"] == str(written)
+    assert own.read_bytes() == before
+    assert main(["evaluate", str(run_dir), "--data", str(data), "--predictions", str(own)]) == 2
+    assert "holds the test predictions train wrote" in capsys.readouterr().err and own.read_bytes() == before
+    records = [json.loads(line) for line in written.read_text().splitlines()]
     assert len(records) == 12
     for key in ("input", "predicted_equation", "predicted_value", "gold_answer", "correct"):
         assert key in records[0]

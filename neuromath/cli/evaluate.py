@@ -26,7 +26,8 @@ def register(commands) -> None:
         **documented(
             "Score one or more trained runs on the examples of --data, side by side; each run's task says how. Word "
             "problems: value accuracy, equation accuracy and BLEU, the predictions written to "
-            "RUN_DIR/predictions.jsonl. Mathematics Dataset: exact match per module with a report folder; "
+            "RUN_DIR/evaluations/<data>.jsonl (never over the test predictions train wrote). Mathematics Dataset: "
+            "exact match per module with a report folder; "
             "identities: accuracy, precision and recall by depth beside a numeric checker; symbolic: verified "
             "accuracy for each width of --beams on the full and the deduplicated test set. Decoding follows each "
             "run's config unless --beam, --nbest, --length-penalty, --constrained or --verify say otherwise.",
@@ -44,7 +45,8 @@ def register(commands) -> None:
     evaluate.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.add_argument("--predictions", default=None,
-                          help="where to write predictions (default RUN_DIR/predictions.jsonl)")
+                          help="where to write predictions (default RUN_DIR/evaluations/<the data path's last "
+                               "parts>.jsonl, e.g. mawps-cv.fold0.dev.jsonl; the run's own predictions.jsonl refused)")
     evaluate.add_argument("--modules", default=None, help="module globs to evaluate (default: the run's data.modules)")
     evaluate.add_argument("--splits", default=None, help="test splits to read (default: the run's data.test_splits)")
     evaluate.add_argument("--per-module", dest="per_module", type=nonnegative_int, default=None,

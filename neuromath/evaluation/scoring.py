@@ -12,7 +12,7 @@ from neuromath.errors import DataFormatError
 from neuromath.evaluation.bleu import equation_bleu
 from neuromath.fileio import write_text_atomic
 
-PREDICTIONS_FILE = "predictions.jsonl"  # a run's (evaluate) or a cv fold's prediction records, one JSON object a line
+PREDICTIONS_FILE = "predictions.jsonl"  # the test records train writes in a run or cv fold, one JSON object a line
 REFIT_DIR = "refit"  # a cv fold's run trained on the whole training fold (cv --refit): OUT/fold<k>/refit
 
 

@@ -42,6 +42,8 @@ from neuromath.safe_read import read_summary
 from neuromath.tasks.identities import read_equations
 from neuromath.tasks.symbolic import read_pairs
 
+EVALUATIONS_DIR = "evaluations"  # evaluate's prediction files inside a run folder (evaluation_file)
+
 
 @dataclass(frozen=True)
 class EvaluateRequest:
@@ -90,7 +92,13 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
         if getattr(request, option) is not None:
             raise NeuromathError(f"--{option} applies to symbolic runs only")
     if request.predictions and len(run_dirs) > 1:
-        raise NeuromathError("--predictions names one file; with several runs each writes RUN_DIR/predictions.jsonl")
+        raise NeuromathError(f"--predictions names one file; with several runs each writes "
+                             f"RUN_DIR/{EVALUATIONS_DIR}/<data>.jsonl")
+    if request.predictions:
+        for run_dir in run_dirs:
+            if Path(request.predictions).resolve() == (Path(run_dir) / PREDICTIONS_FILE).resolve():
+                raise NeuromathError(f"--predictions {request.predictions}: that file holds the test predictions "
+                                     f"train wrote, the run's evidence; name another file")
     names = run_names(run_dirs)
     results, records_by_run = {}, {}
     read_cache: dict[str, tuple[list, list]] = {}  # runs with the same task and data settings read the data once
@@ -113,7 +121,7 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
         if not examples:
             raise NeuromathError(f"{request.data}: no examples to evaluate")
         metrics, records = evaluate_examples(solver, examples)
-        predictions = Path(request.predictions) if request.predictions else Path(run_dir) / PREDICTIONS_FILE
+        predictions = Path(request.predictions) if request.predictions else evaluation_file(run_dir, request.data)
         write_predictions(records, predictions)
         metrics.update({"run": str(run_dir), "data": str(request.data), "skipped": len(skipped),
                         "predictions": str(predictions)})
@@ -142,6 +150,16 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
             output = {"runs": results, "report": report}
         print(json.dumps(output))
     return 0
+
+
+def evaluation_file(run_dir: str | Path, data: str | Path) -> Path:
+    """Where ``evaluate`` writes a run's predictions on ``data`` unless told: ``RUN_DIR/evaluations/`` under a name
+    made of the data path's last parts (``mawps-cv/fold0/dev.csv`` -> ``mawps-cv.fold0.dev.jsonl``). Never the
+    run's own ``predictions.jsonl``: that holds the test predictions train wrote, which ``compare``, seed votes and
+    ``results`` read as the run's evidence; evaluations of different files sit side by side."""
+    parts = [part for part in Path(data).parts if part not in ("/", ".", "..")][-3:] or ["data"]
+    name = ".".join([*parts[:-1], Path(parts[-1]).stem or parts[-1]])
+    return Path(run_dir) / EVALUATIONS_DIR / f"{name}.jsonl"
 
 
 def robustness_of(run_dir: str, solver, examples: list, request: EvaluateRequest, runs: int) -> dict:
