@@ -372,6 +372,18 @@ def test_a_robustness_directive_tables_the_kept_reports(tmp_path):
     report["rows"].append(row("question_changed", 5, 0.4, 0.6, unchanged_answer=0.5))
     (folder / "fold0.json").write_text(json.dumps(report), encoding="utf-8")
     assert "| 70.0 against 80.0 (n 10) | 40.0 against 60.0 (n 5) | 0.27 | 50.0% |" in render_robustness(folder, "p")
+    # a row's folds pooled on one line: accuracies over all their problems, the cue ratio's range over the folds
+    (folder / "fold0.json").rename(folder / "g2t-fold0.json")
+    report["rows"] = [row("plain", 30, 0.5, 0.5), row("question_removed", 30, 0.1, 0.5, cue_ratio=0.2),
+                      row("irrelevant_sentence", 30, 0.4, 0.5), row("sentences_reordered", 0, 0.0, 0.0),
+                      row("numbers_resampled", 30, 0.5, 0.5)]  # an older report: no question changed
+    (folder / "g2t-fold1.json").write_text(json.dumps(report), encoding="utf-8")
+    page = render_robustness(folder, "p")
+    pooled, folds = page.split("Fold by fold:")
+    assert ("| `g2t` (2) | 57.5 (n 40) | 12.3 against 55.8 (n 39) | 42.5 against 57.5 (n 40) "
+            "| 25.0 against 50.0 (n 4) | 55.0 against 57.5 (n 40) | 40.0 against 60.0 (n 5) | 0.22 (0.20-0.27) "
+            "| 50.0% |") in pooled
+    assert "| `g2t-fold0` | 80.0 (n 10) |" in folds and "| `g2t-fold1` | 50.0 (n 30) |" in folds
     (folder / "fold1.json").write_text(json.dumps({"rows": [row("plain", 1, 1.0, 1.0)]}), encoding="utf-8")
     with pytest.raises(NeuromathError, match="page.md:3: cannot read the robustness report .*fold1.json"):
         render_robustness(folder, "page.md:3")

@@ -7,6 +7,7 @@ kept beside an experiment's evidence."""
 from __future__ import annotations
 
 import json
+import re
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.significance import compare_paired
@@ -51,27 +52,61 @@ def _variation_cell(rows: dict, name: str) -> str:
     return f"{100 * row['accuracy']:.1f} against {100 * row['plain_accuracy']:.1f} (n {row['n']})"
 
 
+VARIATIONS = ("question_removed", "irrelevant_sentence", "sentences_reordered", "numbers_resampled", "question_changed")
+
+
 def render_robustness(folder, where: str) -> str:
     """``{{ robustness DIR }}``: the ``neuromath evaluate --robustness`` reports (``robustness.json``) kept in ``DIR``
-    under ``results/``, one per fold, as a table: each variation's accuracy beside the plain accuracy on the same
-    problems, and for the question removed the cue ratio (its accuracy over the plain one: lower is better); for the
-    question changed (in reports made since it exists; "-" in older ones) the share of unchanged answers."""
+    under ``results/``, one per fold (``ROW-fold<k>.json``). First one line per row, its folds pooled (each
+    accuracy over all the folds' problems; the cue ratio pooled, with its range over the folds), then the table fold
+    by fold: each variation's accuracy beside the plain accuracy on the same problems, and for the question removed
+    the cue ratio (its accuracy over the plain one: lower is better); for the question changed (in reports made since
+    it exists; "-" in older ones) the share of unchanged answers."""
     files = sorted(folder.glob("*.json"))
     if not files:
         raise NeuromathError(f"{where}: {folder} holds no robustness reports (*.json)")
-    variations = ("question_removed", "irrelevant_sentence", "sentences_reordered", "numbers_resampled",
-                  "question_changed")
-    lines = ["| report | plain | " + " | ".join(name.replace("_", " ") for name in variations)
-             + " | cue ratio | unchanged answer |", "| --- |" + " ---: |" * (len(variations) + 3)]
+    header = ["| report | plain | " + " | ".join(name.replace("_", " ") for name in VARIATIONS)
+              + " | cue ratio | unchanged answer |", "| --- |" + " ---: |" * (len(VARIATIONS) + 3)]
+    folds, groups = list(header), {}
     for path in files:
         try:
             rows = {row["variation"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}
             cells = [f"{100 * rows['plain']['accuracy']:.1f} (n {rows['plain']['n']})"]
-            cells += [_variation_cell(rows, name) for name in variations]
+            cells += [_variation_cell(rows, name) for name in VARIATIONS]
             cells.append(f"{rows['question_removed']['cue_ratio']:.2f}")
             unchanged = rows.get("question_changed", {}).get("unchanged_answer")
             cells.append("-" if unchanged is None else f"{100 * unchanged:.1f}%")
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise NeuromathError(f"{where}: cannot read the robustness report {path}: {error}") from error
-        lines.append(f"| `{path.stem}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        folds.append(f"| `{path.stem}` | " + " | ".join(cells) + " |")
+        groups.setdefault(re.sub(r"-fold\d+$", "", path.stem), []).append(rows)
+    pooled = list(header)
+    pooled[0] = pooled[0].replace("| report |", "| row (folds) |")
+    for name, reports in groups.items():
+        pooled.append(f"| `{name}` ({len(reports)}) | " + " | ".join(_pooled_cells(reports)) + " |")
+    return "\n".join([*pooled, "", "Fold by fold:", "", *folds])
+
+
+def _pooled_cells(reports: list[dict]) -> list[str]:
+    """The cells of one row's pooled line (``render_robustness``): accuracies over the problems of all its folds."""
+    def pool(name: str, key: str) -> tuple[float, int]:
+        counted = [(report[name][key] * report[name]["n"], report[name]["n"]) for report in reports
+                   if key in report.get(name, {})]
+        total = sum(n for _, n in counted)
+        return (sum(right for right, _ in counted) / total if total else float("nan")), total
+
+    plain, n = pool("plain", "accuracy")
+    cells = [f"{100 * plain:.1f} (n {n})"]
+    for name in VARIATIONS:
+        accuracy, n = pool(name, "accuracy")
+        against, _ = pool(name, "plain_accuracy")
+        cells.append(f"{100 * accuracy:.1f} against {100 * against:.1f} (n {n})" if n else "-")
+    removed, _ = pool("question_removed", "accuracy")
+    against, _ = pool("question_removed", "plain_accuracy")
+    ratios = [report["question_removed"]["cue_ratio"] for report in reports]
+    cells.append(f"{removed / against:.2f} ({min(ratios):.2f}-{max(ratios):.2f})" if against else "-")
+    changed = [(report["question_changed"]["unchanged_answer"], report["question_changed"]["n"]) for report in reports
+               if report.get("question_changed", {}).get("unchanged_answer") is not None]
+    total = sum(n for _, n in changed)
+    cells.append(f"{100 * sum(share * n for share, n in changed) / total:.1f}%" if total else "-")
+    return cells
