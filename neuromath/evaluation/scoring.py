@@ -36,6 +36,9 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
             ]
             any_correct += any(entry["correct"] for entry in record["nbest"])
         records.append(record)
+    counts = unknown_counts(solver.source_vocab, solver.task, examples)
+    for record, (unknown, _) in zip(records, counts):
+        record["unknown_tokens"] = unknown  # input tokens the run's vocabulary lacks, to slice the records by
     n = len(records)
     value_correct = sum(bool(r["correct"]) for r in records)
     equation_correct = sum(bool(r["equation_correct"]) for r in records)
@@ -47,7 +50,8 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
         "value_correct": value_correct,
         "equation_correct": equation_correct,
         # input tokens (characters for char-level tasks) the run's source vocabulary lacks, and their rates
-        **unknown_input(solver.source_vocab, solver.task, examples),
+        **unknown_input(solver.source_vocab, solver.task, examples, counts),
+        **accuracy_by_unknown(records),
         "decode": {"beam": decode.beam, "nbest": decode.nbest, "length_penalty": decode.length_penalty,
                    "constrained": decode.constrained, "verify": decode.verify},
     }
@@ -59,12 +63,18 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
     return metrics, records
 
 
-def unknown_input(source_vocab, task, examples: Sequence) -> dict:
-    """How much of the examples' input a run's source vocabulary does not know, read the way the run reads it
-    (``task`` configured with the run's data settings, e.g. ``data.lowercase``): ``unknown_tokens`` of
-    ``source_tokens`` tokens (``unknown_token_rate``, their fraction) in ``examples_with_unknown`` examples
-    (``unknown_example_rate``, a fraction of the examples); rates are 0 without examples or tokens."""
-    counts = [(source_vocab.count_unknown(tokens), len(tokens)) for tokens in map(task.source_tokens, examples)]
+def unknown_counts(source_vocab, task, examples: Sequence) -> list[tuple[int, int]]:
+    """(input tokens the run's source vocabulary lacks, input tokens) of each example, read the way the run reads
+    it (``task`` configured with the run's data settings, e.g. ``data.lowercase``)."""
+    return [(source_vocab.count_unknown(tokens), len(tokens)) for tokens in map(task.source_tokens, examples)]
+
+
+def unknown_input(source_vocab, task, examples: Sequence, counts: list[tuple[int, int]] | None = None) -> dict:
+    """How much of the examples' input a run's source vocabulary does not know (``unknown_counts``, or ``counts``
+    when already made): ``unknown_tokens`` of ``source_tokens`` tokens (``unknown_token_rate``, their fraction) in
+    ``examples_with_unknown`` examples (``unknown_example_rate``, a fraction of the examples); rates are 0 without
+    examples or tokens."""
+    counts = unknown_counts(source_vocab, task, examples) if counts is None else counts
     unknown = sum(count for count, _ in counts)
     tokens = sum(length for _, length in counts)
     with_unknown = sum(count > 0 for count, _ in counts)
@@ -75,6 +85,17 @@ def unknown_input(source_vocab, task, examples: Sequence) -> dict:
         "examples_with_unknown": with_unknown,
         "unknown_example_rate": with_unknown / len(counts) if counts else 0.0,
     }
+
+
+def accuracy_by_unknown(records: Sequence[dict]) -> dict:
+    """The accuracy of the records whose input holds a token the run's vocabulary lacks (``unknown_tokens`` > 0)
+    and of the others: ``value_accuracy_with_unknown`` and ``value_accuracy_without_unknown``, None for a side
+    without records. What the unknown-word techniques (``model.char_ngrams``, ``model.subwords``) are meant to move."""
+    sides = {}
+    for name, has_unknown in (("with", True), ("without", False)):
+        side = [bool(record["correct"]) for record in records if (record["unknown_tokens"] > 0) == has_unknown]
+        sides[f"value_accuracy_{name}_unknown"] = sum(side) / len(side) if side else None
+    return sides
 
 
 def unknown_summary(metrics: dict) -> str:

@@ -207,6 +207,10 @@ def print_metrics(name, metrics: dict, task, solver, skipped: list) -> None:
               f"{percent(metrics['nbest_value_accuracy'])}")
     if metrics.get("unknown_tokens"):
         print(f"unknown input tokens: {unknown_summary(metrics)} (not in the run's vocabulary)")
+        with_unknown, without = metrics["value_accuracy_with_unknown"], metrics["value_accuracy_without_unknown"]
+        print(f"{task.accuracy_label} with unknown input {percent(with_unknown)} "
+              f"({metrics['examples_with_unknown']} examples), without {percent(without)} "
+              f"({metrics['n'] - metrics['examples_with_unknown']})")
     if skipped:
         print(f"skipped {len(skipped)} malformed rows (listed above)")
     print(f"predictions written to {metrics['predictions']}")

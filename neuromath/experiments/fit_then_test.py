@@ -61,6 +61,9 @@ def sequence_outcome(summary: dict, task) -> list[str]:
         lines.append(f"test: {task.accuracy_label} {percent(test['value_accuracy'])}{equation} on {test['n']} examples")
         if "unknown_token_rate" in test:
             lines.append(f"test input unknown to the run's vocabulary: {unknown_summary(test)}")
+        if test.get("examples_with_unknown") and "value_accuracy_with_unknown" in test:
+            lines.append(f"test {task.accuracy_label} with unknown input {percent(test['value_accuracy_with_unknown'])}"
+                         f", without {percent(test['value_accuracy_without_unknown'])}")
     return lines
 
 

@@ -11,7 +11,7 @@ import torch
 
 import neuromath
 from neuromath.config import load_config
-from neuromath.evaluation.scoring import unknown_input
+from neuromath.evaluation.scoring import accuracy_by_unknown, unknown_input
 from neuromath.experiments.fit_then_test import train, train_and_report
 from neuromath.models.batching import EncodedExamples, collate
 from neuromath.tasks import get_task
@@ -98,6 +98,15 @@ def write_data(tmp_path):
     return [f"data.{split}={path}" for split, path in paths.items()]
 
 
+def test_accuracy_is_split_by_whether_the_input_holds_an_unknown_token():
+    records = [{"correct": True, "unknown_tokens": 0}, {"correct": False, "unknown_tokens": 0},
+               {"correct": True, "unknown_tokens": 0}, {"correct": False, "unknown_tokens": 3}]
+    assert accuracy_by_unknown(records) == {"value_accuracy_with_unknown": 0.0,
+                                            "value_accuracy_without_unknown": pytest.approx(2 / 3)}
+    assert accuracy_by_unknown(records[:1]) == {"value_accuracy_with_unknown": None,
+                                                "value_accuracy_without_unknown": 1.0}
+
+
 def test_lowercase_false_holds_at_training_and_when_a_run_solves(tmp_path, capsys, one_thread):
     run = tmp_path / "run"
     config = tiny_config(*write_data(tmp_path), "data.lowercase=false", "data.min_count=2", "train.max_epochs=1")
@@ -107,8 +116,13 @@ def test_lowercase_false_holds_at_training_and_when_a_run_solves(tmp_path, capsy
     assert Vocabulary.load(run / "target_vocab.json").tokens[-6:] == [f"n{i}" for i in range(2, 8)]
     assert summary["test"]["unknown_tokens"] == 2 and summary["test"]["unknown_token_rate"] == pytest.approx(0.2)
     assert json.loads((run / "summary.json").read_text())["test"]["unknown_example_rate"] == 1.0
-    assert ("test input unknown to the run's vocabulary: 2 of 10 tokens (20.0%) in 1 of 1 examples (100.0%)"
-            in capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert "test input unknown to the run's vocabulary: 2 of 10 tokens (20.0%) in 1 of 1 examples (100.0%)" in out
+    # the one test problem holds the unknown words: its record says how many, and the split puts it on that side
+    assert json.loads((run / "predictions.jsonl").read_text())["unknown_tokens"] == 2
+    assert summary["test"]["value_accuracy_with_unknown"] == summary["test"]["value_accuracy"]
+    assert summary["test"]["value_accuracy_without_unknown"] is None
+    assert f"with unknown input {100 * summary['test']['value_accuracy']:.1f}%, without n/a" in out
 
     solver = neuromath.load(run)  # the saved config's data.lowercase, read back by the solver
     example = prepare_problem("Zorblax has 3 apples . He gets 4 more .")
