@@ -8,11 +8,13 @@ import json
 import random
 import shutil
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from neuromath.cli import main
 from neuromath.config import load_config
+from neuromath.experiments.evaluate_runs import evaluation_file
 from neuromath.experiments.fit_then_test import train
 from neuromath.tasks import mathematics_dataset as md
 
@@ -58,7 +60,10 @@ def test_tiny_model_learns_place_value_and_evaluate_compares_runs(tmp_path, one_
     assert accuracy >= 0.45 > majority + 0.1
     assert report["summary"]["tiny"]["interpolate"]["mean_accuracy"] == accuracy
     assert (report_dir / "accuracy.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    predictions = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
+    # each run's records beside its own, named after the data; never over the test records train wrote
+    written = evaluation_file(run, data)
+    assert written.parent == run / "evaluations" and written.name.endswith(f"{Path(data).name}.jsonl")
+    predictions = [json.loads(line) for line in written.read_text().splitlines()]
     assert len(predictions) == 400 and sum(p["correct"] for p in predictions) == round(accuracy * 400)
 
     # --json with one run: the metrics plus the report; unknown characters are counted
