@@ -27,6 +27,7 @@ from neuromath.evaluation.scoring import (
     evaluate_examples,
     percent,
     run_names,
+    unknown_split_summary,
     unknown_summary,
     write_predictions,
 )
@@ -94,11 +95,9 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
     if request.predictions and len(run_dirs) > 1:
         raise NeuromathError(f"--predictions names one file; with several runs each writes "
                              f"RUN_DIR/{EVALUATIONS_DIR}/<data>.jsonl")
-    if request.predictions:
-        for run_dir in run_dirs:
-            if Path(request.predictions).resolve() == (Path(run_dir) / PREDICTIONS_FILE).resolve():
-                raise NeuromathError(f"--predictions {request.predictions}: that file holds the test predictions "
-                                     f"train wrote, the run's evidence; name another file")
+    if request.predictions and Path(request.predictions).resolve() == (Path(run_dirs[0]) / PREDICTIONS_FILE).resolve():
+        raise NeuromathError(f"--predictions {request.predictions}: that file holds the test predictions train wrote, "
+                             "the run's evidence; name another file")
     names = run_names(run_dirs)
     results, records_by_run = {}, {}
     read_cache: dict[str, tuple[list, list]] = {}  # runs with the same task and data settings read the data once
@@ -207,10 +206,7 @@ def print_metrics(name, metrics: dict, task, solver, skipped: list) -> None:
               f"{percent(metrics['nbest_value_accuracy'])}")
     if metrics.get("unknown_tokens"):
         print(f"unknown input tokens: {unknown_summary(metrics)} (not in the run's vocabulary)")
-        with_unknown, without = metrics["value_accuracy_with_unknown"], metrics["value_accuracy_without_unknown"]
-        print(f"{task.accuracy_label} with unknown input {percent(with_unknown)} "
-              f"({metrics['examples_with_unknown']} examples), without {percent(without)} "
-              f"({metrics['n'] - metrics['examples_with_unknown']})")
+        print(f"{task.accuracy_label}: {unknown_split_summary(metrics)}")
     if skipped:
         print(f"skipped {len(skipped)} malformed rows (listed above)")
     print(f"predictions written to {metrics['predictions']}")

@@ -23,6 +23,7 @@ from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
     evaluate_examples,
     percent,
+    unknown_split_summary,
     unknown_summary,
     write_predictions,
 )
@@ -62,8 +63,7 @@ def sequence_outcome(summary: dict, task) -> list[str]:
         if "unknown_token_rate" in test:
             lines.append(f"test input unknown to the run's vocabulary: {unknown_summary(test)}")
         if test.get("examples_with_unknown") and "value_accuracy_with_unknown" in test:
-            lines.append(f"test {task.accuracy_label} with unknown input {percent(test['value_accuracy_with_unknown'])}"
-                         f", without {percent(test['value_accuracy_without_unknown'])}")
+            lines.append(f"test {task.accuracy_label}: {unknown_split_summary(test)}")
     return lines
 
 

@@ -88,25 +88,24 @@ def render_robustness(folder, where: str) -> str:
 
 
 def _pooled_cells(reports: list[dict]) -> list[str]:
-    """The cells of one row's pooled line (``render_robustness``): accuracies over the problems of all its folds."""
-    def pool(name: str, key: str) -> tuple[float, int]:
-        counted = [(report[name][key] * report[name]["n"], report[name]["n"]) for report in reports
-                   if key in report.get(name, {})]
-        total = sum(n for _, n in counted)
-        return (sum(right for right, _ in counted) / total if total else float("nan")), total
+    """The cells of one row's pooled line (``render_robustness``): accuracies over the problems of all its folds
+    (each report already read and checked by ``render_robustness``)."""
+    def pool(name: str) -> tuple[float, float, int]:
+        """(right answers, right answers of the plain forms, problems) of one variation over the folds."""
+        rows = [report[name] for report in reports if "accuracy" in report.get(name, {})]
+        return (sum(row["accuracy"] * row["n"] for row in rows), sum(row["plain_accuracy"] * row["n"] for row in rows),
+                sum(row["n"] for row in rows))
 
-    plain, n = pool("plain", "accuracy")
-    cells = [f"{100 * plain:.1f} (n {n})"]
-    for name in VARIATIONS:
-        accuracy, n = pool(name, "accuracy")
-        against, _ = pool(name, "plain_accuracy")
-        cells.append(f"{100 * accuracy:.1f} against {100 * against:.1f} (n {n})" if n else "-")
-    removed, _ = pool("question_removed", "accuracy")
-    against, _ = pool("question_removed", "plain_accuracy")
+    right, _, n = pool("plain")
+    cells = [f"{100 * right / n:.1f} (n {n})"]
+    pooled = {name: pool(name) for name in VARIATIONS}
+    for right, plain_right, n in pooled.values():
+        cells.append(f"{100 * right / n:.1f} against {100 * plain_right / n:.1f} (n {n})" if n else "-")
+    removed, plain_right, _ = pooled["question_removed"]
     ratios = [report["question_removed"]["cue_ratio"] for report in reports]
-    cells.append(f"{removed / against:.2f} ({min(ratios):.2f}-{max(ratios):.2f})" if against else "-")
-    changed = [(report["question_changed"]["unchanged_answer"], report["question_changed"]["n"]) for report in reports
+    cells.append(f"{removed / plain_right:.2f} ({min(ratios):.2f}-{max(ratios):.2f})" if plain_right else "-")
+    changed = [report["question_changed"] for report in reports
                if report.get("question_changed", {}).get("unchanged_answer") is not None]
-    total = sum(n for _, n in changed)
-    cells.append(f"{100 * sum(share * n for share, n in changed) / total:.1f}%" if total else "-")
+    total = sum(row["n"] for row in changed)
+    cells.append(f"{100 * sum(row['unchanged_answer'] * row['n'] for row in changed) / total:.1f}%" if total else "-")
     return cells

@@ -122,7 +122,7 @@ def test_lowercase_false_holds_at_training_and_when_a_run_solves(tmp_path, capsy
     assert json.loads((run / "predictions.jsonl").read_text())["unknown_tokens"] == 2
     assert summary["test"]["value_accuracy_with_unknown"] == summary["test"]["value_accuracy"]
     assert summary["test"]["value_accuracy_without_unknown"] is None
-    assert f"with unknown input {100 * summary['test']['value_accuracy']:.1f}%, without n/a" in out
+    assert f"{100 * summary['test']['value_accuracy']:.1f}% with unknown input (1 examples), n/a without (0)" in out
 
     solver = neuromath.load(run)  # the saved config's data.lowercase, read back by the solver
     example = prepare_problem("Zorblax has 3 apples . He gets 4 more .")
