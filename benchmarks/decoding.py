@@ -14,7 +14,11 @@ falls on both; reported are medians. Printed:
   hypothesis for every source (they must: fp32 results are unchanged);
 - today's beam under ``bf16-mixed`` autocast against the baseline's fp32 beam, with how many best hypotheses
   agree with fp32 and the largest difference of their normalised scores;
-- beam 10 / greedy for today's code, in fp32 and in bf16.
+- beam 10 / greedy for today's code, in fp32 and in bf16;
+- the floor of that ratio: the model's own decoding steps over batch x beam rows (one memory row per source, as beam
+  search keeps it; each row takes its own argmax, no search) against greedy decoding of the batch. Beam search
+  cannot cost less than these steps, whatever its selection and cache handling; beam / steps is what the search
+  itself adds. Every row of those steps must find greedy decoding's tokens for its source (checked, fp32).
 
 A script, not a test: it prints numbers and exits 0 unless something breaks (or the fp32 results differ).
 """
@@ -64,7 +68,9 @@ def worker(threads: int, sources: int, steps: int) -> None:
         model = models[attention]
         with autocast(request["precision"], "cpu"):
             start = time.perf_counter()
-            if request["what"] == "beam":
+            if request["what"] == "steps":
+                best, scores = decoder_steps(model, batch, BEAM, steps), None
+            elif request["what"] == "beam":
                 rows = beam_search(model, batch, BEAM, steps, nbest=1)
                 best = [row[0].tokens for row in rows]
                 scores = [row[0].normalized for row in rows]
@@ -72,6 +78,34 @@ def worker(threads: int, sources: int, steps: int) -> None:
                 best, scores = greedy_decode(model, batch, steps), None
             seconds = time.perf_counter() - start
         print(json.dumps({"seconds": seconds, "best": best, "scores": scores}), flush=True)
+
+
+def decoder_steps(model, batch: dict, rows_per_source: int, steps: int) -> list[list[int]]:
+    """``steps`` decoding steps of ``model`` over ``rows_per_source`` rows per source, with the work beam search
+    gives the model and nothing else: the first step on one row per source, its cache copied to every row, the memory
+    kept per source when the model shares it across beams; each row then feeds back its own argmax."""
+    import torch
+
+    from neuromath.text import Vocabulary
+
+    with torch.no_grad():
+        memory = model.encode(batch)
+        sources = batch["source"].size(0)
+        prefix = torch.full((sources, 1), Vocabulary.bos_id, dtype=torch.long)
+        shared = model.shares_memory_across_beams
+        log_probs, cache = model.decode_step({**memory, "beam_group": 1} if shared else memory, prefix, None)
+        copies = torch.arange(sources).repeat_interleave(rows_per_source)
+        cache = model.reorder_cache(cache, copies)
+        if shared:
+            memory = {**memory, "beam_group": rows_per_source}
+        else:
+            memory = {key: value.index_select(0, copies) if isinstance(value, torch.Tensor) else value
+                      for key, value in memory.items()}
+        prefix = torch.cat([prefix.index_select(0, copies), log_probs.argmax(-1).index_select(0, copies)[:, None]], 1)
+        for _ in range(steps - 1):
+            log_probs, cache = model.decode_step(memory, prefix, cache)
+            prefix = torch.cat([prefix, log_probs.argmax(-1, keepdim=True)], 1)
+    return prefix[:, 1:].tolist()
 
 
 # ---------------------------------------------------------------------------- driver
@@ -137,6 +171,7 @@ def main(argv=None) -> int:
     settings = [  # (code, what, precision)
         ("baseline", "beam", "32-true"), ("today", "beam", "32-true"), ("today", "beam", "bf16-mixed"),
         ("today", "greedy", "32-true"), ("today", "greedy", "bf16-mixed"),
+        ("today", "steps", "32-true"), ("today", "steps", "bf16-mixed"),
     ]
     report = {"baseline": args.baseline, "threads": args.threads, "rounds": args.rounds, "beam": BEAM,
               "sources": args.sources, "steps": args.steps}
@@ -148,8 +183,9 @@ def main(argv=None) -> int:
         print(f"beam {BEAM} over {args.sources} sources of {SOURCE_LENGTH} tokens, {args.steps} forced steps; "
               f"{args.threads} threads per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
         print("| model | today fp32 beam / baseline | today bf16 beam / baseline fp32 | beam / greedy (fp32) | "
-              "beam / greedy (bf16) | same best fp32 vs baseline | bf16 vs fp32 |")
-        print("|---|---|---|---|---|---|---|")
+              "beam / greedy (bf16) | floor: steps / greedy (fp32, bf16) | beam / steps (fp32, bf16) | "
+              "same best fp32 vs baseline | bf16 vs fp32 |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for attention in args.attention.split(","):
             seconds = {setting: [] for setting in settings}
             outputs = {}
@@ -163,20 +199,30 @@ def main(argv=None) -> int:
             median = {setting: statistics.median(values) for setting, values in seconds.items()}
             old, new, new_bf16 = (median[s] for s in settings[:3])
             greedy, greedy_bf16 = median[settings[3]], median[settings[4]]
+            floor, floor_bf16 = median[settings[5]] / greedy, median[settings[6]] / greedy_bf16
+            search, search_bf16 = new / median[settings[5]], new_bf16 / median[settings[6]]
             base_best, best, bf16_best = (outputs[s]["best"] for s in settings[:3])
             same = sum(a == b for a, b in zip(base_best, best))
             bf16_same = sum(a == b for a, b in zip(best, bf16_best))
             score_gap = max(abs(a - b) for a, b in zip(outputs[settings[1]]["scores"], outputs[settings[2]]["scores"]))
-            failed |= same != len(best)
+            # Every row of a source feeds back its own argmax from the same start: the steps must find greedy's tokens.
+            greedy_best = outputs[settings[3]]["best"]
+            steps_best = outputs[settings[5]]["best"]
+            steps_agree = sum(row == greedy_best[index // BEAM] for index, row in enumerate(steps_best))
+            failed |= same != len(best) or steps_agree != len(steps_best)
             print(f"| {attention} | {new:.3f} s / {old:.3f} s = **{old / new:.2f}x faster** | "
                   f"{new_bf16:.3f} s: **{old / new_bf16:.2f}x faster** | {new / greedy:.2f} ({greedy:.3f} s) | "
-                  f"{new_bf16 / greedy_bf16:.2f} ({greedy_bf16:.3f} s) | {same} of {len(best)} | "
+                  f"{new_bf16 / greedy_bf16:.2f} ({greedy_bf16:.3f} s) | {floor:.2f}, {floor_bf16:.2f} | "
+                  f"{search:.2f}, {search_bf16:.2f} | {same} of {len(best)} | "
                   f"same best {bf16_same} of {len(best)}, score |diff| {score_gap:.1e} |")
             report[attention] = {
                 "seconds_median": {" ".join(s): median[s] for s in settings},
                 "seconds_all": {" ".join(s): seconds[s] for s in settings},
                 "speedup_fp32": old / new, "speedup_bf16_vs_baseline_fp32": old / new_bf16,
                 "beam_over_greedy_fp32": new / greedy, "beam_over_greedy_bf16": new_bf16 / greedy_bf16,
+                "steps_over_greedy_fp32": floor, "steps_over_greedy_bf16": floor_bf16,
+                "beam_over_steps_fp32": search, "beam_over_steps_bf16": search_bf16,
+                "steps_rows_equal_to_greedy_fp32": steps_agree,
                 "same_best_fp32_vs_baseline": same, "same_best_bf16_vs_fp32": bf16_same,
                 "bf16_score_max_abs_difference": score_gap,
             }
@@ -185,7 +231,8 @@ def main(argv=None) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=1))
     if failed:
-        print("\nFAILED: today's fp32 beam search finds other best hypotheses than the baseline's")
+        print("\nFAILED: today's fp32 beam search finds other best hypotheses than the baseline's, or the steps of the "
+              "floor other tokens than greedy decoding")
         return 1
     return 0
 

@@ -36,4 +36,7 @@ def test_the_decoding_benchmark_finds_the_baselines_best_hypotheses(tmp_path):
     done = subprocess.run([sys.executable, str(BENCHMARKS / "decoding.py"), "--quick", "--attention", "tp",
                            "--threads", "1", "--json", str(out)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert json.loads(out.read_text())["tp"]["same_best_fp32_vs_baseline"] == 4
+    report = json.loads(out.read_text())["tp"]
+    assert report["same_best_fp32_vs_baseline"] == 4
+    # The floor's steps run the beams' rows (memory per source, first step copied) and must find greedy's tokens.
+    assert report["steps_rows_equal_to_greedy_fp32"] == 4 * 10
