@@ -41,3 +41,7 @@ class DataFormatError(NeuromathError):
         if line is not None:
             where = f"{where}:{line}"
         super().__init__(f"{where}: {reason}")
+
+    def __reduce__(self):
+        # rebuilt from its three parts, so that it crosses processes (cv --jobs, results run --jobs) intact
+        return type(self), (self.path, self.line, self.reason)

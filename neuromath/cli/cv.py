@@ -47,11 +47,15 @@ def command_cv(args: argparse.Namespace) -> int:
             folds = write_random_folds(examples, k, 0 if args.seed is None else args.seed, out / "folds")
             # the folds are this project's JSON Lines, whatever format the source file had
             config = dataclasses.replace(config, data=dataclasses.replace(config.data, format="jsonl"))
+        if args.jobs > 1 and not config.train.num_threads:
+            print(f"note: --jobs {args.jobs} with train.num_threads 0: every fold takes all of torch's threads; "
+                  "--set train.num_threads=T with jobs x T at most the cores is faster", file=sys.stderr)
         if args.seeds is None:
-            report = run_cross_validation(config, folds, out, progress=args.progress, refit=args.refit)
+            report = run_cross_validation(config, folds, out, progress=args.progress, refit=args.refit,
+                                          jobs=args.jobs)
         else:
             report = run_seeded_cross_validation(config, folds, out, args.seeds, progress=args.progress,
-                                                 refit=args.refit)
+                                                 refit=args.refit, jobs=args.jobs)
     if args.json:
         print(json.dumps(report))
     else:
@@ -96,6 +100,9 @@ def register(commands) -> None:
                     help="cross-validate with N training seeds (train.seed .. train.seed + N - 1, each in "
                          "OUT/seed<S>, finished folds reused) and report their majority vote on every test problem "
                          "(OUT/fold<k>/predictions.jsonl; ties go to the lowest seed) beside each seed's scores")
+    cv.add_argument("--jobs", type=integer_in(1), default=1, metavar="N",
+                    help="train up to N folds at once, each in a process of its own (default 1); every fold's run is "
+                         "the one a sequential cv makes. Give each train.num_threads=T with N x T at most the cores")
     cv.add_argument("--json", action="store_true", help="print the report as one JSON object")
     cv.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                     help="a line per fold on stderr (--no-progress also hides the training progress bars)")

@@ -16,6 +16,10 @@ folds of value and equation accuracy, of the corpus BLEU of the predicted equati
 and of the share of test input tokens unknown to the fold's source vocabulary ("unk %"); it is written to
 ``OUT/report.md`` and ``OUT/report.json`` (the rows, report dicts and Markdown: ``neuromath.experiments.cv_reports``).
 
+With ``jobs`` > 1 (``cv --jobs N``) up to N folds train at once, each in a process of its own (``spawn``: no torch
+state is shared), before the report is assembled as usual; each fold's run is the one a sequential cross-validation
+makes (same config, seed and threads), so only the wall time changes.
+
 ``run_seeded_cross_validation`` (``cv --seeds N``) runs N such cross-validations with consecutive training seeds in
 ``OUT/seed<S>`` and votes their answers problem by problem (``neuromath.evaluation.vote``) into ``OUT/fold<k>``.
 """
@@ -24,9 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 import random
 import sys
 import time
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Sequence
 
@@ -241,7 +248,7 @@ def run_refit(run_config: Config, fold_dir: Path, prefix: str, progress: bool) -
 
 
 def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, progress: bool = True,
-                         refit: bool = False) -> dict:
+                         refit: bool = False, jobs: int = 1) -> dict:
     """Run every fold (reusing finished ones) in ``out_dir/<fold name>`` and write ``out_dir/report.md`` and
     ``report.json``; returns the report: ``{"model", "task", "k", "out", "folds": [row, ...], "value_accuracy":
     {"mean", "std"}, "equation_accuracy": {"mean", "std"}, "bleu": {"mean", "std"}, "unknown_token_rate": {"mean",
@@ -252,8 +259,12 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
     ``refit``: after each fold's run has chosen its epoch on the carve-out, a second run trains on the whole
     training fold for that many epochs and its last weights score the test fold (``OUT/fold<k>/refit``); the rows
     then hold the refit's test scores, the selection run's best validation score and epochs (``epochs``) and the
-    refit's epochs (``refit_epochs``). The test fold still chooses nothing."""
+    refit's epochs (``refit_epochs``). The test fold still chooses nothing.
+
+    ``jobs``: how many folds may train at once, each in its own process (``train_folds_in_parallel``)."""
     word_problem_task(config)
+    if jobs < 1:
+        raise NeuromathError(f"jobs must be at least 1, got {jobs}")
     if not folds:
         raise NeuromathError("no folds to cross-validate")
     if refit and config.model.name in RETRIEVAL_MODELS:
@@ -263,7 +274,7 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
         if holds_a_vote(Path(out_dir)):
             raise NeuromathError(f"{out_dir} holds the vote of a cv --seeds (its seeds' runs are in "
                                  f"{Path(out_dir) / 'seed<S>'}): give this cross-validation another --out")
-        return run_folds(config, folds, Path(out_dir), progress, refit)
+        return run_folds(config, folds, Path(out_dir), progress, refit, jobs)
 
 
 def holds_a_vote(out_dir: Path) -> bool:
@@ -275,9 +286,63 @@ def holds_a_vote(out_dir: Path) -> bool:
     return isinstance(report, dict) and "seeds" in report
 
 
-def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool, refit: bool = False) -> dict:
+def train_fold(run_config: Config, fold_dir: Path, prefix: str, progress: bool, refit: bool) -> dict:
+    """One fold's training in a worker process of ``train_folds_in_parallel``: its selection run (unless finished)
+    and, with ``refit``, its refit (unless finished). Returns what ``run_folds`` would have learnt doing it itself."""
+    done: dict = {"summary": finished_summary(fold_dir), "refit": None}
+    done["trained"] = done["summary"] is None
+    if done["trained"]:
+        done["summary"] = run_trained_fold(run_config, fold_dir, prefix, progress)
+    if refit and "test" in done["summary"]:
+        done["refit"] = run_refit(run_config, fold_dir, prefix, progress)
+    return done
+
+
+def train_folds_in_parallel(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool, refit: bool,
+                            jobs: int) -> dict:
+    """Train the folds that need it, up to ``jobs`` at once, each in a fresh process (``spawn``); returns
+    ``{fold name: train_fold's result}``. Training progress bars are off (several would share one terminal); the
+    line per fold stays. On the first failure no further fold starts, the running ones finish (they would resume
+    anyway), and the failure is raised."""
+    pending = []
+    for number, (name, train_path, test_path) in enumerate(folds, start=1):
+        fold_dir = out_dir / name
+        run_config = fold_config(config, train_path, test_path)
+        finished = finished_summary(fold_dir) is not None
+        check_same_config(fold_dir, run_config, finished=finished)
+        if not finished or (refit and finished_summary(fold_dir / REFIT_DIR) is None):
+            quiet = dataclasses.replace(run_config, train=dataclasses.replace(run_config.train, progress=False))
+            pending.append((name, quiet, fold_dir, f"fold {number}/{len(folds)}"))
+    if len(pending) < 2 or jobs < 2:
+        return {}
+    workers = min(jobs, len(pending))
+    if progress:
+        print(f"cross-validation: {len(pending)} folds to train, {workers} at a time", file=sys.stderr, flush=True)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(train_fold, run_config, fold_dir, prefix, progress, refit): name
+                   for name, run_config, fold_dir, prefix in pending}
+        finished_futures, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [future for future in finished_futures if future.exception() is not None]
+        if failed:
+            for future in futures:
+                future.cancel()
+            if progress:
+                print(f"cross-validation: {futures[failed[0]]} failed; waiting for the folds already training",
+                      file=sys.stderr, flush=True)
+            error = failed[0].exception()
+            if isinstance(error, BrokenProcessPool):
+                raise NeuromathError(f"a worker process of the cross-validation ({futures[failed[0]]}) stopped "
+                                     "abruptly (killed, out of memory, or unable to start: its own traceback is "
+                                     "above); unfinished folds resume when the command runs again") from error
+            raise error
+        return {name: future.result() for future, name in futures.items()}
+
+
+def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool, refit: bool = False,
+              jobs: int = 1) -> dict:
     retrieval = config.model.name in RETRIEVAL_MODELS
     started = time.perf_counter()
+    trained = {} if retrieval else train_folds_in_parallel(config, folds, out_dir, progress, refit, jobs)
     rows = []
     for number, (name, train_path, test_path) in enumerate(folds, start=1):
         prefix = f"fold {number}/{len(folds)}"
@@ -285,7 +350,7 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
         run_config = fold_config(config, train_path, test_path)
         summary = finished_summary(fold_dir)
         check_same_config(fold_dir, run_config, finished=summary is not None)
-        reused = summary is not None
+        reused = summary is not None and not trained.get(name, {}).get("trained", False)
         if reused:
             print(f"{prefix}: reused {fold_dir / 'summary.json'}", file=sys.stderr, flush=True)
         else:
@@ -302,7 +367,8 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
                 write_fold_summary(fold_dir, summary, fold_started)
         row = fold_row(name, train_path, test_path, summary, reused=reused)
         if refit:
-            refit_summary, refit_reused = run_refit(run_config, fold_dir, prefix, progress)
+            refit_summary, refit_reused = trained.get(name, {}).get("refit") or run_refit(run_config, fold_dir,
+                                                                                         prefix, progress)
             row = refit_row(row, refit_summary, refit_reused)
         rows.append(row)
         if progress and not row["reused"]:
@@ -329,7 +395,7 @@ def seeded(config: Config, seed: int) -> Config:
 
 
 def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | Path, seeds: int,
-                                progress: bool = True, refit: bool = False) -> dict:
+                                progress: bool = True, refit: bool = False, jobs: int = 1) -> dict:
     """``seeds`` cross-validations of one config, with the training seeds S = train.seed .. train.seed + N - 1, each
     in ``OUT/seed<S>`` (``run_cross_validation``: finished folds are reused, ``refit`` as there), then their majority
     vote on every test problem (``neuromath.evaluation.vote``; ties go to the lowest seed): ``OUT/fold<k>`` holds the
@@ -361,7 +427,7 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
                 print(f"seed {seed} ({offset + 1} of {seeds}) in {out_dir / f'seed{seed}'}", file=sys.stderr,
                       flush=True)
             reports.append(run_cross_validation(seeded(config, seed), folds, out_dir / f"seed{seed}", progress,
-                                                refit))
+                                                refit, jobs))
         report = vote_seeds(config, folds, out_dir, reports)
         report["elapsed_seconds"] = time.perf_counter() - started
         write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2))

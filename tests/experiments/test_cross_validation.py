@@ -1,6 +1,7 @@
 """neuromath/experiments/cross_validation.py and `neuromath cv`: folds found and split, a retrieval baseline
 cross-validated on hand-made folds with hand-computed accuracies, and a tiny Transformer cross-validated end to end
-through the command line, reusing and resuming folds (never under other settings) and locking its folder."""
+through the command line, reusing and resuming folds (never under other settings) and locking its folder; with
+--jobs, folds train in worker processes and give the sequential runs' results."""
 
 import json
 import math
@@ -400,3 +401,57 @@ def test_a_run_without_validation_needs_a_budget_and_reads_no_validation_file(tm
                                   "train.validate=false", "train.max_epochs=1", "data.streaming=true"], strict=True)
     with pytest.raises(ConfigError, match="a streamed corpus .data.streaming. holds its validation records out"):
         train_run(streamed, tmp_path / "streamed")
+
+
+def test_cv_jobs_trains_folds_at_once_and_each_fold_is_the_sequential_run(tmp_path, capfd, one_thread):
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(yaml.safe_dump(TINY_CONFIG))
+    data = tmp_path / "problems.jsonl"
+    write_jsonl(generate(45, random.Random(4)), data)
+    reports = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        assert main(["cv", "--config", str(config_path), "--data", str(data), "--k", "3", "--seed", "2",
+                     "--out", str(out), "--jobs", str(jobs), "--json"]) == 0
+        captured = capfd.readouterr()
+        reports[jobs] = json.loads(captured.out)
+        assert ("3 folds to train, 2 at a time" in captured.err) == (jobs == 2)
+        assert "fold 3/3: training transformer" in captured.err  # the worker processes' lines reach the terminal
+    sequential, parallel = reports[1], reports[2]
+    assert [row["reused"] for row in parallel["folds"]] == [False] * 3
+    for row_a, row_b in zip(sequential["folds"], parallel["folds"]):
+        for key in ("value_accuracy", "equation_accuracy", "best_val_value_accuracy", "epochs", "bleu"):
+            assert row_a[key] == row_b[key], key
+        fold = row_a["fold"]
+        predictions = [(tmp_path / f"jobs{jobs}" / fold / "predictions.jsonl").read_text() for jobs in (1, 2)]
+        assert predictions[0] == predictions[1]
+    assert parallel["value_accuracy"] == sequential["value_accuracy"]
+
+    # run again: every fold is reused, nothing is started
+    assert main(["cv", "--config", str(config_path), "--data", str(data), "--k", "3", "--seed", "2",
+                 "--out", str(tmp_path / "jobs2"), "--jobs", "2"]) == 0
+    captured = capfd.readouterr()
+    assert captured.err.count("reused") == 3 and "at a time" not in captured.err
+
+
+def test_cv_jobs_reports_a_folds_failure_and_keeps_the_other_folds(tmp_path, capfd, one_thread):
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(yaml.safe_dump(TINY_CONFIG))
+    folds = write_random_folds(generate(30, random.Random(5)), 2, seed=0, out_dir=tmp_path / "folds")
+    broken = folds[1][1]
+    broken.write_text(broken.read_text() + "{not json\n")
+    out = tmp_path / "cv"
+    assert main(["cv", "--config", str(config_path), "--folds", str(tmp_path / "folds"), "--out", str(out),
+                 "--jobs", "2", "--set", "data.format=jsonl"]) == 2
+    captured = capfd.readouterr()
+    assert f"{broken}:" in captured.err and "fold1 failed" in captured.err
+    assert (out / "fold0" / "summary.json").exists() and not (out / "fold1" / "summary.json").exists()
+
+
+def test_a_data_format_error_crosses_processes_whole():
+    import pickle
+
+    error = DataFormatError("folds/fold1/train.jsonl", 16, "invalid JSON")
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is DataFormatError and str(again) == str(error) == "folds/fold1/train.jsonl:16: invalid JSON"
+    assert (again.path, again.line, again.reason) == ("folds/fold1/train.jsonl", 16, "invalid JSON")
