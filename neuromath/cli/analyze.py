@@ -28,6 +28,12 @@ def command_analyze_edits(args: argparse.Namespace) -> int:
     return analyze_edits(args.run_dirs, args.data, args.json, args.batch_size)
 
 
+def command_analyze_slices(args: argparse.Namespace) -> int:
+    from neuromath.experiments.slices import slices_command  # the task readers: loaded only here
+
+    return slices_command(args.runs, args.json, args.samples, args.seed, args.work)
+
+
 def command_analyze_seeds(args: argparse.Namespace) -> int:
     from neuromath.experiments.fit_then_test import combine_runs, combined_runs_table
     from neuromath.fileio import write_text_atomic
@@ -126,3 +132,28 @@ def register(commands) -> None:
     seeds.add_argument("--json", action="store_true", help="print the result as one JSON object")
     seeds.add_argument("--out", default=None, help="also write the result as JSON to this file")
     seeds.set_defaults(handler=command_analyze_seeds)
+    slices = kinds.add_parser(
+        "slices", help="word problems: accuracy on slices of the test problems (a number left unused, how many "
+                       "numbers, how many operators), later runs paired with the first",
+        **documented(
+            "Read each run's test prediction records and the gold test file its config names, and print value "
+            "accuracy on slices of the test problems: those whose gold equation leaves a given number unused (the "
+            "corpus's own distractors) and the others, by how many numbers the problem gives and by how many "
+            "operators its equation has. A run is a cv folder (pooled over its folds), a folder of seeds (pooled "
+            "over seed<S>) or one run; evidence folders under results/ work too. Every later run is paired with "
+            "the first on each slice: the difference, its paired bootstrap interval and McNemar's exact p. "
+            "Nothing is trained or decoded.",
+            "neuromath analyze slices runs/cv_g2t runs/cv_g2t_irrelevant",
+            "neuromath analyze slices results/word-problems-cv/runs/graph2tree-asdiv "
+            "results/word-problems-generalise/runs/graph2tree-combined-asdiv",
+        ),
+    )
+    slices.add_argument("runs", metavar="RUN", nargs="+",
+                        help="cv folders, folders of seeds or runs that scored the same test problems")
+    slices.add_argument("--work", default=None, metavar="DIR",
+                        help="where a test file a results recipe generated ({work}/...) is: WORK/<experiment>")
+    slices.add_argument("--samples", type=positive_int, default=10_000,
+                        help="paired bootstrap resamples (default 10000)")
+    slices.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    slices.add_argument("--json", action="store_true", help="print the table as one JSON object")
+    slices.set_defaults(handler=command_analyze_slices)
