@@ -18,6 +18,7 @@ from neuromath.config_rules import (
     LENGTH,
     MAJORITY,
     MAX_LENGTH,
+    NONNEGATIVE,
     PROBABILITY,
     RETRIEVAL,
     SEQUENCE,
@@ -152,6 +153,10 @@ class TreeDecoderConfig(ModelConfig):
     max_len: int = ranged(512, LENGTH)  # the longest input the model reads
     char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)  # see RecurrentConfig
     subwords: int = ranged(0, SUBWORD_MERGES)  # see RecurrentConfig
+    # weight of an auxiliary training loss: from each number's encoder state, predict whether the gold equation uses
+    # it (binary cross-entropy over the problem's numbers), so the encoder learns which numbers the question needs
+    # from the corpus's own problems; 0: off. Decoding is unchanged.
+    number_relevance: float = ranged(0.0, NONNEGATIVE)
 
 
 @ModelConfig.register("graph2tree")

@@ -6,7 +6,10 @@ comparison graph, Sec. 3.2-3.3, ``neuromath.nn.graph`` and ``neuromath.tasks.wor
 
 Registered in ``MODELS`` as ``gts`` and ``graph2tree``. Two switches exist for ablations: ``model.numbers: slot``
 embeds a number by its slot (a learned vector per ``n0, n1, ...``) instead of pointing at its encoder state, and
-``model.subtree_embedding: false`` hides finished subtrees from the right goals. ``model.shared_words: true``
+``model.subtree_embedding: false`` hides finished subtrees from the right goals. ``model.number_relevance: W``
+adds an auxiliary training loss (weight W): each number's encoder state predicts whether the gold equation uses that
+number, so the encoder is told which of the problem's numbers are distractors (decoding is unchanged).
+``model.shared_words: true``
 (graph2tree) adds the links between the occurrences of a number's cell words to both cell graphs
 (``shared_word_links``); ``model.graph_text: true`` builds the graphs from the words as written (the batch's
 ``source_words``) instead of the vocabulary's tokens, where every unknown word is one ``<unk>`` and no content word.
@@ -103,6 +106,7 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         ]
         self.register_buffer("source_slot", torch.tensor(source_slot, dtype=torch.long), persistent=False)
         self.n_numbers = len(number_ids)
+        self.register_buffer("number_target_ids", torch.tensor(number_ids, dtype=torch.long), persistent=False)
 
         self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=self.pad_id)
         self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
@@ -126,6 +130,11 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         self.slot_embedding = (
             nn.Parameter(torch.randn(self.n_numbers, hidden) * hidden**-0.5) if config.numbers == "slot" else None
         )
+        if config.number_relevance > 0 and config.numbers != "pointer":
+            raise ConfigError("model.number_relevance reads each number's encoder state: it needs model.numbers "
+                              "pointer")
+        self.relevance = nn.Linear(hidden, 1) if config.number_relevance > 0 else None
+        self.last_auxiliary_loss: torch.Tensor | None = None  # set by a training forward, read by the trainer
 
     # -- encoder ---------------------------------------------------------------------------------------------------
     def encode(self, batch: dict) -> dict:
@@ -151,7 +160,17 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         leaf_valid = torch.cat([every_constant, count.gt(0)], dim=1)  # (B, C + K)
         keys = self.decoder.attention_keys(states)
         return {"states": states, "keys": keys, "valid": valid, "root": root, "leaves": leaves,
-                "leaf_valid": leaf_valid}
+                "leaf_valid": leaf_valid, "numbers": numbers, "number_present": count.gt(0)}
+
+    def relevance_loss(self, memory: dict, target: torch.Tensor) -> torch.Tensor:
+        """``model.number_relevance`` times the binary cross-entropy of predicting, from each number's encoder state,
+        whether the target equation (B, T) uses it; averaged over the numbers the problems hold."""
+        logits = self.relevance(memory["numbers"]).squeeze(-1)  # (B, K)
+        used = (target[:, :, None] == self.number_target_ids).any(dim=1).to(logits.dtype)  # (B, K)
+        present = memory["number_present"]
+        losses = nn.functional.binary_cross_entropy_with_logits(logits.float(), used.float(), reduction="none")
+        mean = (losses * present).sum() / present.sum().clamp(min=1)
+        return self.config.number_relevance * mean
 
     def graphs(self, batch: dict) -> torch.Tensor:
         """The adjacency (B, 4, S, S) of ``GRAPHS``: the quantity cell graph in both directions (with
@@ -222,6 +241,8 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
     def forward(self, batch: dict) -> torch.Tensor:
         """Teacher-forced logits (B, T, V) for ``batch["target_out"]`` (prefix tokens, then eos)."""
         memory = self.encode(batch)
+        if self.relevance is not None and self.training:
+            self.last_auxiliary_loss = self.relevance_loss(memory, batch["target_out"])
         state = self.decoder.start(memory["root"])
         steps = []
         for tokens in batch["target_out"].unbind(1):  # one node of every tree of the batch per step

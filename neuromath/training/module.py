@@ -112,13 +112,21 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
         begin_graph_step(self.model, self.device)  # train.compile_mode reduce-overhead: a new CUDA-graph step
         with training_attention(self.device):  # bf16 on the CPU: the attention kernel whose backward is fast
             logits = self.model(batch)  # (B, T, V)
-        return F.cross_entropy(
+        loss = F.cross_entropy(
             logits.flatten(0, 1).float(),
             batch["target_out"].flatten(),
             ignore_index=0,
             label_smoothing=self.config.optim.label_smoothing,
             reduction=reduction,
         )
+        # a model's auxiliary loss of this training forward (model.number_relevance), a mean: as many times the
+        # target tokens under reduction="sum", so that DDP's normalisation leaves it a mean
+        auxiliary = getattr(self.model, "last_auxiliary_loss", None)
+        if auxiliary is not None:
+            self.model.last_auxiliary_loss = None
+            tokens = (batch["target_out"] != 0).sum() if reduction == "sum" else 1
+            loss = loss + auxiliary * tokens
+        return loss
 
     def on_validation_epoch_start(self) -> None:
         self._results = []

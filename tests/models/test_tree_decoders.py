@@ -287,3 +287,63 @@ def test_without_subtree_embeddings_a_right_goal_does_not_depend_on_its_left_sub
         with torch.no_grad():
             log_probs, _ = model.decode_step(model.encode(batch), prefixes, None)
         assert (not torch.allclose(log_probs[0], log_probs[1])) == differs
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_number_relevance_learns_which_numbers_the_equation_uses_and_joins_the_training_loss(name):
+    """In the pointing task one of the three numbers is a distractor that the question word decides; trained on the
+    auxiliary loss alone, the relevance head tells used from unused numbers on held-out problems (chance 2/3 for
+    always "used"). The trainer's loss is the cross-entropy plus that loss, in training only."""
+    import torch.nn.functional as F
+
+    from neuromath.config import load_config
+    from neuromath.training.module import SequenceModule
+
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    train_examples = pointing_task(120, random.Random(2))
+    train = batch_of(train_examples, source_vocab, target_vocab)
+    model = small_model(name, source_vocab, target_vocab, number_relevance=0.5)
+    # the labels by hand: the first example's equation uses two of its three numbers
+    with torch.no_grad():
+        memory = model.encode(train)
+        used_by_hand = [[f"n{k}" in target for k in range(4)] for _, target, _ in train_examples]
+        logits = model.relevance(memory["numbers"]).squeeze(-1)
+        expected = F.binary_cross_entropy_with_logits(logits[:, :3], torch.tensor(used_by_hand)[:, :3].float())
+        computed = model.relevance_loss(memory, train["target_out"])
+    assert float(computed) == pytest.approx(0.5 * float(expected), rel=1e-5)
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(100):
+        optimizer.zero_grad()
+        loss = model.relevance_loss(model.encode(train), train["target_out"])
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    test_examples = pointing_task(60, random.Random(3))
+    test = batch_of(test_examples, source_vocab, target_vocab)
+    with torch.no_grad():
+        predicted = model.relevance(model.encode(test)["numbers"]).squeeze(-1)[:, :3] > 0
+    truth = torch.tensor([[f"n{k}" in target for k in range(3)] for _, target, _ in test_examples])
+    assert (predicted == truth).float().mean() >= 0.9
+
+    module = SequenceModule(load_config("word_problems/graph2tree", [], strict=True), model)
+    model.train()
+    torch.manual_seed(1)
+    with_auxiliary = module.loss(train)
+    torch.manual_seed(1)
+    logits = model(train)
+    auxiliary = model.last_auxiliary_loss
+    plain = F.cross_entropy(logits.flatten(0, 1), train["target_out"].flatten(), ignore_index=0)
+    assert auxiliary is not None
+    assert float(with_auxiliary.detach()) == pytest.approx(float((plain + auxiliary).detach()), rel=1e-5)
+    model.eval()
+    model.last_auxiliary_loss = None
+    model(train)
+    assert model.last_auxiliary_loss is None  # validation and decoding: the cross-entropy alone
+
+
+def test_number_relevance_needs_the_numbers_encoder_states():
+    source_vocab, target_vocab = vocabularies()
+    with pytest.raises(ConfigError, match="number_relevance reads each number's encoder state"):
+        small_model("gts", source_vocab, target_vocab, number_relevance=0.5, numbers="slot")
