@@ -24,6 +24,7 @@ from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import REFIT_DIR
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evidence import WORK_PREFIX
+from neuromath.experiments.evidence import scored_units as evidence_units
 from neuromath.experiments.paired_compare import (
     fold_predictions,
     fold_test_file,
@@ -73,9 +74,7 @@ def scored_units(path: Path) -> list[Path]:
         report = read_cv_report(path)
         return [path / row["fold"] / REFIT_DIR if report.get("refit") else path / row["fold"]
                 for row in report["folds"]]
-    seeds = sorted((p for p in path.iterdir() if p.is_dir() and p.name.startswith("seed") and p.name[4:].isdigit()),
-                   key=lambda p: int(p.name[4:])) if path.is_dir() else []
-    return seeds or [path]
+    return evidence_units(path, "train")  # a training's seeds, or the run itself
 
 
 def test_file(unit: Path, work: str | Path | None) -> Path:
