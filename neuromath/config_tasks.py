@@ -85,6 +85,10 @@ class WordProblemsData(SequenceData):
     # normalisation, in prefix). canonical rewrites the gold equations of every split, so equation accuracy counts
     # a match with the canonical form; value accuracy is the same either way
     targets: str = one_of("as_written", "as_written", "canonical")
+    # training only: a comma list of word-problem files (another collection, e.g. MAWPS beside ASDiv-A) whose problems
+    # join the training set after the validation carve-out; one whose story is in the validation or test set, or
+    # already in training, is left out (neuromath.tasks.word_problems.overlap.story_key)
+    train_extra: str | None = None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems.normalisation import with_canonical_equation
+from neuromath.tasks.word_problems.overlap import new_stories
 from neuromath.tasks.word_problems.variations import augment, vary
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import ProgressBar, SequenceModule
@@ -118,6 +119,8 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         report["train"]["after_valid_split"] = len(train)
     if not train:
         raise NeuromathError("the training set is empty")
+    if isinstance(data, WordProblemsData) and data.train_extra:  # after the carve-out, kept apart from held-out stories
+        train, report["train"]["extra"] = with_extra_problems(task, config, train, valid + test)
     if isinstance(data, WordProblemsData) and data.augment:  # after the carve-out: no variant of a validation problem
         kinds = [name.strip() for name in data.augment.split(",") if name.strip()]
         added, counts = augment(train, kinds, data.augment_copies, seed)
@@ -128,6 +131,18 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
     if isinstance(data, WordProblemsData) and data.targets == "canonical":
         train, valid, test = ([with_canonical_equation(example) for example in split] for split in (train, valid, test))
     return PreparedData(train, valid, test, report)
+
+
+def with_extra_problems(task: SequenceTask, config: Config, train: list, held_out: list) -> tuple[list, dict]:
+    """``train`` joined by the problems of ``data.train_extra``'s files whose story no held-out or training problem
+    has (``new_stories``), and the report: each file read, how many were left out and why, how many joined."""
+    extra, files = [], []
+    for path in (name.strip() for name in config.data.train_extra.split(",") if name.strip()):
+        read: dict = {}
+        extra += read_split(task, path, config, read, "train")
+        files.append(read["train"])
+    added, counts = new_stories(extra, held_out, train)
+    return train + added, {"files": files, **counts}
 
 
 def with_variations(valid: list, names: str, seed: int) -> tuple[list, dict[str, int]]:

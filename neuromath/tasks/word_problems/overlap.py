@@ -1,5 +1,6 @@
 """Problems a training set has not seen (``neuromath data unseen``): a test set from another corpus, less the problems
-whose story is also in the training files, measures how a model carries over to problems it was not tuned for.
+whose story is also in the training files, measures how a model carries over to problems it was not tuned for. The
+same rule keeps the held-out problems out of another corpus's problems joined to training (``data.train_extra``).
 
 Two problems are the same story when their masked texts agree once lower-cased and reduced to their letters: the
 numbers (masked, or written out), punctuation and spacing do not count. So a problem copied from one corpus into
@@ -40,3 +41,14 @@ def unseen(test: Sequence[Example], train: Iterable[Example]) -> tuple[list[Exam
             kept.append(example)
     counts["kept"] = len(kept)
     return kept, counts
+
+
+def new_stories(extra: Sequence[Example], held_out: Iterable[Example],
+                train: Iterable[Example]) -> tuple[list[Example], dict[str, int]]:
+    """The problems of ``extra`` (``data.train_extra``) that may join a training set: those whose story is in no
+    held-out problem (validation, test) and in no training problem, each story once; with the counts read,
+    in_held_out, in_train, repeated and kept."""
+    outside, counts = unseen(extra, held_out)
+    kept, second = unseen(outside, train)
+    return kept, {"read": counts["read"], "in_held_out": counts["in_train"], "in_train": second["in_train"],
+                  "repeated": counts["repeated"], "kept": len(kept)}
