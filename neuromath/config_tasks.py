@@ -89,6 +89,9 @@ class WordProblemsData(SequenceData):
     # join the training set after the validation carve-out; one whose story is in the validation or test set, or
     # already in training, is left out (neuromath.tasks.word_problems.overlap.story_key)
     train_extra: str | None = None
+    # a train_extra problem whose story's word set shares at least this Jaccard share with a held-out problem's is
+    # its copy (names changed, a word edited) and left out too; 1: only the same story
+    train_extra_similarity: float = ranged(0.8, Range(low=0, high=1, low_open=True, high_closed=True))
 
 
 @dataclass(frozen=True)

@@ -134,14 +134,15 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
 
 
 def with_extra_problems(task: SequenceTask, config: Config, train: list, held_out: list) -> tuple[list, dict]:
-    """``train`` joined by the problems of ``data.train_extra``'s files whose story no held-out or training problem
-    has (``new_stories``), and the report: each file read, how many were left out and why, how many joined."""
+    """``train`` joined by the problems of ``data.train_extra``'s files whose story no training problem has and no
+    held-out problem has or nearly has (``new_stories``), and the report: each file read, how many were left out
+    and why, how many joined."""
     extra, files = [], []
     for path in (name.strip() for name in config.data.train_extra.split(",") if name.strip()):
         read: dict = {}
         extra += read_split(task, path, config, read, "train")
         files.append(read["train"])
-    added, counts = new_stories(extra, held_out, train)
+    added, counts = new_stories(extra, held_out, train, config.data.train_extra_similarity)
     return train + added, {"files": files, **counts}
 
 

@@ -11,7 +11,7 @@ from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import DataNotFoundError
 from neuromath.tasks import get_task
 from neuromath.tasks.word_problems import write_jsonl
-from neuromath.tasks.word_problems.overlap import story_key
+from neuromath.tasks.word_problems.overlap import near_copy, story_key
 from neuromath.tasks.word_problems.templates import generate
 from neuromath.training.run import prepare_data
 
@@ -42,9 +42,10 @@ def test_extra_problems_join_training_and_no_held_out_story_does(files):
     plain = prepared(tmp_path)
     keys = {"valid": {story_key(e) for e in plain.valid}, "test": {story_key(e) for e in plain.test},
             "train": {story_key(e) for e in plain.train}}
-    fresh = [e for e in generate(300, random.Random(13))
-             if not any(story_key(e) in held for held in keys.values())]
-    assert len(fresh) > 20  # the generator tells most stories apart by their names and objects
+    held_words = [frozenset(key.split()) for key in keys["valid"] | keys["test"]]
+    fresh = [e for e in generate(600, random.Random(13)) if not any(story_key(e) in held for held in keys.values())
+             and not near_copy(frozenset(story_key(e).split()), held_words, 0.8)]
+    assert len(fresh) > 20  # the generator's templates make many near copies; some stories are new
     copies = ([renumbered(e, "t") for e in plain.test[:5]] + [renumbered(e, "v") for e in plain.valid[:5]]
               + [renumbered(e, "r") for e in plain.train[:5]])
     extra = fresh[:20] + copies + [renumbered(fresh[0], "again")]
@@ -61,8 +62,41 @@ def test_extra_problems_join_training_and_no_held_out_story_does(files):
     report = after.report["train"]["extra"]
     assert report["in_held_out"] == 10 and report["in_train"] == 5
     assert report["kept"] == len(added) and report["read"] == len(extra)
-    assert report["read"] == report["in_held_out"] + report["in_train"] + report["repeated"] + report["kept"]
+    assert report["read"] == sum(report[key] for key in ("in_held_out", "near_held_out", "in_train", "repeated",
+                                                          "kept"))
     assert [f["read"] for f in report["files"]] == [18, len(extra) - 18]
+
+
+def edited(example, old, new):
+    """``example`` with the word ``old`` of its story replaced by ``new``: a copy with a name changed."""
+    assert f" {old} " in f" {example.masked_text} "
+    return dataclasses.replace(example, id=f"{example.id}-edited",
+                               masked_text=f" {example.masked_text} ".replace(f" {old} ", f" {new} ").strip(),
+                               text=example.text.replace(old, new))
+
+
+def test_a_held_out_story_with_a_word_changed_is_a_copy_unless_similarity_is_1(files):
+    tmp_path, _, test = files
+    long_one = max(test, key=lambda e: len(set(story_key(e).split())))
+    word = next(w for w in long_one.masked_text.split() if w.isalpha() and len(w) > 3)
+    copy = edited(long_one, word, "zyxwv")
+    assert story_key(copy) != story_key(long_one)
+    write_jsonl([copy], tmp_path / "other.jsonl")
+    strict = prepared(tmp_path, f"data.train_extra={tmp_path / 'other.jsonl'}")
+    assert strict.report["train"]["extra"]["near_held_out"] == 1 and strict.report["train"]["extra"]["kept"] == 0
+    exact = prepared(tmp_path, f"data.train_extra={tmp_path / 'other.jsonl'}", "data.train_extra_similarity=1")
+    assert exact.report["train"]["extra"]["kept"] == 1 and exact.train[-1].id == copy.id
+
+
+def test_near_copy_agrees_with_the_plain_jaccard_share():
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(30)]
+    for _ in range(2000):
+        a = frozenset(rng.sample(vocabulary, rng.randint(1, 12)))
+        others = [frozenset(rng.sample(vocabulary, rng.randint(1, 12))) for _ in range(3)]
+        threshold = rng.choice([0.3, 0.5, 0.8, 1.0])
+        expected = any(len(a & b) / len(a | b) >= threshold for b in others)
+        assert near_copy(a, others, threshold) == expected
 
 
 def test_a_missing_extra_file_is_named_before_anything_is_read(files):

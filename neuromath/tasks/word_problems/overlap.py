@@ -43,12 +43,44 @@ def unseen(test: Sequence[Example], train: Iterable[Example]) -> tuple[list[Exam
     return kept, counts
 
 
-def new_stories(extra: Sequence[Example], held_out: Iterable[Example],
-                train: Iterable[Example]) -> tuple[list[Example], dict[str, int]]:
-    """The problems of ``extra`` (``data.train_extra``) that may join a training set: those whose story is in no
-    held-out problem (validation, test) and in no training problem, each story once; with the counts read,
-    in_held_out, in_train, repeated and kept."""
-    outside, counts = unseen(extra, held_out)
-    kept, second = unseen(outside, train)
-    return kept, {"read": counts["read"], "in_held_out": counts["in_train"], "in_train": second["in_train"],
-                  "repeated": counts["repeated"], "kept": len(kept)}
+def near_copy(words: frozenset[str], others: Sequence[frozenset[str]], similarity: float) -> bool:
+    """Whether the word set ``words`` shares at least ``similarity`` of its union (Jaccard) with one of ``others``."""
+    size = len(words)
+    for other in others:
+        # |A & B| / |A | B| can reach similarity only when the smaller set is at least that share of the larger one
+        if min(size, len(other)) >= similarity * max(size, len(other)):
+            shared = len(words & other)
+            if shared >= similarity * (size + len(other) - shared):
+                return True
+    return False
+
+
+def new_stories(extra: Sequence[Example], held_out: Iterable[Example], train: Iterable[Example],
+                similarity: float = 1.0) -> tuple[list[Example], dict[str, int]]:
+    """The problems of ``extra`` (``data.train_extra``) that may join a training set: each story once, and none
+    whose story is a training problem's or a held-out (validation, test) problem's. Two corpora share problems with
+    a name changed or a word edited, so with ``similarity`` below 1 a problem whose story's word set shares that
+    Jaccard share with a held-out one's counts as its copy too. Returns them and the counts read, in_held_out
+    (the same story), near_held_out (a copy by ``similarity``), in_train, repeated and kept."""
+    held_keys = {story_key(example) for example in held_out}
+    held_words = [frozenset(key.split()) for key in held_keys] if similarity < 1 else []
+    train_keys = {story_key(example) for example in train}
+    counts = dict.fromkeys(("read", "in_held_out", "near_held_out", "in_train", "repeated", "kept"), 0)
+    kept: list[Example] = []
+    own: set[str] = set()
+    for example in extra:
+        key = story_key(example)
+        counts["read"] += 1
+        if key in held_keys:
+            counts["in_held_out"] += 1
+        elif held_words and near_copy(frozenset(key.split()), held_words, similarity):
+            counts["near_held_out"] += 1
+        elif key in train_keys:
+            counts["in_train"] += 1
+        elif key in own:
+            counts["repeated"] += 1
+        else:
+            own.add(key)
+            kept.append(example)
+    counts["kept"] = len(kept)
+    return kept, counts
