@@ -135,7 +135,7 @@ def command_data_unseen(args: argparse.Namespace) -> int:
              for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped)]
     for error in skipped:
         print(f"skipped: {error}", file=sys.stderr)
-    kept, counts = unseen(test, train)
+    kept, counts = unseen(test, train, args.similarity)
     out.parent.mkdir(parents=True, exist_ok=True)
     with locked(out, is_folder=False):
         write_jsonl(kept, out)
@@ -143,8 +143,9 @@ def command_data_unseen(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"{counts['read']} test problems: {counts['in_train']} have a story of the {len(train)} training problems, "
-          f"{counts['repeated']} repeat an earlier test problem; {counts['kept']} written to {out}")
+    near = f", {counts['near_train']} are near copies of one" if args.similarity < 1 else ""
+    print(f"{counts['read']} test problems: {counts['in_train']} have a story of the {len(train)} training problems"
+          f"{near}, {counts['repeated']} repeat an earlier test problem; {counts['kept']} written to {out}")
     return 0
 
 
@@ -284,8 +285,10 @@ def register(commands) -> None:
             "file, the test problems whose story no training problem has, each story once: a test set of problems "
             "a model trained on TRAIN has not seen, to measure how it carries over. Stories are compared by their "
             "masked text lower-cased and reduced to letters (numbers, punctuation and spacing do not count), so a "
-            "problem copied from one corpus into another is left out even with its numbers changed. Prints how "
-            "many were read, seen in training, repeated and kept.",
+            "problem copied from one corpus into another is left out even with its numbers changed. Copies with a "
+            "name changed or a word edited differ as stories: --similarity 0.8 leaves out a test problem whose "
+            "story's words share at least 0.8 of their union with a training story's (Jaccard). Prints how "
+            "many were read, seen in training, near copies, repeated and kept.",
             "neuromath data unseen asdiv-a-cv/fold0/train.csv asdiv-a-cv/fold0/dev.csv "
             "--train mawps-cv/fold0/train.csv --out runs/asdiv-a-unseen-by-mawps.jsonl",
         ),
@@ -296,5 +299,19 @@ def register(commands) -> None:
     fresh.add_argument("--out", required=True, help="the JSON-lines file to write the kept problems to")
     fresh.add_argument("--format", default=None, help="data format (default: detected from each file)")
     fresh.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    fresh.add_argument("--similarity", type=similarity_share, default=1.0, metavar="S",
+                       help="also leave out a test problem whose story's word set shares at least S of its union "
+                            "with a training story's (0 < S <= 1; default 1: only the same story)")
     fresh.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     fresh.set_defaults(handler=command_data_unseen)
+
+
+def similarity_share(text: str) -> float:
+    """--similarity: a share in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1]: a Jaccard share, 1 for the same story only")
+    return value

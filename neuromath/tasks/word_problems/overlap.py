@@ -23,17 +23,23 @@ def story_key(example: Example) -> str:
     return " ".join(NOT_LETTERS.sub(" ", example.masked_text.lower()).split())
 
 
-def unseen(test: Sequence[Example], train: Iterable[Example]) -> tuple[list[Example], dict[str, int]]:
+def unseen(test: Sequence[Example], train: Iterable[Example],
+           similarity: float = 1.0) -> tuple[list[Example], dict[str, int]]:
     """The problems of ``test`` whose story no problem of ``train`` has, each story once (the first kept), and the
-    counts: read, in_train (left out as seen), repeated (left out as a repeat within ``test``), kept."""
+    counts: read, in_train (left out as seen), near_train (left out as a near copy of a training story: with
+    ``similarity`` below 1, their word sets share at least that Jaccard share), repeated (left out as a repeat
+    within ``test``), kept."""
     seen = {story_key(example) for example in train}
+    seen_words = [frozenset(key.split()) for key in seen] if similarity < 1 else []
     kept: list[Example] = []
-    counts = {"read": len(test), "in_train": 0, "repeated": 0}
+    counts = {"read": len(test), "in_train": 0, "near_train": 0, "repeated": 0}
     own: set[str] = set()
     for example in test:
         key = story_key(example)
         if key in seen:
             counts["in_train"] += 1
+        elif seen_words and near_copy(frozenset(key.split()), seen_words, similarity):
+            counts["near_train"] += 1
         elif key in own:
             counts["repeated"] += 1
         else:
