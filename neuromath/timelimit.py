@@ -4,8 +4,10 @@ limit per call.
 ``TimeLimitedPool(function, workers, time_limit)`` keeps ``workers`` processes; each job ``function(*args)`` is sent
 to an idle worker, and a worker still busy when its job's limit passes is killed and replaced. The limit works off
 the main thread (no SIGALRM) and counts from the moment the job reaches a worker that is ready, so the seconds a
-fresh worker spends importing SymPy are never charged to a job. ``function`` must be importable by name (a module-
-level function), because workers are started with ``spawn``: forking a process that runs torch threads can deadlock.
+fresh worker spends importing SymPy are never charged to a job; nor are those of ``warm_up()``, which a worker runs
+before it says it is ready (SymPy loads parts of itself at its first ``simplify``: a second or more on a loaded
+machine). ``function`` and ``warm_up`` must be importable by name (module-level functions), because workers are
+started with ``spawn``: forking a process that runs torch threads can deadlock.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ class Outcome:
         return self.status == "ok"
 
 
-def _worker_loop(function: Callable, connection) -> None:
+def _worker_loop(function: Callable, connection, warm_up: Callable | None = None) -> None:
+    if warm_up is not None:
+        try:
+            warm_up()
+        except Exception:  # a failed warm-up only costs the first job its time; the job reports its own errors
+            pass
     connection.send(("ready", None))
     while True:
         try:
@@ -49,9 +56,9 @@ def _worker_loop(function: Callable, connection) -> None:
 
 
 class _Worker:
-    def __init__(self, context, function: Callable):
+    def __init__(self, context, function: Callable, warm_up: Callable | None = None):
         parent_end, child_end = context.Pipe()
-        self.process = context.Process(target=_worker_loop, args=(function, child_end), daemon=True)
+        self.process = context.Process(target=_worker_loop, args=(function, child_end, warm_up), daemon=True)
         self.process.start()
         child_end.close()
         self.connection = parent_end
@@ -68,15 +75,17 @@ class _Worker:
 
 
 class TimeLimitedPool:
-    """Worker processes that run ``function(*args)`` with at most ``time_limit`` seconds per call."""
+    """Worker processes that run ``function(*args)`` with at most ``time_limit`` seconds per call; each runs
+    ``warm_up()`` once, uncharged, before its first job."""
 
     def __init__(self, function: Callable, workers: int = 1, time_limit: float = 5.0, startup_timeout: float = 120.0,
-                 start_method: str = "spawn"):
+                 start_method: str = "spawn", warm_up: Callable | None = None):
         if workers < 1:
             raise NeuromathError(f"workers must be at least 1, not {workers}")
         if time_limit <= 0:
             raise NeuromathError(f"the time limit must be positive, not {time_limit}")
         self.function = function
+        self.warm_up = warm_up
         self.n_workers = workers
         self.time_limit = time_limit
         self.startup_timeout = startup_timeout
@@ -91,7 +100,7 @@ class TimeLimitedPool:
     def _start_missing(self) -> None:
         self.workers = [w for w in self.workers if w.process.is_alive() or w.job is not None]
         while len(self.workers) < self.n_workers:
-            self.workers.append(_Worker(self.context, self.function))
+            self.workers.append(_Worker(self.context, self.function, self.warm_up))
 
     def map(self, jobs: Iterable[Sequence], on_result: Callable[[int, Outcome], None] | None = None) -> list[Outcome]:
         """The outcome of ``function(*args)`` for every ``args`` in ``jobs``, in order. ``on_result(index, outcome)``
@@ -159,7 +168,7 @@ class TimeLimitedPool:
 
     def _replace(self, worker: _Worker) -> None:
         worker.kill()
-        self.workers[self.workers.index(worker)] = _Worker(self.context, self.function)
+        self.workers[self.workers.index(worker)] = _Worker(self.context, self.function, self.warm_up)
 
     def close(self) -> None:
         for worker in self.workers:

@@ -58,3 +58,23 @@ def test_bad_settings():
     with pytest.raises(NeuromathError, match="time limit"):
         TimeLimitedPool(nap, time_limit=0)
     assert TimeLimitedPool(nap).map([]) == []
+
+
+def slow_warm_up():
+    time.sleep(2.0)
+    os.environ["NEUROMATH_TEST_WARMED"] = "yes"
+
+
+def warmed(_):
+    return os.environ.get("NEUROMATH_TEST_WARMED")
+
+
+def test_the_warm_up_runs_before_the_first_job_and_is_not_charged_to_it():
+    with TimeLimitedPool(nap, workers=1, time_limit=1.0, warm_up=slow_warm_up) as pool:
+        first = pool.run(0.1, "first")
+        assert first.ok and first.value == "first" and first.seconds < 1.0  # the 2 s warm-up is not in its time
+        assert pool.run(30.0, "slow").status == "timeout"
+        assert pool.run(0.1, "after").ok  # the replacement warms up again, uncharged
+    assert pool.timeouts == 1
+    with TimeLimitedPool(warmed, workers=1, time_limit=1.0, warm_up=slow_warm_up) as pool:
+        assert pool.run(None).value == "yes"  # it ran in the worker, before the job

@@ -373,7 +373,8 @@ def test_the_time_limit_ends_a_pathological_simplify_and_the_next_call_works():
         parse_pattern("(sin(x) + cos(y) + tan(z) + exp(w) + log(x) + 1)**15"),
     )
     with SympyJudge(timeout=0.5) as judge:
-        judge.start()
+        # the first question waits for the worker to start (importing and warming SymPy, never charged to it)
+        assert judge.simplifies_to_zero(parse_equation("x + x = 2*x")) is True
         started = time.perf_counter()
         assert judge.simplifies_to_zero(huge) is None
         assert time.perf_counter() - started < 3.0

@@ -75,6 +75,13 @@ def simplify_difference_is_zero(func: str, variables: str) -> bool:
     return bool(sympy.simplify(expression.lhs - expression.rhs) == 0)
 
 
+def warm_sympy() -> None:
+    """SymPy's first ``simplify`` in a process loads parts of it; ``SympyJudge``'s worker runs one before its first
+    question, so that the time limit measures the question alone."""
+    x = sympy.Symbol("x")
+    sympy.simplify(sympy.sin(x) ** 2 + sympy.cos(x) ** 2 - 1)
+
+
 class SympyJudge:
     """Asks SymPy whether ``simplify(lhs - rhs) == 0`` in a worker process with a time limit (a one-worker
     ``TimeLimitedPool``): when the limit passes, the worker is killed and a new one is started for the next question
@@ -82,7 +89,7 @@ class SympyJudge:
 
     def __init__(self, timeout: float = 2.0, start_method: str = "spawn", startup_timeout: float = 120.0):
         self.pool = TimeLimitedPool(simplify_difference_is_zero, workers=1, time_limit=timeout,
-                                    startup_timeout=startup_timeout, start_method=start_method)
+                                    startup_timeout=startup_timeout, start_method=start_method, warm_up=warm_sympy)
         self.errors: list[str] = []
 
     @property
@@ -90,7 +97,7 @@ class SympyJudge:
         return self.pool.timeouts
 
     def start(self) -> None:
-        """Start the worker now (its start-up, importing SymPy, is never charged to a question anyway)."""
+        """Start the worker now (its start-up, importing and warming SymPy, is never charged to a question anyway)."""
         self.pool.start()
 
     def simplifies_to_zero(self, equation: EquationNode) -> bool | None:
