@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Sequence
 
 from neuromath.config import Config, load_config, save_config
+from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.bleu import equation_bleu
 from neuromath.evaluation.scoring import (
@@ -135,10 +136,12 @@ def word_problem_task(config: Config) -> SequenceTask:
 
 
 def fold_config(config: Config, train_path: Path, test_path: Path) -> Config:
-    """The fold's run config: train on the fold's training file (validation carved out of it), test on its test file."""
+    """The fold's run config: train on the fold's training file (validation carved out of it), test on its test file;
+    every other data path (``data.train_extra``) found under the data root as the run will find it, so that the
+    config a finished fold saved compares equal to this one."""
     data = dataclasses.replace(config.data, train=str(Path(train_path).resolve()), valid=None,
                                test=str(Path(test_path).resolve()))
-    return dataclasses.replace(config, data=data)
+    return resolve_data_paths(dataclasses.replace(config, data=data))
 
 
 def check_same_config(fold_dir: Path, config: Config, finished: bool) -> None:

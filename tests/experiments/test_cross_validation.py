@@ -455,3 +455,27 @@ def test_a_data_format_error_crosses_processes_whole():
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is DataFormatError and str(again) == str(error) == "folds/fold1/train.jsonl:16: invalid JSON"
     assert (again.path, again.line, again.reason) == ("folds/fold1/train.jsonl", 16, "invalid JSON")
+
+
+def test_a_fold_trained_with_extra_problems_under_the_data_root_is_reused(tmp_path, capsys, one_thread, monkeypatch):
+    """The fold saves data.train_extra as the run found it under the data root; the cv that made it must compare
+    equal to it, in the same invocation and the next."""
+    root = tmp_path / "root"
+    (root / "other").mkdir(parents=True)
+    write_jsonl(generate(30, random.Random(8)), root / "other" / "extra.jsonl")
+    monkeypatch.setenv("NEUROMATH_DATA", str(root))
+    monkeypatch.chdir(tmp_path)
+    config_path = tmp_path / "tiny.yaml"
+    config_path.write_text(yaml.safe_dump(TINY_CONFIG))
+    data = tmp_path / "problems.jsonl"
+    write_jsonl(generate(40, random.Random(3)), data)
+    command = ["cv", "--config", str(config_path), "--data", str(data), "--k", "2", "--out", str(tmp_path / "cv"),
+               "--set", "data.train_extra=other/extra.jsonl", "--json"]
+    assert main(command) == 0
+    first = json.loads(capsys.readouterr().out)
+    saved = load_config(tmp_path / "cv" / "fold0" / "config.yaml")
+    assert saved.data.train_extra == str(root / "other" / "extra.jsonl")
+    assert json.loads((tmp_path / "cv" / "fold0" / "data.json").read_text())["train"]["extra"]["read"] == 30
+    assert main(command) == 0  # reused, not refused as another config
+    again = json.loads(capsys.readouterr().out)
+    assert [row["value_accuracy"] for row in again["folds"]] == [row["value_accuracy"] for row in first["folds"]]
