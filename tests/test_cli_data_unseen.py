@@ -48,8 +48,8 @@ def test_the_command_writes_the_unseen_problems_of_several_files(tmp_path, capsy
     assert [example.id for example in read_jsonl(str(out))] == ["0:b", "1:b"]  # the written file reads back
     assert result["read"] == 3 and result["in_train"] == 1 and result["kept"] == 2 and result["train"] == 1
     with pytest.raises(SystemExit):
-        main(["data", "unseen", str(first), "--train", str(train), "--out", str(out), "--similarity", "0"])
-    assert "is not in (0, 1]" in capsys.readouterr().err
+        main(["data", "unseen", str(first), "--train", str(train), "--out", str(out), "--similarity", "1.5"])
+    assert "must be a number from 0 to 1, got 1.5" in capsys.readouterr().err
     before = first.read_bytes()
     assert main(["data", "unseen", str(first), "--train", str(train), "--out", str(first)]) != 0
     assert "is the same file as" in capsys.readouterr().err and first.read_bytes() == before

@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int
+from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int, unit_interval
 from neuromath.errors import NeuromathError
 from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
@@ -299,19 +299,9 @@ def register(commands) -> None:
     fresh.add_argument("--out", required=True, help="the JSON-lines file to write the kept problems to")
     fresh.add_argument("--format", default=None, help="data format (default: detected from each file)")
     fresh.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
-    fresh.add_argument("--similarity", type=similarity_share, default=1.0, metavar="S",
+    fresh.add_argument("--similarity", type=unit_interval, default=1.0, metavar="S",
                        help="also leave out a test problem whose story's word set shares at least S of its union "
-                            "with a training story's (0 < S <= 1; default 1: only the same story)")
+                            "with a training story's (at most 1; default 1: only the same story)")
     fresh.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     fresh.set_defaults(handler=command_data_unseen)
 
-
-def similarity_share(text: str) -> float:
-    """--similarity: a share in (0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{text} is not in (0, 1]: a Jaccard share, 1 for the same story only")
-    return value

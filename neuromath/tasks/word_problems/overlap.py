@@ -30,23 +30,7 @@ def unseen(test: Sequence[Example], train: Iterable[Example],
     ``similarity`` below 1, their word sets share at least that Jaccard share), repeated (left out as a repeat
     within ``test``), kept."""
     seen = {story_key(example) for example in train}
-    seen_words = [frozenset(key.split()) for key in seen] if similarity < 1 else []
-    kept: list[Example] = []
-    counts = {"read": len(test), "in_train": 0, "near_train": 0, "repeated": 0}
-    own: set[str] = set()
-    for example in test:
-        key = story_key(example)
-        if key in seen:
-            counts["in_train"] += 1
-        elif seen_words and near_copy(frozenset(key.split()), seen_words, similarity):
-            counts["near_train"] += 1
-        elif key in own:
-            counts["repeated"] += 1
-        else:
-            own.add(key)
-            kept.append(example)
-    counts["kept"] = len(kept)
-    return kept, counts
+    return sift(test, [("in_train", seen, set(), 1.0), ("near_train", set(), seen, similarity)])
 
 
 def near_copy(words: frozenset[str], others: Sequence[frozenset[str]], similarity: float) -> bool:
@@ -68,21 +52,29 @@ def new_stories(extra: Sequence[Example], held_out: Iterable[Example], train: It
     a name changed or a word edited, so with ``similarity`` below 1 a problem whose story's word set shares that
     Jaccard share with a held-out one's counts as its copy too. Returns them and the counts read, in_held_out
     (the same story), near_held_out (a copy by ``similarity``), in_train, repeated and kept."""
-    held_keys = {story_key(example) for example in held_out}
-    held_words = [frozenset(key.split()) for key in held_keys] if similarity < 1 else []
-    train_keys = {story_key(example) for example in train}
-    counts = dict.fromkeys(("read", "in_held_out", "near_held_out", "in_train", "repeated", "kept"), 0)
+    held = {story_key(example) for example in held_out}
+    trained = {story_key(example) for example in train}
+    return sift(extra, [("in_held_out", held, set(), 1.0), ("near_held_out", set(), held, similarity),
+                        ("in_train", trained, set(), 1.0)])
+
+
+def sift(examples: Sequence[Example],
+         rules: Sequence[tuple[str, set[str], set[str], float]]) -> tuple[list[Example], dict[str, int]]:
+    """The problems of ``examples`` that no rule leaves out, each story once, and the counts: read, one per rule,
+    repeated, kept. A rule ``(name, stories, near, similarity)`` leaves out a problem whose story is in ``stories``,
+    or (``similarity`` below 1) whose story's word set shares at least ``similarity`` with one of ``near``'s; the
+    first rule that applies counts it."""
+    near_words = [[frozenset(key.split()) for key in near] if similarity < 1 else []
+                  for _, _, near, similarity in rules]
+    counts = {"read": len(examples), **{name: 0 for name, *_ in rules}, "repeated": 0}
     kept: list[Example] = []
     own: set[str] = set()
-    for example in extra:
+    for example in examples:
         key = story_key(example)
-        counts["read"] += 1
-        if key in held_keys:
-            counts["in_held_out"] += 1
-        elif held_words and near_copy(frozenset(key.split()), held_words, similarity):
-            counts["near_held_out"] += 1
-        elif key in train_keys:
-            counts["in_train"] += 1
+        rule = next((name for (name, stories, _, similarity), words in zip(rules, near_words)
+                     if key in stories or (words and near_copy(frozenset(key.split()), words, similarity))), None)
+        if rule is not None:
+            counts[rule] += 1
         elif key in own:
             counts["repeated"] += 1
         else:
