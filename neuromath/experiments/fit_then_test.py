@@ -133,10 +133,11 @@ def train(
     summary.json), and with ``predictions`` write the test split's records there (JSON Lines, one per example in
     the order of the test split; sequence tasks: the records of ``neuromath.evaluation.scoring.evaluate_examples``,
     as ``neuromath evaluate`` writes them). summary.json also gets ``wall_seconds``: how long this call trained and
-    tested (a resumed run: since it resumed). Relative data paths are found in the working directory or under the data
-    root (``neuromath.dataroot``) first, so a missing file stops the run before anything trains, and the run's
-    config.yaml names the files it read. Last, the run gets ``environment.json`` (the software and machine) and
-    ``README.md``, its model card (``neuromath.experiments.card``)."""
+    tested, plus for a resumed run the seconds its earlier sessions trained up to the checkpoint it resumed from
+    (``resumed_seconds``, kept by ``neuromath.training.run_folder.TrainingClock``). Relative data paths are found in
+    the working directory or under the data root (``neuromath.dataroot``) first, so a missing file stops the run
+    before anything trains, and the run's config.yaml names the files it read. Last, the run gets ``environment.json``
+    (the software and machine) and ``README.md``, its model card (``neuromath.experiments.card``)."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
     config = resolve_data_paths(config)
@@ -149,7 +150,8 @@ def train(
             result.summary["test"], records = chosen.test(run_dir, result.data.test)
             if predictions is not None:
                 write_predictions(records, predictions)
-        result.summary["wall_seconds"] = round(time.perf_counter() - started, 1)
+        earlier = result.summary.get("resumed_seconds", 0.0)
+        result.summary["wall_seconds"] = round(time.perf_counter() - started + earlier, 1)
         write_text_atomic(run_dir / "summary.json", json.dumps(result.summary, indent=2))
         # the summary is final: the software and machine, and the model card that reports the summary's scores
         environment = write_environment(run_dir)

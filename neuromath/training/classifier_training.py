@@ -39,6 +39,7 @@ from neuromath.training.run import (
     fit_and_keep_best,
     processes_summary,
     quiet_lightning,
+    resumed_summary,
     run_precision,
 )
 from neuromath.training.run_folder import save_weights
@@ -203,6 +204,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
                 "epochs": fitted.trainer.current_epoch,
                 "steps": fitted.trainer.global_step,
                 "stopped_by": fitted.stopped_by,
+                **resumed_summary(fitted),
                 **processes_summary(config, fitted.trainer),
             }
         )

@@ -42,6 +42,7 @@ from neuromath.training.module import ProgressBar, SequenceModule
 from neuromath.training.run_folder import (
     RunCheckpoint,
     RunCheckpointIO,
+    TrainingClock,
     check_resume_config,
     merge_metrics,
     new_session_folder,
@@ -272,6 +273,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "epochs": trainer.current_epoch,
         "steps": trainer.global_step,
         "stopped_by": fitted.stopped_by,
+        **resumed_summary(fitted),
         "train_examples": train_examples,
         "valid_examples": len(valid_set),
         "source_vocab_size": len(source_vocab),
@@ -282,6 +284,11 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     }
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
+
+
+def resumed_summary(fitted: FitResult) -> dict:
+    """What summary.json says of a resumed run's earlier sessions (nothing for a run trained in one session)."""
+    return {"resumed_seconds": fitted.resumed_seconds} if fitted.resumed_seconds > 0 else {}
 
 
 def processes_summary(config: Config, trainer) -> dict:
@@ -330,6 +337,7 @@ class FitResult:
     weights: dict | None  # the model's weights from the best checkpoint, without the module's "model." prefix
     writer: bool = True  # False in the processes other than rank zero of a multi-process run: they wrote nothing
     stopped_by: str | None = None  # what ended the fit (``stop_reason``); None in the processes other than rank zero
+    resumed_seconds: float = 0.0  # seconds the sessions before a resume trained (``TrainingClock``); 0 for a new run
 
 
 def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid_loader, monitor: str,
@@ -356,7 +364,8 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         best = RunCheckpoint(dirpath=checkpoints, filename="best", save_top_k=1, enable_version_counter=False,
                              **target)
     latest = RunCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
-    callbacks = [*(callbacks or []), *([best] if best else []), latest]
+    clock = TrainingClock()
+    callbacks = [*(callbacks or []), clock, *([best] if best else []), latest]
     if config.train.progress:
         callbacks.append(ProgressBar())
     if config.train.patience > 0 and valid_loader is not None:
@@ -419,7 +428,8 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
     state = read_checkpoint(best_path)["state_dict"]
     weights = {key.removeprefix("model."): value for key, value in state.items() if key.startswith("model.")}
     save_weights(weights, run_dir / "model.pt")
-    return FitResult(trainer, best, str(best_path), weights, stopped_by=stopped_by)
+    return FitResult(trainer, best, str(best_path), weights, stopped_by=stopped_by,
+                     resumed_seconds=round(clock.before, 1))
 
 
 STOP_REASONS = {  # what ``stop_reason`` can answer, as the lines printed after training name it

@@ -3,7 +3,8 @@ in the run's own folder, read back as plain data by ``read_checkpoint``), the fo
 (``own_folder``, ``new_session_folder``), the best weights (``save_weights``: ``model.pt``), the metrics of its
 sessions (``merge_metrics`` into ``metrics.csv``, ``epoch_curves``, ``plot_learning_curves``:
 ``learning_curves.png``) and which settings of its saved ``config.yaml`` may change on resume
-(``config_differences``, ``check_resume_config``)."""
+(``config_differences``, ``check_resume_config``), and the seconds it has trained (``TrainingClock``: kept in its
+checkpoints, so that a resumed run counts its earlier sessions)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ import io
 import logging
 import os
 import re
+import time
 from pathlib import Path
 
 import torch
-from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from neuromath.config import Config, config_to_dict
@@ -66,6 +68,28 @@ class RunCheckpoint(ModelCheckpoint):
         scores = list((state.get("best_k_models") or {}).values())
         state["best_k_models"] = {own: scores[0]} if scores else {}
         super().load_state_dict(state)
+
+
+class TrainingClock(Callback):
+    """The seconds a run has trained, kept in its checkpoints: each checkpoint stores the seconds of the sessions
+    before this one plus this session's up to the checkpoint, and a resume reads them back (``before``), so that a
+    resumed run's ``wall_seconds`` counts its earlier sessions. The seconds an interrupted session spent after its
+    last checkpoint are not counted: the work they did was lost with them. A checkpoint written before the clock
+    existed holds no such state and counts as 0 seconds."""
+
+    def __init__(self) -> None:
+        self.before = 0.0  # seconds trained by the sessions before this one, up to the checkpoint resumed from
+        self.started: float | None = None
+
+    def on_fit_start(self, trainer, pl_module) -> None:
+        self.started = time.perf_counter()
+
+    def state_dict(self) -> dict:
+        session = time.perf_counter() - self.started if self.started is not None else 0.0
+        return {"seconds": self.before + session}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.before = float(state_dict.get("seconds", 0.0))
 
 
 class RunCheckpointIO(TorchCheckpointIO):

@@ -62,8 +62,13 @@ def test_resume_continues_exactly(tmp_path):
     straight = tmp_path / "straight"
     train(small_config(tmp_path, "train.max_epochs=2"), straight)
     interrupted = tmp_path / "interrupted"
-    train(small_config(tmp_path, "train.max_epochs=1"), interrupted)
-    train(small_config(tmp_path, "train.max_epochs=2"), interrupted, resume=True)
+    first = train(small_config(tmp_path, "train.max_epochs=1"), interrupted).summary
+    kept = torch.load(interrupted / "checkpoints" / "last.ckpt", weights_only=True)["callbacks"]["TrainingClock"]
+    resumed = train(small_config(tmp_path, "train.max_epochs=2"), interrupted, resume=True).summary
+    # The cost of a resumed run counts the seconds its checkpoint kept of the first session, which trained alone.
+    assert "resumed_seconds" not in first and 0 < kept["seconds"] <= first["wall_seconds"]
+    assert resumed["resumed_seconds"] == round(kept["seconds"], 1)
+    assert resumed["wall_seconds"] >= resumed["resumed_seconds"] + 0.1
 
     a = torch.load(straight / "checkpoints" / "last.ckpt", weights_only=False)["state_dict"]
     b = torch.load(interrupted / "checkpoints" / "last.ckpt", weights_only=False)["state_dict"]
