@@ -353,9 +353,12 @@ def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bo
         run_config = fold_config(config, train_path, test_path)
         summary = finished_summary(fold_dir)
         check_same_config(fold_dir, run_config, finished=summary is not None)
-        reused = summary is not None and not trained.get(name, {}).get("trained", False)
+        in_worker = trained.get(name, {})  # a fold trained by a worker process just now: its summary, not again
+        reused = summary is not None and not in_worker.get("trained", False)
         if reused:
             print(f"{prefix}: reused {fold_dir / 'summary.json'}", file=sys.stderr, flush=True)
+        elif in_worker.get("trained", False):
+            summary = in_worker["summary"]
         else:
             fold_started = time.perf_counter()
             if retrieval:

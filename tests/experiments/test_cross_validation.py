@@ -417,6 +417,9 @@ def test_cv_jobs_trains_folds_at_once_and_each_fold_is_the_sequential_run(tmp_pa
         reports[jobs] = json.loads(captured.out)
         assert ("3 folds to train, 2 at a time" in captured.err) == (jobs == 2)
         assert "fold 3/3: training transformer" in captured.err  # the worker processes' lines reach the terminal
+        # a fold a worker trained is not trained again (resumed from its last checkpoint) by the main process
+        assert "resuming" not in captured.err
+        assert all(len(list((out / f"fold{k}" / "logs").iterdir())) == 1 for k in range(3))
     sequential, parallel = reports[1], reports[2]
     assert [row["reused"] for row in parallel["folds"]] == [False] * 3
     for row_a, row_b in zip(sequential["folds"], parallel["folds"]):
