@@ -292,6 +292,33 @@ def test_a_training_on_generated_data_collects_and_verifies_against_the_work_fol
     assert any("seed1" in p for p in problems), problems
 
 
+def test_a_vote_of_seeds_collects_its_voted_folds_and_verifies(experiment):
+    """A cv --seeds row: its evidence is the vote's folds (their summary.json and voted predictions), which verify
+    recomputes like any fold's, and report.json names the seeds."""
+    folder, root, work = experiment
+    recipe = yaml.safe_load((folder / "recipe.yaml").read_text(encoding="utf-8"))
+    tiny = ("--set model.d_model=16 --set model.n_heads=2 --set model.d_ff=32 --set model.n_encoder_layers=1 "
+            "--set model.n_decoder_layers=1 --set train.max_epochs=2 --set train.num_threads=1 "
+            "--set train.progress=false --set data.valid_fraction=0.2")
+    recipe["runs"] = {"vote-tiny": {"task": "word_problems", "model": "transformer", "dataset": "tiny",
+                                    "command": f"neuromath cv --config word_problems/transformer --folds tiny-cv "
+                                               f"--seeds 2 {tiny}"}}
+    recipe["tables"]["main"]["rows"] = {"vote": ["vote-tiny"]}
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    assert run_recipe(load_recipe(folder), work, echo=lambda line: None) == {"vote-tiny": "done"}
+    evidence = folder / "runs" / "vote-tiny"
+    summary = json.loads((evidence / "fold1" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["vote_of_seeds"] == [0, 1] and summary["test"]["n"] == 4
+    assert [seed["seed"] for seed in json.loads((evidence / "report.json").read_text())["seeds"]] == [0, 1]
+    problems, lines = verify_recipe(load_recipe(folder), root)
+    assert problems == [] and "gold data for 2 of 2" in lines[0]
+    records = read_gzip_lines(evidence / "fold1" / "predictions.jsonl.gz")
+    records[0]["correct"] = not records[0]["correct"]
+    write_gzip_lines(records, evidence / "fold1" / "predictions.jsonl.gz")
+    problems, _ = verify_recipe(load_recipe(folder), root)
+    assert any("fold1" in problem for problem in problems), problems
+
+
 def test_completion_evidence_is_recomputed_from_its_scores(tmp_path):
     """The released models' top-1 is recomputed from every blank's candidate scores and the gold classes; a reported
     top-1 its scores do not give fails."""

@@ -57,6 +57,7 @@ from neuromath.experiments.cv_reports import (
     refit_row,
     vote_report,
     vote_row,
+    vote_summary,
 )
 from neuromath.experiments.fit_then_test import finished_summary, train
 from neuromath.experiments.folds import RANDOM_FOLD_FILES, Fold
@@ -423,7 +424,7 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
     started = time.perf_counter()
     with locked(out_dir):
         for name, _, _ in folds:  # the vote writes OUT/<fold>: never over a plain cross-validation's fold run
-            if (out_dir / name / "summary.json").exists() or (out_dir / name / "checkpoints").exists():
+            if (out_dir / name / "checkpoints").exists() or is_fold_run_summary(out_dir / name / "summary.json"):
                 raise NeuromathError(f"{out_dir / name} holds a fold run of a cross-validation without --seeds, "
                                      "where the vote would write its predictions: give --seeds another --out")
         reports = []
@@ -439,6 +440,14 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
         write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2))
         write_text_atomic(out_dir / "report.md", format_report(report))
     return report
+
+
+def is_fold_run_summary(path: Path) -> bool:
+    """Whether ``path`` is the summary.json of a fold run (a cross-validation without --seeds), not of a vote."""
+    if not path.exists():
+        return False
+    summary = finished_summary(path.parent)
+    return summary is None or "vote_of_seeds" not in summary
 
 
 def vote_seeds(config: Config, folds: Sequence[Fold], out_dir: Path, reports: Sequence[dict]) -> dict:
@@ -459,4 +468,5 @@ def vote_seeds(config: Config, folds: Sequence[Fold], out_dir: Path, reports: Se
         save_config(fold_config(seeded(config, seeds[0]), train_path, test_path), fold_dir / "config.yaml")
         write_predictions(voted, fold_dir / PREDICTIONS_FILE)
         rows.append(vote_row(index, name, train_path, test_path, fold_dir, voted, members, reports))
+        write_text_atomic(fold_dir / "summary.json", json.dumps(vote_summary(rows[-1], voted, seeds), indent=2))
     return vote_report(config, out_dir, rows, reports)

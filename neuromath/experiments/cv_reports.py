@@ -100,6 +100,18 @@ def vote_row(index: int, name: str, train_path: Path, test_path: Path, fold_dir:
     }
 
 
+def vote_summary(row: dict, voted: Sequence[dict], seeds: Sequence[int]) -> dict:
+    """The summary.json of a vote's fold (``OUT/<fold>``): its test scores as a trained fold's summary holds them, so
+    that results evidence keeps and verifies the vote like any fold's run, the seconds of the seeds' runs of the fold,
+    and the seeds voted (``vote_of_seeds``), which tells it from a fold run of a cross-validation."""
+    test = {"value_accuracy": row["value_accuracy"], "equation_accuracy": row["equation_accuracy"],
+            "n": len(voted), "value_correct": sum(bool(record["correct"]) for record in voted),
+            "equation_correct": sum(bool(record.get("equation_correct")) for record in voted)}
+    if row["bleu"] is not None:
+        test["bleu"] = row["bleu"]
+    return {"vote_of_seeds": list(seeds), "test": test, "wall_seconds": row["wall_seconds"]}
+
+
 def vote_report(config: Config, out_dir: Path, rows: Sequence[dict], reports: Sequence[dict]) -> dict:
     """The report of a vote of seeds (``run_seeded_cross_validation``) from its fold rows (``vote_row``) and each
     seed's cross-validation report, but for the seconds of the invocation (``elapsed_seconds``)."""
