@@ -424,7 +424,7 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
     started = time.perf_counter()
     with locked(out_dir):
         for name, _, _ in folds:  # the vote writes OUT/<fold>: never over a plain cross-validation's fold run
-            if (out_dir / name / "checkpoints").exists() or is_fold_run_summary(out_dir / name / "summary.json"):
+            if (out_dir / name / "checkpoints").exists() or holds_a_fold_run(out_dir / name):
                 raise NeuromathError(f"{out_dir / name} holds a fold run of a cross-validation without --seeds, "
                                      "where the vote would write its predictions: give --seeds another --out")
         reports = []
@@ -442,11 +442,11 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
     return report
 
 
-def is_fold_run_summary(path: Path) -> bool:
-    """Whether ``path`` is the summary.json of a fold run (a cross-validation without --seeds), not of a vote."""
-    if not path.exists():
+def holds_a_fold_run(fold_dir: Path) -> bool:
+    """Whether ``fold_dir`` holds the summary.json of a fold run (a cross-validation without --seeds), not a vote's."""
+    if not (fold_dir / "summary.json").exists():
         return False
-    summary = finished_summary(path.parent)
+    summary = finished_summary(fold_dir)
     return summary is None or "vote_of_seeds" not in summary
 
 
