@@ -34,6 +34,12 @@ def command_analyze_slices(args: argparse.Namespace) -> int:
     return slices_command(args.runs, args.json, args.samples, args.seed, args.work)
 
 
+def command_analyze_vote(args: argparse.Namespace) -> int:
+    from neuromath.experiments.run_vote import vote_command  # the task readers: loaded only here
+
+    return vote_command(args.runs, args.json, args.samples, args.seed, args.work)
+
+
 def command_analyze_seeds(args: argparse.Namespace) -> int:
     from neuromath.experiments.fit_then_test import combine_runs, combined_runs_table
     from neuromath.fileio import write_text_atomic
@@ -49,12 +55,14 @@ def command_analyze_seeds(args: argparse.Namespace) -> int:
 def register(commands) -> None:
     analyze = commands.add_parser(
         "analyze", help="look inside a trained run (roles: TP-Attention role vectors; edits: equation classifiers by "
-                        "the depth of the edit; seeds: mean ± std of runs trained apart)",
+                        "the depth of the edit; seeds: mean ± std of runs trained apart; slices, vote: word "
+                        "problems)",
         **documented(
             "Look inside trained runs: the role vectors of a TP-Transformer's heads against token classes (roles), "
-            "how equation classifiers judge false equations by the depth of the edit that made them (edits), and "
-            "the mean ± std of the recorded scores of runs trained with different seeds (seeds). Run neuromath "
-            "analyze ANALYSIS --help for each one's options.",
+            "how equation classifiers judge false equations by the depth of the edit that made them (edits), "
+            "the mean ± std of the recorded scores of runs trained with different seeds (seeds), word-problem "
+            "accuracy on slices of the test problems (slices) and what a vote of runs would score (vote). Run "
+            "neuromath analyze ANALYSIS --help for each one's options.",
             "neuromath analyze roles runs/tp --data md4-test --out runs/tp/roles",
             "neuromath analyze edits runs/tree_lstm/seed0 --data data/identities.test.json",
             "neuromath analyze seeds runs/tree_lstm/seed0 runs/tree_lstm/seed1 runs/tree_lstm/seed2",
@@ -157,3 +165,29 @@ def register(commands) -> None:
     slices.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     slices.add_argument("--json", action="store_true", help="print the table as one JSON object")
     slices.set_defaults(handler=command_analyze_slices)
+    voting = kinds.add_parser(
+        "vote", help="word problems: what a majority vote of finished runs would score, from their kept predictions",
+        **documented(
+            "Read each run's test prediction records and the gold test file its config names, compute each "
+            "predicted equation's value again, and print what a majority vote of the runs would score: per problem "
+            "the answer most runs gave, ties to the earliest run given (as cv --seeds votes). Runs are cv folders, "
+            "folders of seeds or single runs over the same test problems; evidence folders under results/ work "
+            "too. Also printed: each run's accuracy, the vote paired with the first run, the share of problems some "
+            "run got right (the ceiling of any vote of these runs) and the share every run answered alike. A vote "
+            "whose members were chosen by these test scores is a diagnostic, not a result. Nothing is trained or "
+            "decoded.",
+            "neuromath analyze vote runs/cv_g2t runs/cv_g2t_ngrams runs/cv_g2t_subwords",
+            "neuromath analyze vote results/word-problems-cv/runs/graph2tree-mawps "
+            "results/word-problems-generalise/runs/graph2tree-ngrams-mawps "
+            "results/word-problems-generalise/runs/graph2tree-canonical-mawps",
+        ),
+    )
+    voting.add_argument("runs", metavar="RUN", nargs="+",
+                        help="two or more cv folders, folders of seeds or runs that scored the same test problems")
+    voting.add_argument("--work", default=None, metavar="DIR",
+                        help="where a test file a results recipe generated ({work}/...) is: WORK/<experiment>")
+    voting.add_argument("--samples", type=positive_int, default=10_000,
+                        help="paired bootstrap resamples (default 10000)")
+    voting.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    voting.add_argument("--json", action="store_true", help="print the table as one JSON object")
+    voting.set_defaults(handler=command_analyze_vote)
