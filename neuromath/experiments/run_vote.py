@@ -21,14 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from neuromath.config import load_config
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.evaluation.scoring import read_predictions
 from neuromath.evaluation.significance import compare_paired
 from neuromath.evaluation.vote import vote
-from neuromath.experiments.paired_compare import predictions_path, read_for_run
-from neuromath.experiments.slices import scored_units, test_file
-from neuromath.tasks import get_task
+from neuromath.experiments.paired_compare import predictions_path
+from neuromath.experiments.slices import gold_problems, scored_units
 from neuromath.tasks.word_problems.answer_scoring import VALUE_REL_TOL, equation_value
 
 
@@ -55,14 +53,7 @@ def read_run(path: Path, work: str | Path | None) -> list[UnitRecords]:
         raise NeuromathError(f"{path}: no such run folder")
     units = []
     for unit in scored_units(path):
-        if not (unit / "config.yaml").is_file():
-            raise NeuromathError(f"{unit}: no config.yaml, so the test file it scored is unknown")
-        config = load_config(unit / "config.yaml")
-        if config.data.task != "word_problems":
-            raise NeuromathError(f"{unit}: a {config.data.task} run; a vote is defined on word problems")
-        task = get_task(config.data.task).configured(config.data)
-        gold, _ = read_for_run(task, str(test_file(unit, work)), config.data.format, config.data.lenient,
-                               task.read_options(config.data, "test"))
+        gold = gold_problems(unit, work, "a vote is")
         kept = predictions_path(unit)
         if kept is None:
             raise NeuromathError(f"{unit}: no predictions.jsonl (nor its gzip copy), so its answers cannot be voted")

@@ -89,6 +89,20 @@ def test_file(unit: Path, work: str | Path | None) -> Path:
     return find_data(str(Path(work) / test[len(WORK_PREFIX):]), None)
 
 
+def gold_problems(unit: Path, work: str | Path | None, analysis: str) -> list:
+    """The gold test problems a word-problem unit scored (its config's test file); ``analysis`` names what refuses
+    another task ("slices are")."""
+    if not (unit / "config.yaml").is_file():
+        raise NeuromathError(f"{unit}: no config.yaml, so the test file it scored is unknown")
+    config = load_config(unit / "config.yaml")
+    if config.data.task != "word_problems":
+        raise NeuromathError(f"{unit}: a {config.data.task} run; {analysis} defined on word problems")
+    task = get_task(config.data.task).configured(config.data)
+    gold, _ = read_for_run(task, str(test_file(unit, work)), config.data.format, config.data.lenient,
+                           task.read_options(config.data, "test"))
+    return gold
+
+
 def score_run(path: str | Path, work: str | Path | None = None) -> ScoredRun:
     """Every test problem a run scored, with its gold example and whether the run got it right (its prediction
     records, checked to follow the test file)."""
@@ -97,14 +111,7 @@ def score_run(path: str | Path, work: str | Path | None = None) -> ScoredRun:
         raise NeuromathError(f"{path}: no such run folder")
     ids, correct, examples = [], [], []
     for unit in scored_units(path):
-        if not (unit / "config.yaml").is_file():
-            raise NeuromathError(f"{unit}: no config.yaml, so the test file it scored is unknown")
-        config = load_config(unit / "config.yaml")
-        if config.data.task != "word_problems":
-            raise NeuromathError(f"{unit}: a {config.data.task} run; slices are defined on word problems")
-        task = get_task(config.data.task).configured(config.data)
-        gold, _ = read_for_run(task, str(test_file(unit, work)), config.data.format, config.data.lenient,
-                               task.read_options(config.data, "test"))
+        gold = gold_problems(unit, work, "slices are")
         correct += fold_predictions(unit, gold)
         unit_name = unit.relative_to(path).parts[0] if unit != path else ""  # fold0 (its refit too), seed2
         ids += [f"{unit_name}/{example.id}" for example in gold]
