@@ -416,3 +416,43 @@ def test_a_robustness_directive_tables_the_kept_reports(tmp_path):
         render_robustness(folder, "page.md:3")
     with pytest.raises(NeuromathError, match="holds no robustness reports"):
         render_robustness(tmp_path / "empty", "page.md:3")
+
+
+def test_a_refit_row_collects_its_refits_as_the_scored_folds_and_verifies(experiment):
+    """A cv --refit row: each fold's scored run is its refit (fold<k>/refit, with predictions), the selection run
+    beside it keeps its record without predictions; verify recomputes the refits and checks report.json against
+    them, and the compute counts both runs."""
+    from neuromath.experiments.evidence import read_evidence
+
+    folder, root, work = experiment
+    recipe = yaml.safe_load((folder / "recipe.yaml").read_text(encoding="utf-8"))
+    tiny = ("--set model.d_model=16 --set model.n_heads=2 --set model.d_ff=32 --set model.n_encoder_layers=1 "
+            "--set model.n_decoder_layers=1 --set train.max_epochs=3 --set train.num_threads=1 "
+            "--set train.progress=false --set data.valid_fraction=0.2")
+    recipe["runs"] = {"refit-tiny": {"task": "word_problems", "model": "transformer", "dataset": "tiny",
+                                     "command": f"neuromath cv --config word_problems/transformer --folds tiny-cv "
+                                                f"--refit {tiny}"}}
+    recipe["tables"]["main"]["rows"] = {"refit": ["refit-tiny"]}
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    assert run_recipe(load_recipe(folder), work, echo=lambda line: None) == {"refit-tiny": "done"}
+    runs = folder / "runs" / "refit-tiny"
+    assert (runs / "fold0" / "refit" / "predictions.jsonl.gz").is_file()
+    assert (runs / "fold0" / "summary.json").is_file() and not (runs / "fold0" / "predictions.jsonl.gz").exists()
+    refit = json.loads((runs / "fold1" / "refit" / "summary.json").read_text(encoding="utf-8"))
+    report = json.loads((runs / "report.json").read_text(encoding="utf-8"))
+    assert report["folds"][1]["value_accuracy"] == refit["test"]["value_accuracy"]
+    assert refit["test"]["n"] == 4 and refit["train_examples"] == 16  # the whole training fold, nothing carved out
+    evidence = read_evidence(load_recipe(folder), load_recipe(folder).runs["refit-tiny"])
+    assert sorted(evidence.units) == ["fold0", "fold1"]
+    selection = json.loads((runs / "fold1" / "summary.json").read_text(encoding="utf-8"))
+    assert evidence.wall_seconds == pytest.approx(sum(
+        json.loads((runs / f"fold{k}" / part / "summary.json").read_text())["wall_seconds"]
+        for k in (0, 1) for part in (".", "refit")))
+    assert selection["wall_seconds"] > 0
+    problems, lines = verify_recipe(load_recipe(folder), root)
+    assert problems == [] and "gold data for 2 of 2" in lines[0]
+    records = read_gzip_lines(runs / "fold1" / "refit" / "predictions.jsonl.gz")
+    records[0]["correct"] = not records[0]["correct"]
+    write_gzip_lines(records, runs / "fold1" / "refit" / "predictions.jsonl.gz")
+    problems, _ = verify_recipe(load_recipe(folder), root)
+    assert any("fold1" in problem for problem in problems), problems

@@ -6,7 +6,8 @@ could run code or weigh megabytes:
 - ``evidence.json``: the command, and the commit, package versions, CPU/GPU, threads and wall time of the runner
   (each run folder's own ``environment.json``, written by ``train``, is kept beside its summary);
 - a cross-validation (``cv``): ``report.json`` and per fold ``summary.json``, ``config.yaml``, ``metrics.csv``,
-  ``data.json`` and ``predictions.jsonl.gz``;
+  ``data.json`` and ``predictions.jsonl.gz``; after ``cv --refit`` the fold's scored run is its refit
+  (``fold<k>/refit/``, these files), and the fold's selection run keeps all but its predictions (``fold<k>/``);
 - a training (``train``): the same files of the run folder (of each ``seed<S>`` folder with ``--seeds``, plus
   ``seeds.json``).
 
@@ -30,6 +31,7 @@ import yaml
 from neuromath.config import config_from_dict
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
+from neuromath.evaluation.scoring import REFIT_DIR
 from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.verification import blank_positions, completion_metrics
 from neuromath.experiments.recipes import Recipe, Run, sha256_of
@@ -108,13 +110,28 @@ def read_gzip_lines(path: Path) -> list[dict]:
     return records
 
 
+def is_refit(folder: Path) -> bool:
+    """Whether the cross-validation in ``folder`` scored refits (``cv --refit``), as its report.json says."""
+    path = folder / "report.json"
+    return path.is_file() and read_json(path).get("refit") is True
+
+
 def scored_units(folder: Path, kind: str) -> list[Path]:
-    """The folders of a run that each scored a test set: a cv's folds, a training's seeds, or the run itself."""
+    """The folders of a run that each scored a test set: a cv's folds (their refits after ``cv --refit``), a
+    training's seeds, or the run itself."""
     if kind == "cv":
-        return sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("fold"))
+        folds = sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("fold"))
+        return [fold / REFIT_DIR for fold in folds] if is_refit(folder) else folds
     seeds = sorted((p for p in folder.iterdir() if p.is_dir() and p.name.startswith("seed") and p.name[4:].isdigit()),
                    key=lambda p: int(p.name[4:]))
     return seeds or [folder]
+
+
+def unit_name(unit: Path, folder: Path) -> str:
+    """A scored unit's name in the evidence: its fold (a refit's too) or seed, or ``.`` for the run itself."""
+    if unit == folder:
+        return "."
+    return unit.parent.name if unit.name == REFIT_DIR else unit.name
 
 
 def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path, wall_seconds: float) -> Path:
@@ -150,6 +167,9 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
     threads = None
     for unit in units:
         relative = unit.relative_to(out)
+        if unit.name == REFIT_DIR:  # the selection run that chose the refit's epochs: its record, no predictions
+            for name in KEPT:
+                keep_text(unit.parent / name, staging / relative.parent / name)
         for name in KEPT:
             keep_text(unit / name, staging / relative / name)
         if (unit / PREDICTIONS).is_file():
@@ -185,14 +205,16 @@ class Evidence:
     kind: str
     environment: dict
     units: dict[str, dict] = field(default_factory=dict)  # unit name -> summary.json
+    folders: dict[str, Path] = field(default_factory=dict)  # unit name -> its folder (a fold's refit after --refit)
+    selections: dict[str, dict] = field(default_factory=dict)  # cv --refit: fold -> its selection run's summary.json
     report: dict | None = None  # cv: report.json; train with seeds: seeds.json
     completion: dict | None = None  # complete --out: run name -> top1, top5, mrr, seconds, ...
 
     @property
     def wall_seconds(self) -> float | None:
         """The compute the run took: the sum of its folds' or seeds' training times where they say it (a reused fold
-        keeps its first time), else the runner's wall time."""
-        times = [unit.get("wall_seconds") for unit in self.units.values()]
+        keeps its first time; after ``cv --refit`` a fold's selection run and refit), else the runner's wall time."""
+        times = [unit.get("wall_seconds") for unit in [*self.units.values(), *self.selections.values()]]
         if times and all(isinstance(t, (int, float)) for t in times):
             return float(sum(times))
         seconds = self.environment.get("wall_seconds")
@@ -207,7 +229,11 @@ def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:
     evidence = Evidence(folder, run.kind, read_json(folder / ENVIRONMENT_FILE))
     for unit in scored_units(folder, run.kind):
         if (unit / "summary.json").is_file():
-            evidence.units["." if unit == folder else unit.name] = read_json(unit / "summary.json")
+            name = unit_name(unit, folder)
+            evidence.units[name] = read_json(unit / "summary.json")
+            evidence.folders[name] = unit
+            if unit.name == REFIT_DIR and (unit.parent / "summary.json").is_file():
+                evidence.selections[name] = read_json(unit.parent / "summary.json")
     for name in ("report.json", "seeds.json"):
         if (folder / name).is_file():
             evidence.report = read_json(folder / name)
@@ -369,7 +395,7 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
         problems += completion_problems
         gold_units += read_gold
     for name, summary in evidence.units.items():
-        unit = evidence.folder if name == "." else evidence.folder / name
+        unit = evidence.folders[name]
         config_path = unit / "config.yaml"
         if config_path.is_file():
             config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}

@@ -205,7 +205,7 @@ class Book:
             return f"*{run}: {RECIPE_ONLY}; no curve.*"
         series = {}
         for unit in sorted(evidence.units):
-            path = (evidence.folder if unit == "." else evidence.folder / unit) / "metrics.csv"
+            path = evidence.folders[unit] / "metrics.csv"
             if path.is_file():
                 series[unit] = epoch_series(path, metric)
         series = {name: points for name, points in series.items() if points}

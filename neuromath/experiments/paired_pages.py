@@ -15,7 +15,7 @@ from neuromath.experiments.evidence import PREDICTIONS_GZ, Evidence, read_gzip_l
 
 
 def unit_correct(evidence: Evidence, unit: str, where: str) -> list[tuple[str, bool]]:
-    path = evidence.folder / unit / PREDICTIONS_GZ if unit != "." else evidence.folder / PREDICTIONS_GZ
+    path = evidence.folders[unit] / PREDICTIONS_GZ
     if not path.is_file():
         raise NeuromathError(f"{where}: {path} is missing: the evidence keeps no predictions to pair")
     return [(str(record["id"]), bool(record["correct"])) for record in read_gzip_lines(path)]
