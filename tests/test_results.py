@@ -456,3 +456,48 @@ def test_a_refit_row_collects_its_refits_as_the_scored_folds_and_verifies(experi
     write_gzip_lines(records, runs / "fold1" / "refit" / "predictions.jsonl.gz")
     problems, _ = verify_recipe(load_recipe(folder), root)
     assert any("fold1" in problem for problem in problems), problems
+
+
+def test_a_mathematics_dataset_run_on_generated_folders_keeps_its_answers_and_verifies(tmp_path, monkeypatch):
+    """A Mathematics Dataset training reads generated folders: the recipe pins the files in them, verify accepts the
+    folders, and the evidence keeps each predicted answer, so verify scores it again against the gold answers."""
+    monkeypatch.setenv("NEUROMATH_DATA", str(tmp_path / "data"))
+    module = "arithmetic__add_or_sub"
+    generate = (f"neuromath generate mathematics_dataset --per-module 40 --modules {module} --workers 1 --seed 0 "
+                "--splits {splits} --out {{work}}/{name}")
+    setup = [generate.format(splits="train-easy", name="md"), generate.format(splits="interpolate", name="md-test")]
+    reference = tmp_path / "reference"
+    for command in setup:
+        assert main(command.replace("{work}", str(reference)).split()[1:]) == 0
+    files = sorted(p for p in reference.rglob("*.txt"))
+    recipe = {
+        "title": "tiny mathematics", "page": "tiny", "protocol": "A budget, not convergence.",
+        "setup": setup,
+        "data": {"{work}/" + p.relative_to(reference).as_posix(): sha256_of(p) for p in files},
+        "runs": {"transformer-tiny": {
+            "task": "mathematics_dataset", "model": "transformer", "dataset": "tiny",
+            "command": f"neuromath train --config mathematics_dataset/transformer --set data.train={{work}}/md "
+                       f"--set data.test={{work}}/md-test --set data.modules={module} --set model.d_model=16 "
+                       "--set model.n_heads=2 --set model.d_ff=32 --set model.n_encoder_layers=1 "
+                       "--set model.n_decoder_layers=1 --set train.max_steps=4 --set train.val_every_steps=2 "
+                       "--set train.batch_size=8 --set optim.warmup_steps=1 --set train.progress=false"}},
+    }
+    folder = tmp_path / "results" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    work = tmp_path / "work"
+    assert run_recipe(load_recipe(folder), work, echo=lambda line: None) == {"transformer-tiny": "done"}
+    evidence = folder / "runs" / "transformer-tiny"
+    records = read_gzip_lines(evidence / "predictions.jsonl.gz")
+    assert len(records) == 40 and all(isinstance(record["prediction"], str) for record in records)
+    problems, lines = verify_recipe(load_recipe(folder), tmp_path / "data", work=work)
+    assert problems == [] and "gold data for 1 of 1" in lines[0]
+    records[0]["prediction"] += "7"  # an answer that no longer matches its recorded verdict (or a right one)
+    records[0]["correct"] = True
+    write_gzip_lines(records, evidence / "predictions.jsonl.gz")
+    problems, _ = verify_recipe(load_recipe(folder), tmp_path / "data", work=work)
+    assert any("recorded verdict" in p or "value_accuracy" in p for p in problems), problems
+    recipe["data"] = {}
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    problems, _ = verify_recipe(load_recipe(folder), tmp_path / "data", work=work)
+    assert any("data.train {work}/md is not among the recipe's data files" in p for p in problems), problems

@@ -11,9 +11,10 @@ could run code or weigh megabytes:
 - a training (``train``): the same files of the run folder (of each ``seed<S>`` folder with ``--seeds``, plus
   ``seeds.json``).
 
-Predictions are slimmed to what scores them (a word problem's predicted tokens and verdicts; an equation's depth,
-label and predicted label): the problems themselves are in the data files, which the recipe names with their
-sha256. Paths are written relative to the data root and the run folder, so evidence reads the same on every machine.
+Predictions are slimmed to what scores them (a word problem's predicted tokens and verdicts, a Mathematics Dataset
+answer's characters; an equation's depth, label and predicted label): the problems themselves are in the data files,
+which the recipe names with their sha256 (a generated folder: every file in it). Paths are written relative to the
+data root and the run folder, so evidence reads the same on every machine.
 
 ``verify_run`` recomputes every reported accuracy from the predictions and, where the data root holds the gold files,
 from the gold data: a summary whose predictions do not give it fails, naming the run and the difference."""
@@ -85,7 +86,16 @@ def scrub_run_dirs(value, unit: str):
 
 def slim_record(record: dict) -> dict:
     fields = CLASSIFIER_FIELDS if "label" in record and "predicted" in record else SEQUENCE_FIELDS
+    if "predicted_tokens" not in record and "prediction" in record:  # a character-level answer (Mathematics Dataset)
+        fields = (*fields, "prediction")
     return {key: record[key] for key in fields if key in record}
+
+
+def predicted_tokens(record: dict) -> list[str] | None:
+    """What a sequence model's kept prediction record predicted: its tokens, or the characters of its answer."""
+    if "predicted_tokens" in record:
+        return record["predicted_tokens"]
+    return list(record["prediction"]) if isinstance(record.get("prediction"), str) else None
 
 
 def write_gzip_lines(records: list[dict], path: Path) -> None:
@@ -269,10 +279,17 @@ def close(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE
 
 
+def pinned(used: str, data: dict) -> bool:
+    """Whether a run's data path is one of the recipe's pinned files, or a folder (a generated Mathematics Dataset)
+    whose files the recipe pins."""
+    folder = used.rstrip("/") + "/"
+    return used in data or any(name.startswith(folder) for name in data)
+
+
 def gold_examples(config: dict, locate):
     """The gold test examples of a unit, read as its config says, or None when the data root lacks the file."""
     path = (config.get("data") or {}).get("test")
-    if not path or locate(path) is None or not locate(path).is_file():
+    if not path or locate(path) is None or not locate(path).exists():
         return None, None, path
     loaded = config_from_dict(config)
     task = get_task(loaded.data.task)
@@ -337,9 +354,14 @@ def verify_unit(name: str, unit: Path, summary: dict, locate, with_gold: bool) -
                     problems.append(f"{name}: prediction {index + 1} is for problem {record.get('id')!r}, the gold "
                                     f"file's problem {index + 1} is {example.id!r}")
                     break
-                if bool(task.is_correct(record["predicted_tokens"], example)) != bool(record["correct"]):
+                tokens = predicted_tokens(record)
+                if tokens is None:
+                    problems.append(f"{name}: prediction {index + 1} keeps no prediction to score against the gold "
+                                    "answer")
+                    break
+                if bool(task.is_correct(tokens, example)) != bool(record["correct"]):
                     problems.append(f"{name}: problem {example.id!r}: the recorded verdict {record['correct']} is "
-                                    f"not what scoring {record['predicted_tokens']} against the gold answer gives")
+                                    f"not what scoring {tokens} against the gold answer gives")
                     break
     return problems, read_gold
 
@@ -402,7 +424,7 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
             data = config.get("data") or {}
             for key in ("train", "valid", "test"):
                 used = data.get(key)
-                if used and used not in recipe.data:
+                if used and not pinned(used, recipe.data):
                     problems.append(f"{label}/{name}: data.{key} {used} is not among the recipe's data files")
             if (config.get("model") or {}).get("name") != run.model.split(" ")[0]:
                 problems.append(f"{label}/{name}: model {config.get('model', {}).get('name')!r}, the recipe says "
