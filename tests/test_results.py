@@ -292,19 +292,24 @@ def test_a_training_on_generated_data_collects_and_verifies_against_the_work_fol
     assert any("seed1" in p for p in problems), problems
 
 
+def use_tiny_transformer_cv(folder: Path, run: str, options: str) -> None:
+    """Make the tiny experiment's recipe one run: a cv of a tiny Transformer over its folds, with ``options``."""
+    recipe = yaml.safe_load((folder / "recipe.yaml").read_text(encoding="utf-8"))
+    tiny = ("--set model.d_model=16 --set model.n_heads=2 --set model.d_ff=32 --set model.n_encoder_layers=1 "
+            "--set model.n_decoder_layers=1 --set train.num_threads=1 --set train.progress=false "
+            "--set data.valid_fraction=0.2")
+    recipe["runs"] = {run: {"task": "word_problems", "model": "transformer", "dataset": "tiny",
+                            "command": f"neuromath cv --config word_problems/transformer --folds tiny-cv {options} "
+                                       f"{tiny}"}}
+    recipe["tables"]["main"]["rows"] = {run: [run]}
+    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+
+
 def test_a_vote_of_seeds_collects_its_voted_folds_and_verifies(experiment):
     """A cv --seeds row: its evidence is the vote's folds (their summary.json and voted predictions), which verify
     recomputes like any fold's, and report.json names the seeds."""
     folder, root, work = experiment
-    recipe = yaml.safe_load((folder / "recipe.yaml").read_text(encoding="utf-8"))
-    tiny = ("--set model.d_model=16 --set model.n_heads=2 --set model.d_ff=32 --set model.n_encoder_layers=1 "
-            "--set model.n_decoder_layers=1 --set train.max_epochs=2 --set train.num_threads=1 "
-            "--set train.progress=false --set data.valid_fraction=0.2")
-    recipe["runs"] = {"vote-tiny": {"task": "word_problems", "model": "transformer", "dataset": "tiny",
-                                    "command": f"neuromath cv --config word_problems/transformer --folds tiny-cv "
-                                               f"--seeds 2 {tiny}"}}
-    recipe["tables"]["main"]["rows"] = {"vote": ["vote-tiny"]}
-    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    use_tiny_transformer_cv(folder, "vote-tiny", "--seeds 2 --set train.max_epochs=2")
     assert run_recipe(load_recipe(folder), work, echo=lambda line: None) == {"vote-tiny": "done"}
     evidence = folder / "runs" / "vote-tiny"
     summary = json.loads((evidence / "fold1" / "summary.json").read_text(encoding="utf-8"))
@@ -425,15 +430,7 @@ def test_a_refit_row_collects_its_refits_as_the_scored_folds_and_verifies(experi
     from neuromath.experiments.evidence import read_evidence
 
     folder, root, work = experiment
-    recipe = yaml.safe_load((folder / "recipe.yaml").read_text(encoding="utf-8"))
-    tiny = ("--set model.d_model=16 --set model.n_heads=2 --set model.d_ff=32 --set model.n_encoder_layers=1 "
-            "--set model.n_decoder_layers=1 --set train.max_epochs=3 --set train.num_threads=1 "
-            "--set train.progress=false --set data.valid_fraction=0.2")
-    recipe["runs"] = {"refit-tiny": {"task": "word_problems", "model": "transformer", "dataset": "tiny",
-                                     "command": f"neuromath cv --config word_problems/transformer --folds tiny-cv "
-                                                f"--refit {tiny}"}}
-    recipe["tables"]["main"]["rows"] = {"refit": ["refit-tiny"]}
-    (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    use_tiny_transformer_cv(folder, "refit-tiny", "--refit --set train.max_epochs=3")
     assert run_recipe(load_recipe(folder), work, echo=lambda line: None) == {"refit-tiny": "done"}
     runs = folder / "runs" / "refit-tiny"
     assert (runs / "fold0" / "refit" / "predictions.jsonl.gz").is_file()
