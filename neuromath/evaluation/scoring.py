@@ -16,6 +16,12 @@ PREDICTIONS_FILE = "predictions.jsonl"  # the test records train writes in a run
 REFIT_DIR = "refit"  # a cv fold's run trained on the whole training fold (cv --refit): OUT/fold<k>/refit
 
 
+def scored_fold(cv_folder: Path, fold: str, report: dict) -> Path:
+    """The run that scored ``fold`` of the cross-validation in ``cv_folder`` whose report.json is ``report``: the
+    fold's refit after ``cv --refit`` (its selection run only chose the refit's epochs), else the fold itself."""
+    return Path(cv_folder) / fold / REFIT_DIR if report.get("refit") is True else Path(cv_folder) / fold
+
+
 def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
     """Decode every example and score it with the task's own measures.
 

@@ -46,6 +46,7 @@ from neuromath.evaluation.scoring import (
     REFIT_DIR,
     percent,
     read_predictions,
+    scored_fold,
     unknown_input,
     write_predictions,
 )
@@ -455,8 +456,7 @@ def vote_seeds(config: Config, folds: Sequence[Fold], out_dir: Path, reports: Se
     seeds = [config.train.seed + offset for offset in range(len(reports))]
     rows = []
     for index, (name, train_path, test_path) in enumerate(folds):
-        runs = [Path(report["out"]) / name for report in reports]
-        runs = [run / REFIT_DIR if report.get("refit") else run for run, report in zip(runs, reports)]
+        runs = [scored_fold(Path(report["out"]), name, report) for report in reports]
         for run in runs:
             if not (run / PREDICTIONS_FILE).exists():
                 raise NeuromathError(f"{run / PREDICTIONS_FILE}: missing, so this seed's answers cannot be voted on "

@@ -32,7 +32,7 @@ import yaml
 from neuromath.config import config_from_dict
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.scoring import REFIT_DIR
+from neuromath.evaluation.scoring import REFIT_DIR, scored_fold
 from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.verification import blank_positions, completion_metrics
 from neuromath.experiments.recipes import Recipe, Run, sha256_of
@@ -120,18 +120,13 @@ def read_gzip_lines(path: Path) -> list[dict]:
     return records
 
 
-def is_refit(folder: Path) -> bool:
-    """Whether the cross-validation in ``folder`` scored refits (``cv --refit``), as its report.json says."""
-    path = folder / "report.json"
-    return path.is_file() and read_json(path).get("refit") is True
-
-
 def scored_units(folder: Path, kind: str) -> list[Path]:
     """The folders of a run that each scored a test set: a cv's folds (their refits after ``cv --refit``), a
     training's seeds, or the run itself."""
     if kind == "cv":
+        report = read_json(folder / "report.json") if (folder / "report.json").is_file() else {}
         folds = sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("fold"))
-        return [fold / REFIT_DIR for fold in folds] if is_refit(folder) else folds
+        return [scored_fold(folder, fold.name, report) for fold in folds]
     seeds = sorted((p for p in folder.iterdir() if p.is_dir() and p.name.startswith("seed") and p.name[4:].isdigit()),
                    key=lambda p: int(p.name[4:]))
     return seeds or [folder]

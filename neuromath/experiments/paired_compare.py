@@ -30,7 +30,7 @@ from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.dataroot import data_root, find_data
 from neuromath.errors import DataFormatError, NeuromathError
-from neuromath.evaluation.scoring import PREDICTIONS_FILE, REFIT_DIR, evaluate_examples, percent, read_predictions
+from neuromath.evaluation.scoring import PREDICTIONS_FILE, evaluate_examples, percent, read_predictions, scored_fold
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evaluate_runs import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
@@ -262,8 +262,8 @@ def compare_cross_validations(cv_a: str, cv_b: str, request: CompareRequest) -> 
                              f"{', '.join(map(str, names['b']))}: compare cross-validations over the same folds")
     folders = {"a": Path(cv_a), "b": Path(cv_b)}
 
-    def run_of(side: str, name: str) -> Path:  # the run that scored the fold: its refit after `cv --refit`
-        return folders[side] / name / REFIT_DIR if reports[side].get("refit") else folders[side] / name
+    def run_of(side: str, name: str) -> Path:
+        return scored_fold(folders[side], name, reports[side])
 
     for name in names["a"]:  # every fold checked before any is decoded
         tests = {side: fold_test_file(run_of(side, name)) for side in folders}

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 from neuromath.config import load_config
 from neuromath.dataroot import find_data
 from neuromath.errors import NeuromathError
-from neuromath.evaluation.scoring import REFIT_DIR
+from neuromath.evaluation.scoring import scored_fold
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evidence import WORK_PREFIX
 from neuromath.experiments.evidence import scored_units as evidence_units
@@ -72,8 +72,7 @@ def scored_units(path: Path) -> list[Path]:
     training's seeds, or the run itself."""
     if is_cross_validation(path):
         report = read_cv_report(path)
-        return [path / row["fold"] / REFIT_DIR if report.get("refit") else path / row["fold"]
-                for row in report["folds"]]
+        return [scored_fold(path, row["fold"], report) for row in report["folds"]]
     return evidence_units(path, "train")  # a training's seeds, or the run itself
 
 
