@@ -21,7 +21,6 @@ from the gold data: a summary whose predictions do not give it fails, naming the
 
 from __future__ import annotations
 
-import gzip
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -35,8 +34,10 @@ from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import REFIT_DIR, scored_fold
 from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.verification import blank_positions, completion_metrics
+from neuromath.experiments.beam_evidence import BEAM_REPORT, beam_metric, keep_beam_evidence, verify_beams
+from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
 from neuromath.experiments.recipes import Recipe, Run, sha256_of
-from neuromath.fileio import write_atomic, write_text_atomic
+from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import SUMMARY_LIMIT, read_run_file
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import read_candidates, read_equations
@@ -98,28 +99,6 @@ def predicted_tokens(record: dict) -> list[str] | None:
     return list(record["prediction"]) if isinstance(record.get("prediction"), str) else None
 
 
-def write_gzip_lines(records: list[dict], path: Path) -> None:
-    """JSON Lines, gzip with no time stamp or name in its header, so the same records give the same bytes."""
-    data = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records).encode("utf-8")
-
-    def write(stream) -> None:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=stream, mtime=0) as packed:
-            packed.write(data)
-
-    write_atomic(path, write)
-
-
-def read_gzip_lines(path: Path) -> list[dict]:
-    records = []
-    with gzip.open(path, "rt", encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                raise NeuromathError(f"{path}: line {number}: not valid JSON") from None
-    return records
-
-
 def scored_units(folder: Path, kind: str) -> list[Path]:
     """The folders of a run that each scored a test set: a cv's folds (their refits after ``cv --refit``), a
     training's seeds, or the run itself."""
@@ -161,8 +140,9 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
                 text = json.dumps(scrub_run_dirs(json.loads(text), unit), indent=2, ensure_ascii=False) + "\n"
             destination.write_text(text, encoding="utf-8")
 
-    for name in ("report.json", "seeds.json", "evaluation/report.json", COMPLETION):
+    for name in ("report.json", "seeds.json", BEAM_REPORT, COMPLETION):
         keep_text(out / name, staging / name)
+    keep_beam_evidence(out, staging, lambda text: relative_text(text, out, work, root))
     if (out / SCORES).is_file():  # every blank's candidate scores (complete --scores): what completion is scored from
         lines = (out / SCORES).read_text(encoding="utf-8").splitlines()
         write_gzip_lines([json.loads(line) for line in lines], staging / SCORES_GZ)
@@ -195,13 +175,6 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
 # -- reading evidence -------------------------------------------------------------------------------------------------
 
 
-def read_json(path: Path) -> dict:
-    try:
-        return json.loads(read_run_file(path, SUMMARY_LIMIT))
-    except ValueError as error:
-        raise NeuromathError(f"{path}: not valid JSON: {error}") from None
-
-
 @dataclass
 class Evidence:
     """What one run's evidence says: its scored units' test summaries, and the run's mean ± std."""
@@ -214,6 +187,7 @@ class Evidence:
     selections: dict[str, dict] = field(default_factory=dict)  # cv --refit: fold -> its selection run's summary.json
     report: dict | None = None  # cv: report.json; train with seeds: seeds.json
     completion: dict | None = None  # complete --out: run name -> top1, top5, mrr, seconds, ...
+    evaluation: dict | None = None  # evaluate --beams --report {out}/evaluation: its report.json
 
     @property
     def wall_seconds(self) -> float | None:
@@ -244,6 +218,8 @@ def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:
             evidence.report = read_json(folder / name)
     if (folder / COMPLETION).is_file():
         evidence.completion = read_json(folder / COMPLETION)
+    if (folder / BEAM_REPORT).is_file():
+        evidence.evaluation = read_json(folder / BEAM_REPORT)
     return evidence
 
 
@@ -263,6 +239,9 @@ def metric_values(evidence: Evidence, metric: str) -> list[float]:
     if metric in COMPLETION_METRICS:  # completion: one row per run that complete ranked with
         rows = (evidence.completion or {}).values()
         return [float(row[metric]) for row in rows if isinstance(row.get(metric), (int, float))]
+    beam = beam_metric(evidence.evaluation, metric)  # a run scored by evaluate --beams: one value
+    if beam is not None:
+        return [beam]
     values = [test_metric(summary, metric) for summary in evidence.units.values()]
     return [float(v) for v in values if v is not None]
 
@@ -395,6 +374,20 @@ def verify_completion(label: str, evidence: Evidence, run: Run, locate, with_gol
     return problems, True
 
 
+def beam_files(evidence: Evidence, command: list[str], locate) -> tuple[Path | None, Path | None]:
+    """The test file an ``evaluate --beams`` command scored and the training file it deduplicated against (its
+    ``--train``, else the run's ``data.train``), where both are at hand."""
+    name = option(command, "--data")
+    test = locate(name) if name else None
+    if test is None or not test.is_file():
+        return None, None
+    config_path = evidence.folder / "config.yaml"
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8")) if config_path.is_file() else {}
+    name = option(command, "--train") or ((config or {}).get("data") or {}).get("train")
+    train = locate(name) if name else None
+    return test, train if train is not None and train.is_file() else None
+
+
 def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tuple[list[str], str]:
     """Every difference between a run's evidence, its recipe and its predictions; and a line on what was checked.
     An empty list: the evidence holds."""
@@ -411,6 +404,12 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
         completion_problems, read_gold = verify_completion(label, evidence, run, locate, with_gold)
         problems += completion_problems
         gold_units += read_gold
+    beams = next((argv for argv in run.then if argv[0] == "evaluate" and "--beams" in argv), None)
+    if beams is not None:
+        test, train = beam_files(evidence, beams, locate) if with_gold else (None, None)
+        beam_problems, read_gold = verify_beams(label, evidence.folder, test, train)
+        problems += beam_problems
+        gold_units += read_gold
     for name, summary in evidence.units.items():
         unit = evidence.folders[name]
         config_path = unit / "config.yaml"
@@ -425,6 +424,8 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
                 problems.append(f"{label}/{name}: model {config.get('model', {}).get('name')!r}, the recipe says "
                                 f"{run.model!r}")
         if run.kind == "import":  # an imported model is scored by complete, not by a test split
+            continue
+        if beams is not None and "test" not in summary:  # trained without a test split: scored by evaluate --beams
             continue
         unit_problems, read_gold = verify_unit(f"{label}/{name}", unit, summary, locate, with_gold)
         problems += unit_problems
