@@ -53,7 +53,7 @@ RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
 DIRECTIVE = re.compile(
     r"\{\{\s*(table|recipe|published|curve|leaderboard|value|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
-PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy"}
+PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy", "symbolic": "dedup verified@10"}
 PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
 
 
@@ -143,16 +143,18 @@ class Book:
         return text if is_count(parts[2]) or text == "n/a" else f"{text} %"
 
     def paired(self, argument: str, where: str) -> str:
-        names = argument.split()
+        words = argument.split()
+        names, metric = words[:2], " ".join(words[2:]) or None  # a beam metric: runs scored by evaluate --beams
         if len(names) != 2 or any(len(name.split(".")) != 2 for name in names):
-            raise NeuromathError(f"{where}: paired takes EXPERIMENT.RUN EXPERIMENT.RUN, not {argument!r}")
+            raise NeuromathError(f"{where}: paired takes EXPERIMENT.RUN EXPERIMENT.RUN [BEAM METRIC], not "
+                                 f"{argument!r}")
         runs = []
         for name in names:
             experiment, run = name.split(".")
             runs.append(self.run_evidence(self.recipe(experiment, where), run, where))
         if any(evidence is None for evidence in runs):
             return f"({RECIPE_ONLY})"
-        return paired_line(runs[0], runs[1], where)
+        return paired_line(runs[0], runs[1], where, metric)
 
     def recipe_block(self, argument: str, where: str) -> str:
         recipe = self.recipe(argument, where)

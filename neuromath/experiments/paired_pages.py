@@ -11,6 +11,7 @@ import re
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.significance import compare_paired
+from neuromath.experiments.beam_evidence import BEAM_RECORDS_GZ, METRIC
 from neuromath.experiments.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines
 
 
@@ -21,14 +22,39 @@ def unit_correct(evidence: Evidence, unit: str, where: str) -> list[tuple[str, b
     return [(str(record["id"]), bool(record["correct"])) for record in read_gzip_lines(path)]
 
 
-def paired_line(baseline: Evidence, candidate: Evidence, where: str) -> str:
-    """One sentence: candidate − baseline in points over the test problems both scored, its 95% interval and p."""
+def beam_correct(evidence: Evidence, metric: str, where: str) -> list[tuple[str, bool]]:
+    """Each test pair's verdict under a beam metric (``dedup verified@10``, ...) of a run scored by ``evaluate
+    --beams``, from the records its evidence keeps; the deduplicated metrics keep the deduplicated pairs only."""
+    match = METRIC.fullmatch(metric)
+    if match is None:
+        raise NeuromathError(f"{where}: {metric!r} is not a beam metric (verified@K, exact@K, dedup verified@K, ...)")
+    subset, kind, width = match.group(1) or "full", match.group(2), match.group(3)
+    path = evidence.folder / BEAM_RECORDS_GZ
+    if not path.is_file():
+        raise NeuromathError(f"{where}: {path} is missing: the evidence keeps no beam records to pair")
+    pairs = []
+    for record in read_gzip_lines(path):
+        if subset == "full" or record.get("in_dedup"):
+            entry = (record.get("beams") or {}).get(width)
+            if entry is None:
+                raise NeuromathError(f"{where}: {path} has no beam {width} (metric {metric!r})")
+            pairs.append((str(record["id"]), bool(entry.get(kind))))
+    return pairs
+
+
+def paired_line(baseline: Evidence, candidate: Evidence, where: str, metric: str | None = None) -> str:
+    """One sentence: candidate − baseline in points over the test problems both scored, its 95% interval and p. With
+    ``metric`` (a beam metric) the runs are paired on their ``evaluate --beams`` records instead of their units'
+    predictions."""
     if set(baseline.units) != set(candidate.units):
         raise NeuromathError(f"{where}: the two runs have different folds or seeds ({sorted(baseline.units)} and "
                              f"{sorted(candidate.units)})")
     a_correct, b_correct = [], []
     for unit in sorted(baseline.units):
-        a_records, b_records = unit_correct(baseline, unit, where), unit_correct(candidate, unit, where)
+        if metric is not None:
+            a_records, b_records = beam_correct(baseline, metric, where), beam_correct(candidate, metric, where)
+        else:
+            a_records, b_records = unit_correct(baseline, unit, where), unit_correct(candidate, unit, where)
         if [name for name, _ in a_records] != [name for name, _ in b_records]:
             raise NeuromathError(f"{where}: {unit} of the two runs did not score the same test problems in the same "
                                  "order: they cannot be paired")
