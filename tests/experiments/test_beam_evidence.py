@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from neuromath.errors import NeuromathError
 from neuromath.evaluation.symbolic import score_beams
 from neuromath.experiments.beam_evidence import (
     BEAM_RECORDS,
@@ -18,6 +19,8 @@ from neuromath.experiments.beam_evidence import (
     keep_beam_evidence,
     verify_beams,
 )
+from neuromath.experiments.evidence import Evidence
+from neuromath.experiments.paired_pages import beam_correct
 from neuromath.tasks.symbolic import read_pairs
 
 TEST = [("mul INT+ 2 x", "pow x INT+ 2"), ("cos x", "sin x"), ("exp x", "exp x"), ("mul INT+ 3 x", "pow x INT+ 3")]
@@ -128,3 +131,14 @@ def test_evidence_without_its_records_says_what_is_missing(run):
     (run.evidence / BEAM_RECORDS_GZ).unlink()
     problems, _ = verify_beams("exp/run", run.evidence, run.test, run.train)
     assert problems == [f"exp/run: no {BEAM_RECORDS_GZ}: the beam report cannot be recomputed"]
+
+
+def test_paired_pages_pair_beam_runs_on_the_metric_subset_and_refuse_other_names(run):
+    evidence = Evidence(run.evidence, "train", {})
+    verdicts = beam_correct(evidence, "dedup verified@2", "page.md")
+    assert verdicts == [("{work}/test.txt:1", True), ("{work}/test.txt:3", True), ("{work}/test.txt:4", False)]
+    assert [right for _, right in beam_correct(evidence, "exact@2", "page.md")] == [True, False, True, False]
+    with pytest.raises(NeuromathError, match="not a beam metric"):
+        beam_correct(evidence, "value_accuracy", "page.md")
+    with pytest.raises(NeuromathError, match="no beam 10"):
+        beam_correct(evidence, "verified@10", "page.md")
