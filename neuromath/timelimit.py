@@ -60,6 +60,7 @@ class _Worker:
         parent_end, child_end = context.Pipe()
         self.process = context.Process(target=_worker_loop, args=(function, child_end, warm_up), daemon=True)
         self.process.start()
+        self.started = time.monotonic()
         child_end.close()
         self.connection = parent_end
         self.ready = False
@@ -112,7 +113,6 @@ class TimeLimitedPool:
         if not jobs:
             return []
         self._start_missing()
-        startup_deadline = time.monotonic() + self.startup_timeout
 
         def finish(index: int, outcome: Outcome) -> None:
             nonlocal remaining
@@ -131,6 +131,9 @@ class TimeLimitedPool:
                     worker.connection.send((index, tuple(jobs[index])))
             busy = [w for w in self.workers if w.job is not None]
             now = time.monotonic()
+            # nothing busy: waiting for workers to start (at first, or replacing one killed at its limit), each
+            # given startup_timeout from its own start, not from the start of the map
+            startup_deadline = max((w.started for w in self.workers if not w.ready), default=now) + self.startup_timeout
             if busy:
                 timeout = max(0.0, min(w.deadline for w in busy) - now)
             elif now > startup_deadline:
@@ -151,7 +154,6 @@ class TimeLimitedPool:
                         continue
                     if message[0] == "ready":
                         worker.ready = True
-                        startup_deadline = now + self.startup_timeout
                         continue
                     index, (status, value), seconds = message
                     worker.job = None

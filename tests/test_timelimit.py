@@ -3,6 +3,7 @@ import time
 
 import pytest
 
+from neuromath import timelimit
 from neuromath.errors import NeuromathError
 from neuromath.timelimit import TimeLimitedPool
 
@@ -78,3 +79,23 @@ def test_the_warm_up_runs_before_the_first_job_and_is_not_charged_to_it():
     assert pool.timeouts == 1
     with TimeLimitedPool(warmed, workers=1, time_limit=1.0, warm_up=slow_warm_up) as pool:
         assert pool.run(None).value == "yes"  # it ran in the worker, before the job
+
+
+def test_a_worker_replaced_late_in_a_long_map_gets_its_own_startup_time(monkeypatch):
+    """A map that runs longer than startup_timeout, then loses a worker at its limit, waits for the replacement:
+    before, the startup deadline counted from the start of the map, so the replacement was refused at once ("worker
+    processes did not start within 120 s" after a 30-minute training's beam-50 verification). The clock jumps 1,000
+    s after the first result, as if many jobs had run."""
+    offset = [0.0]
+    clock = type("Clock", (), {"monotonic": staticmethod(lambda: time.monotonic() + offset[0]),
+                               "perf_counter": staticmethod(time.perf_counter)})
+    monkeypatch.setattr(timelimit, "time", clock)
+
+    def jump(index, outcome):
+        if index == 0:
+            offset[0] += 1000.0
+
+    with TimeLimitedPool(nap, workers=1, time_limit=0.5, startup_timeout=60) as pool:
+        outcomes = pool.map([(0.0, "a"), (30.0, "slow"), (0.0, "after")], on_result=jump)
+    assert [o.status for o in outcomes] == ["ok", "timeout", "ok"]
+    assert outcomes[2].value == "after"
