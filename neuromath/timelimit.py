@@ -131,15 +131,15 @@ class TimeLimitedPool:
                     worker.connection.send((index, tuple(jobs[index])))
             busy = [w for w in self.workers if w.job is not None]
             now = time.monotonic()
-            # nothing busy: waiting for workers to start (at first, or replacing one killed at its limit), each
-            # given startup_timeout from its own start, not from the start of the map
-            startup_deadline = max((w.started for w in self.workers if not w.ready), default=now) + self.startup_timeout
             if busy:
                 timeout = max(0.0, min(w.deadline for w in busy) - now)
-            elif now > startup_deadline:
-                self.close()
-                raise NeuromathError(f"worker processes did not start within {self.startup_timeout:.0f} s")
-            else:
+            else:  # waiting for workers to start (at first, or one replacing a worker killed at its limit), each
+                # given startup_timeout from its own start, not from the start of the map
+                starting = [w.started for w in self.workers if not w.ready]
+                startup_deadline = max(starting, default=now) + self.startup_timeout
+                if now > startup_deadline:
+                    self.close()
+                    raise NeuromathError(f"worker processes did not start within {self.startup_timeout:.0f} s")
                 timeout = startup_deadline - now
             ready = wait([w.connection for w in self.workers], timeout=timeout)
             now = time.monotonic()

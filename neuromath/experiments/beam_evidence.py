@@ -43,13 +43,20 @@ def slim_beam_record(record: dict) -> dict:
     return slim
 
 
+def parse_beam_metric(metric: str) -> tuple[str, str, str] | None:
+    """``dedup verified@10`` -> ("dedup", "verified", "10"); ``exact@1`` -> ("full", "exact", "1"); None when the
+    name is not a beam metric."""
+    match = METRIC.fullmatch(metric)
+    return None if match is None else (match.group(1) or "full", match.group(2), match.group(3))
+
+
 def beam_metric(report: dict | None, metric: str) -> float | None:
     """A metric of an ``evaluate --beams`` report (``verified@10``, ``dedup exact@1``, ...), or None when the name is
     not one or the report lacks it."""
-    match = METRIC.fullmatch(metric)
-    if report is None or match is None:
+    parsed = parse_beam_metric(metric)
+    if report is None or parsed is None:
         return None
-    subset, kind, width = match.group(1) or "full", match.group(2), match.group(3)
+    subset, kind, width = parsed
     entry = (((report.get("subsets") or {}).get(subset) or {}).get("overall") or {}).get(width)
     value = entry.get(kind) if isinstance(entry, dict) else None
     return float(value) if isinstance(value, (int, float)) else None

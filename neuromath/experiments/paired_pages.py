@@ -11,7 +11,7 @@ import re
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.significance import compare_paired
-from neuromath.experiments.beam_evidence import BEAM_RECORDS_GZ, METRIC
+from neuromath.experiments.beam_evidence import BEAM_RECORDS_GZ, parse_beam_metric
 from neuromath.experiments.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines
 
 
@@ -25,10 +25,10 @@ def unit_correct(evidence: Evidence, unit: str, where: str) -> list[tuple[str, b
 def beam_correct(evidence: Evidence, metric: str, where: str) -> list[tuple[str, bool]]:
     """Each test pair's verdict under a beam metric (``dedup verified@10``, ...) of a run scored by ``evaluate
     --beams``, from the records its evidence keeps; the deduplicated metrics keep the deduplicated pairs only."""
-    match = METRIC.fullmatch(metric)
-    if match is None:
+    parsed = parse_beam_metric(metric)
+    if parsed is None:
         raise NeuromathError(f"{where}: {metric!r} is not a beam metric (verified@K, exact@K, dedup verified@K, ...)")
-    subset, kind, width = match.group(1) or "full", match.group(2), match.group(3)
+    subset, kind, width = parsed
     path = evidence.folder / BEAM_RECORDS_GZ
     if not path.is_file():
         raise NeuromathError(f"{where}: {path} is missing: the evidence keeps no beam records to pair")
@@ -49,12 +49,13 @@ def paired_line(baseline: Evidence, candidate: Evidence, where: str, metric: str
     if set(baseline.units) != set(candidate.units):
         raise NeuromathError(f"{where}: the two runs have different folds or seeds ({sorted(baseline.units)} and "
                              f"{sorted(candidate.units)})")
+    if metric is not None:  # the run's own beam records, read once
+        scored = [("evaluation", beam_correct(baseline, metric, where), beam_correct(candidate, metric, where))]
+    else:
+        scored = [(unit, unit_correct(baseline, unit, where), unit_correct(candidate, unit, where))
+                  for unit in sorted(baseline.units)]
     a_correct, b_correct = [], []
-    for unit in sorted(baseline.units):
-        if metric is not None:
-            a_records, b_records = beam_correct(baseline, metric, where), beam_correct(candidate, metric, where)
-        else:
-            a_records, b_records = unit_correct(baseline, unit, where), unit_correct(candidate, unit, where)
+    for unit, a_records, b_records in scored:
         if [name for name, _ in a_records] != [name for name, _ in b_records]:
             raise NeuromathError(f"{where}: {unit} of the two runs did not score the same test problems in the same "
                                  "order: they cannot be paired")
