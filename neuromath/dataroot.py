@@ -4,7 +4,9 @@ Presets name benchmark files relative to the data root (``mawps-cv/fold0/train.c
 machine that holds the corpora. The root is ``data.root`` when a config sets it, else the environment variable
 ``NEUROMATH_DATA``, else ``./data``. A relative path is read from the working directory when it exists there (the
 files a user names on the command line), otherwise from the data root. A path found in neither place is a
-``DataNotFoundError`` that names the corpus it belongs to and where to get it (the docs' Data page).
+``DataNotFoundError`` that names the corpus it belongs to and where to get it (the docs' Data page). A path that is
+found but is neither a file nor a folder (a FIFO, a device, a socket, or a link to one) is refused
+(``neuromath.safe_read.check_data_path``), so that no command waits on a pipe or reads a device.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromath.errors import DataNotFoundError
+from neuromath.safe_read import check_data_path
 
 ENVIRONMENT_VARIABLE = "NEUROMATH_DATA"
 DEFAULT_ROOT = "data"
@@ -59,16 +62,17 @@ def corpus_of(path: str | Path) -> str | None:
 def find_data(path: str | Path, root: str | Path | None = None) -> Path:
     """The file or folder that the data path ``path`` names: itself when absolute or present in the working
     directory, else the same relative path under the data root (``root``, or ``data_root()``). A path in neither
-    place is a DataNotFoundError naming both places and, for a known corpus, what it is and where to get it."""
+    place is a DataNotFoundError naming both places and, for a known corpus, what it is and where to get it. One
+    found that is neither a file nor a folder (a FIFO, a device, a link to one) is a DataFormatError naming it."""
     path = Path(path).expanduser()
-    if path.exists():
-        return path
+    if path.exists() or path.is_symlink():  # a link to nothing: refused below as a missing file
+        return present(path)
     if path.is_absolute():
         raise DataNotFoundError(f"{path}: no such file or folder")
     root = Path(root) if root is not None else data_root()
     under_root = root / path
     if under_root.exists():
-        return under_root
+        return present(under_root)
     corpus = corpus_of(path)
     shown = root if root.is_absolute() or root.parts[:1] in (("..",), (".",)) else f"./{root}"
     where = (f"{path}: not in the working directory nor under the data root {shown} (data.root, else "
@@ -76,6 +80,13 @@ def find_data(path: str | Path, root: str | Path | None = None) -> Path:
     if corpus is None:
         raise DataNotFoundError(where)
     raise DataNotFoundError(f"{where}. It is {corpus}: {DATA_PAGE} says how to get it and where to put it")
+
+
+def present(path: Path) -> Path:
+    """``path``, found, once it is known to be a file or a folder (``check_data_path``); a dangling link is missing."""
+    if not path.exists():
+        raise DataNotFoundError(f"{path}: a link to a file or folder that does not exist")
+    return check_data_path(path)
 
 
 def resolve_data_paths(config: Any) -> Any:

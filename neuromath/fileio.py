@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -16,7 +17,7 @@ from typing import BinaryIO, Callable, Iterator, Sequence
 from filelock import SoftFileLock, Timeout
 
 from neuromath.errors import LockedError, NeuromathError
-from neuromath.safe_read import file_kind
+from neuromath.safe_read import file_kind, load_json, read_data_text
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -27,6 +28,21 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 def save_figure(figure, path: str | Path, dpi: int = 100) -> None:
     """A matplotlib figure as a PNG at ``path``, written like ``write_atomic``."""
     write_atomic(path, lambda stream: figure.savefig(stream, format="png", dpi=dpi))
+
+
+_UNDRAWABLE = re.compile("[\ud800-\udfff]")  # lone surrogates: the bytes of argv or a file that were not UTF-8
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")  # control characters, line and paragraph separators
+
+
+def figure_text(text: object, limit: int = 200) -> str:
+    """``text`` as matplotlib draws it literally, whatever it holds: a lone surrogate (a byte that was not UTF-8)
+    becomes U+FFFD, a run of control characters (a line break among them) one space, ``$`` is escaped so that no
+    mathtext is parsed (``$x^$`` would be an error), and text longer than ``limit`` characters is cut with an
+    ellipsis. For titles, labels and tick labels made from text a user or a file gave."""
+    text = _CONTROL.sub(" ", _UNDRAWABLE.sub("\ufffd", str(text)))
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text.replace("$", "\\$")
 
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
@@ -139,10 +155,10 @@ def finish_publishing(key: str | Path, targets: Sequence[str | Path] = ()) -> No
     folders = {key.parent, *(Path(target).parent for target in targets)}
     if journal.is_file() and not journal.is_symlink():
         try:
-            plan = json.loads(journal.read_text(encoding="utf-8"))
+            plan = load_json(read_data_text(journal), journal)
             renames = [(Path(source), Path(target)) for source, target in plan["renames"]]
             folders.update(Path(folder).parent for folder in plan["staging"])
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, NeuromathError) as error:
             raise NeuromathError(f"{journal}: unreadable journal of an unfinished write ({error}); delete it and "
                                  "write the output again") from None
         expected = {Path(target).absolute() for target in targets}
@@ -174,9 +190,9 @@ def check_published(path: str | Path) -> None:
         return
     for journal in path.parent.glob(".*.publish.json"):
         try:
-            plan = json.loads(journal.read_text(encoding="utf-8"))
+            plan = load_json(read_data_text(journal), journal)  # a FIFO planted here: skipped, never waited on
             targets = {Path(target).name for _, target in plan["renames"]}
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, NeuromathError):
             continue  # not one of ours: publish_together refuses it when it writes
         if path.name in targets:
             raise NeuromathError(f"{path}: the write that made it was interrupted before all of its files were in "
@@ -216,8 +232,14 @@ def locked(target: str | Path, is_folder: bool = True) -> Iterator[Path]:
     The lock is a marker file holding the writer's pid and host name (filelock's SoftFileLock): a marker left by a
     process that no longer runs on this host is stale and is taken over; the marker is removed on release. A block
     nested in another on the same target of the same process goes ahead (the outer block holds the lock).
+
+    A folder target that is a symbolic link (even to a folder) is refused (``NeuromathError``): every file written
+    in the block would go through the link to a folder elsewhere.
     """
     target = Path(target)
+    if is_folder and target.is_symlink():
+        raise NeuromathError(f"{target} is a symbolic link: neuromath writes only into a folder of its own, never "
+                             "through a link (give the folder the link points to, or another path)")
     created = is_folder and not target.exists()
     if is_folder:
         target.mkdir(parents=True, exist_ok=True)

@@ -1,14 +1,22 @@
-"""Reading the files of a run folder defensively: a run folder may come from someone else, so each of its
-files must be a regular file (a link to one is followed), checked before a byte is read, so that a FIFO cannot hang
-the reader and a link to ``/dev/zero`` cannot fill the memory; and the small files (config, vocabularies, summaries)
-must be under a size limit. Anything else is a DataFormatError naming the file and the reason."""
+"""Reading files defensively. A run folder or a data file may come from someone else, so each file must be a
+regular file (a link to one is followed), checked before a byte is read, so that a FIFO cannot hang the reader and a
+link to ``/dev/zero`` cannot fill the memory; the small files of a run folder (config, vocabularies, summaries) must
+be under a size limit; and JSON is parsed only when it is nested at most ``MAX_JSON_DEPTH`` levels deep (checked
+without recursion, so that deep nesting is an error, not a RecursionError). Anything else is a DataFormatError
+naming the file and the reason.
+
+Data paths go through the same check: ``check_data_path`` (a file or a folder, nothing else: what ``find_data``
+returns) and ``open_data`` / ``read_data_text`` (what the readers open)."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import re
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from neuromath.errors import DataFormatError
 
@@ -17,6 +25,9 @@ MIB = 2**20
 CONFIG_LIMIT = 1 * MIB
 VOCABULARY_LIMIT = 64 * MIB
 SUMMARY_LIMIT = 16 * MIB
+# JSON of a run folder or of evidence is a few levels deep (a summary: 4); far deeper is not ours, and Python's
+# parser recurses once per level
+MAX_JSON_DEPTH = 100
 
 _KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -32,11 +43,17 @@ def open_regular(path: str | Path) -> BinaryIO:
     """``path`` open for reading in binary, once it is known to be a regular file. It is opened without blocking (a
     FIFO opens at once instead of waiting for a writer) and checked on the open descriptor, so that what is read is
     what was checked; a FIFO, device, socket or folder is a DataFormatError, as is a file that cannot be opened."""
-    path = Path(path)
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return open_checked(path)
     except OSError as error:  # ENXIO: a socket
         raise DataFormatError(path, None, f"cannot read: {error.strerror or error}") from None
+
+
+def open_checked(path: str | Path) -> BinaryIO:
+    """``open_regular`` except that a file that cannot be opened raises the OSError of ``open`` (FileNotFoundError,
+    PermissionError, ...), for readers that report those in their own words."""
+    path = Path(path)
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
@@ -67,3 +84,101 @@ def read_summary(path: str | Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise DataFormatError(path, None, f"not UTF-8 text at byte {error.start}") from None
+
+
+def check_data_path(path: str | Path, folder: bool | None = None) -> Path:
+    """``path`` as a Path once it is known to be a regular file or a folder (a link to one is followed): a FIFO, a
+    device or a socket, or a link to one, is a DataFormatError naming it, so that no reader waits on a pipe or reads
+    a device without end. ``folder`` True asks for a folder, False for a file, None takes either. A path that does
+    not exist is returned as it is, for the caller to report."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as error:
+        raise DataFormatError(path, None, f"cannot read: {error.strerror or error}") from None
+    if stat.S_ISDIR(mode):
+        if folder is False:
+            raise DataFormatError(path, None, "a folder, not a data file")
+        return path
+    if not stat.S_ISREG(mode):
+        raise DataFormatError(path, None, f"not a regular file but {file_kind(mode)}: data is read from files and "
+                                          "folders only")
+    if folder is True:
+        raise DataFormatError(path, None, "a file, not a folder")
+    return path
+
+
+def open_data(path: str | Path, encoding: str | None = None, newline: str | None = None) -> BinaryIO | TextIO:
+    """A data file open for reading, as ``open`` would open it, once it is known to be a regular file: a FIFO, a
+    device, a socket or a folder (or a link to one) is a DataFormatError, found on the open descriptor before a
+    byte is read (``open_checked``); a file that cannot be opened raises the OSError ``open`` raises. Binary without
+    ``encoding``, else text as ``open(path, "r", encoding=..., newline=...)`` reads it."""
+    stream = open_checked(path)
+    if encoding is None:
+        return stream
+    return io.TextIOWrapper(stream, encoding=encoding, newline=newline)
+
+
+def read_data_bytes(path: str | Path) -> bytes:
+    """The bytes of the data file ``path``, read like ``Path.read_bytes`` once ``open_data`` has checked it."""
+    with open_data(path) as stream:
+        return stream.read()
+
+
+def read_data_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """The text of the data file ``path``, read like ``Path.read_text`` (line ends translated; bytes that are not
+    ``encoding`` raise UnicodeDecodeError, an OSError what ``open`` raises) once ``open_data`` has checked it."""
+    with open_data(path, encoding=encoding) as stream:
+        return stream.read()
+
+
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{\]}]')  # a string (skipped whole) or a bracket
+
+
+def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> tuple[int, int] | None:
+    """Where the JSON ``text`` first nests deeper than ``limit`` levels, as (line, depth), or None. Found by a scan
+    of its brackets outside strings, without recursion; text with at most ``limit`` brackets is not scanned."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        first = match.group()[0]
+        if first in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, match.start()) + 1, depth
+        elif first in "]}":
+            depth -= 1
+    return None
+
+
+def load_json(text: str | bytes, path: str | Path | None = None, line: int = 1, limit: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads(text)`` once the text is known to nest at most ``limit`` levels deep; deeper is a DataFormatError
+    naming ``path``, the line (counted from ``line``, the line of the file where ``text`` starts: a JSON Lines
+    record gives its own) and the depth, never a RecursionError. Text that is not JSON raises
+    ``json.JSONDecodeError`` (a ValueError) as ``json.loads`` does, bytes that are not UTF-8 UnicodeDecodeError
+    (also a ValueError), for the caller to report in its own words."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8-sig" if text[:3] == b"\xef\xbb\xbf" else "utf-8")
+    found = json_depth_error(text, limit)
+    if found is not None:
+        raise DataFormatError(path, line + found[0] - 1, f"JSON nested more than {limit} levels deep")
+    try:
+        return json.loads(text)
+    except RecursionError:  # only when called with little stack left: still an error naming the file
+        raise DataFormatError(path, line, "JSON nested too deeply to read") from None
+
+
+def read_json_file(path: str | Path, limit: int = SUMMARY_LIMIT, what: str = "JSON file") -> Any:
+    """The JSON value of a run-folder or evidence file: a regular file (``open_regular``) of at most ``limit``
+    bytes, UTF-8, valid JSON nested at most ``MAX_JSON_DEPTH`` levels; anything else is a DataFormatError naming
+    the file and the reason."""
+    data = read_run_file(path, limit, what)
+    try:
+        return load_json(data, path)
+    except UnicodeDecodeError as error:
+        raise DataFormatError(path, None, f"not UTF-8 text at byte {error.start}") from None
+    except json.JSONDecodeError as error:
+        raise DataFormatError(path, error.lineno, f"not valid JSON ({error.msg})") from None

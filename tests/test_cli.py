@@ -231,9 +231,9 @@ def test_dedup_refuses_outputs_that_collide_with_each_other_or_an_input(tmp_path
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["cv", "--config", "c", "--data", "d", "--out", "o", "--k", "1"], "--k: must be an integer >= 2, got 1"),
-    (["cv", "--config", "c", "--data", "d", "--out", "o", "--seed", "-3"], "--seed: must be an integer >= 0"),
-    (["train", "--config", "c.yaml", "--out", "o", "--seeds", "0"], "--seeds: must be an integer >= 1, got 0"),
+    (["cv", "--config", "c", "--data", "d", "--out", "o", "--k", "1"], "--k: must be an integer from 2 to 100, got 1"),
+    (["cv", "--config", "c", "--data", "d", "--out", "o", "--seed", "-3"], "--seed: must be an integer from 0 to"),
+    (["train", "--config", "c.yaml", "--out", "o", "--seeds", "0"], "--seeds: must be an integer from 1 to 100, got 0"),
 ])
 def test_counts_out_of_range_are_refused_when_the_command_line_is_read(arguments, message, capsys):
     with pytest.raises(SystemExit) as exit_:

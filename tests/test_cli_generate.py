@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from neuromath.cli import main
+from neuromath.cli.common import MAX_WORKERS
+from neuromath.cli.generate import MAX_GENERATED, MAX_OPS, MAX_STREAMED
 from neuromath.errors import NeuromathError
 from neuromath.tasks.identities.identity_generator import MAX_DEPTH, generate_with_counts
 
@@ -69,17 +71,48 @@ def test_a_second_writer_of_an_output_is_refused_with_the_holder_named(tmp_path,
     assert not out.exists() or (is_folder and [path.name for path in out.iterdir()] == [".neuromath.lock"])
 
 
-@pytest.mark.parametrize("task, option", [
-    ("word_problems", "--n"), ("identities", "--n"), ("symbolic", "--n"), ("symbolic", "--workers"),
-    ("mathematics_dataset", "--per-module"),
+@pytest.mark.parametrize("task, option, high", [
+    ("word_problems", "--n", MAX_GENERATED), ("identities", "--n", MAX_GENERATED),
+    ("evaluations", "--n", MAX_GENERATED), ("symbolic", "--n", MAX_STREAMED), ("symbolic", "--workers", MAX_WORKERS),
+    ("identities", "--workers", MAX_WORKERS),
+    ("symbolic", "--max-ops", MAX_OPS), ("mathematics_dataset", "--per-module", MAX_STREAMED),
+    ("mathematics_dataset", "--workers", MAX_WORKERS),
 ])
-def test_counts_below_one_are_refused_when_the_command_line_is_read(task, option, tmp_path, capsys):
+@pytest.mark.parametrize("too", ["small", "large"])
+def test_counts_outside_their_range_are_refused_when_the_command_line_is_read(task, option, high, too, tmp_path,
+                                                                              capsys):
     size = ["--per-module", "5"] if task == "mathematics_dataset" else ["--n", "5"]
     arguments = ["generate", task, "--out", str(tmp_path / "out"), *size]
+    value = 0 if too == "small" else high + 1
     with pytest.raises(SystemExit) as exit_:
-        main(arguments + [option, "0"])
-    assert exit_.value.code == 2 and f"{option}: must be an integer >= 1, got 0" in capsys.readouterr().err
+        main(arguments + [option, str(value)])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"argument {option}: must be an integer from 1 to {high}" in error
+    assert error.rstrip().endswith(f"got {value}") and "Traceback" not in error
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("value, message", [
+    ("inf", "must be a finite number, got inf"), ("nan", "must be a finite number, got nan"),
+    ("0", "must be a number above 0 and at most 3600, got 0"),
+    ("-1", "must be a number above 0 and at most 3600, got -1"),
+    ("3601", "must be a number above 0 and at most 3600, got 3601"), ("1e400", "must be a finite number"),
+])
+def test_the_time_limit_of_an_attempt_is_finite_and_positive(value, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["generate", "symbolic", "--n", "1", "--time-limit", value, "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2 and f"argument --time-limit: {message}" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("option", ["--seed", "--n"])
+def test_a_number_of_a_million_digits_is_refused_without_echoing_it(option, tmp_path, capsys):
+    arguments = ["generate", "word_problems", "--n", "5", "--seed", "0", "--out", str(tmp_path / "out")]
+    arguments[arguments.index(option) + 1] = "9" * 1_000_000
+    with pytest.raises(SystemExit) as exit_:
+        main(arguments)
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"argument {option}: must be an integer from " in error and len(error) < 2000
 
 
 def test_identities_in_the_paper_style_from_the_command_line(tmp_path, capsys):

@@ -34,6 +34,7 @@ SIBLING_IMPORTS = {
     ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
     ("dataroot", "errors"), ("extras", "errors"), ("safe_read", "errors"), ("config", "safe_read"),
     ("fileio", "safe_read"), ("config", "config_rules"), ("config", "config_presets"), ("config_presets", "errors"),
+    ("dataroot", "safe_read"),  # one check that a data path is a file or a folder
     # the config and its section classes: config -> models, tasks -> sections -> rules
     ("config", "config_models"), ("config", "config_tasks"), ("config", "config_sections"),
     ("config_models", "config_sections"), ("config_tasks", "config_sections"), ("config_models", "config_rules"),

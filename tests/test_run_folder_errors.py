@@ -112,7 +112,7 @@ def test_a_classifier_run_with_foreign_or_truncated_weights(tmp_path):
 
 
 @pytest.mark.parametrize("option, value, message", [
-    ("--per-module", "-1", "argument --per-module: must be an integer >= 0, got -1"),
+    ("--per-module", "-1", "argument --per-module: must be an integer from 0 to 10000000, got -1"),
     ("--beam", "0", "argument --beam: must be an integer from 1 to 1000, got 0"),
     ("--beam", "1000000", "argument --beam: must be an integer from 1 to 1000, got 1000000"),
     ("--nbest", "-1", "argument --nbest: must be an integer from 1 to 1000, got -1"),

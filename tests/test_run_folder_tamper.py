@@ -4,9 +4,9 @@ deeply each end in one clear error naming the file, at once. Where a regression 
 writer), the reader runs in a thread that the test unblocks and fails instead of hanging CI."""
 
 import os
-import threading
 
 import pytest
+from hang_guard import without_hanging
 from run_folders import JERRY, error_line, write_classifier_run, write_sequence_run
 
 import neuromath
@@ -18,34 +18,6 @@ from neuromath.text import Vocabulary
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
 needs_dev_zero = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero on this system")
-
-HANG_GUARD_S = 120  # only a safety net: a reader that blocks on a FIFO is unblocked and the test fails
-
-
-def without_hanging(function, *fifos):
-    """``function()``'s result or exception (returned, not raised), run in a thread; if it has not returned within
-    HANG_GUARD_S, the ``fifos`` get a writer that closes at once (their reader sees the end of the file) and the test
-    fails."""
-    outcome = {}
-
-    def target():
-        try:
-            outcome["value"] = function()
-        except BaseException as error:  # noqa: BLE001 - handed to the test
-            outcome["value"] = error
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(HANG_GUARD_S)
-    if thread.is_alive():
-        for fifo in fifos:
-            try:
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            except OSError:
-                pass
-        thread.join(HANG_GUARD_S)
-        pytest.fail(f"reading the run folder hung on {', '.join(map(str, fifos)) or 'a file'}")
-    return outcome["value"]
 
 
 @pytest.fixture
@@ -130,10 +102,10 @@ def test_a_vocabulary_larger_than_the_limit_is_refused_unparsed(run_dir, monkeyp
 def test_a_deeply_nested_vocabulary_is_a_clear_error(run_dir, capsys, content):
     vocab = run_dir / "target_vocab.json"
     vocab.write_text(content)
-    with pytest.raises(DataFormatError, match=r"target_vocab.json: not a vocabulary file \(JSON nested too deeply\)$"):
+    with pytest.raises(DataFormatError, match=r"target_vocab.json:1: JSON nested more than 100 levels deep$"):
         Vocabulary.load(vocab)
     assert main(["solve", str(run_dir), JERRY]) == 2
-    assert error_line(capsys) == f"error: {vocab}: not a vocabulary file (JSON nested too deeply)"
+    assert error_line(capsys) == f"error: {vocab}:1: JSON nested more than 100 levels deep"
 
 
 def test_read_run_file_reads_within_the_limit_and_names_the_file(tmp_path):

@@ -156,3 +156,37 @@ def test_solve_json_is_strict_json_with_null_for_a_non_finite_weight(tmp_path, c
     main(["solve", str(run), TEXT, "--json"])
     output = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
     assert output["attention"] == [{"weights": [[None, None]]}]
+
+
+@pytest.mark.parametrize("text", [
+    TEXT + " \udcff",  # a byte of argv that was not UTF-8, kept by Python as a lone surrogate
+    "Tom has 5 apples and $x^$ more. How many?",  # a "$" pair that matplotlib would read as broken mathtext
+    "Tom has $5 and $\\foo$. He buys 3 more.\x00\x1b[31m\nHow many?",  # an unknown TeX command, control characters
+])
+def test_the_cli_draws_the_maps_whatever_text_the_problem_holds(tmp_path, capsys, text):
+    run = word_problem_run(tmp_path / "run")
+    picture = tmp_path / "attention.png"
+    code = main(["solve", str(run), text, "--attention", str(picture)])
+    captured = capsys.readouterr()
+    assert code in (0, 1) and "Traceback" not in captured.err, captured.err
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_titles_and_labels_are_drawn_literally_whatever_they_hold(tmp_path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from neuromath.api import AttentionMap
+    from neuromath.fileio import figure_text
+
+    odd = ["$x^$", "\udcff", "a\x00\nb", "$\\foo$", "é" * 500]
+    shown = [figure_text(text) for text in odd]
+    assert shown[0] == "\\$x^\\$" and shown[1] == "\ufffd" and shown[2] == "a b" and len(shown[4]) == 200
+    figure = Figure()
+    FigureCanvasAgg(figure)
+    for index, text in enumerate(shown):  # each drawn as text: no mathtext error, no encoding error
+        figure.text(0.1, index / 6, text)
+    figure.canvas.draw()
+    maps = [AttentionMap(odd[0], "encoder", tuple(odd[:2]), tuple(odd), tuple(odd), np.full((2, 5, 5), 0.2))]
+    path = plot_attention(maps, tmp_path / "odd.png", title=odd[3] + odd[1] + odd[2])
+    assert path.read_bytes()[:4] == b"\x89PNG"

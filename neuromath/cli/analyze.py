@@ -10,7 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from neuromath.cli.common import data_path, documented, nonnegative_int, positive_int
+from neuromath.cli.common import (
+    MAX_EXAMPLES,
+    batch_size,
+    bootstrap_samples,
+    data_path,
+    documented,
+    integer_in,
+    seed_int,
+)
 
 
 def command_analyze_roles(args: argparse.Namespace) -> int:
@@ -88,19 +96,19 @@ def register(commands) -> None:
                             "tp_transformer")
     roles.add_argument("--data", type=data_path, required=True, help="examples to run the model on (teacher-forced)")
     roles.add_argument("--out", required=True, help="folder for report.md, report.json and roles_pca.png")
-    roles.add_argument("--k", type=positive_int, default=20, help="clusters per head (default 20)")
-    roles.add_argument("--max-examples", dest="max_examples", type=nonnegative_int, default=2000,
+    roles.add_argument("--k", type=integer_in(1, 1000), default=20, help="clusters per head (default 20)")
+    roles.add_argument("--max-examples", dest="max_examples", type=integer_in(0, MAX_EXAMPLES), default=2000,
                        help="the first this many examples of the data (0: all; default 2000)")
-    roles.add_argument("--max-vectors", dest="max_vectors", type=nonnegative_int, default=20000,
+    roles.add_argument("--max-vectors", dest="max_vectors", type=integer_in(0, MAX_EXAMPLES), default=20000,
                        help="per head, a seeded sample of at most this many token occurrences (0: all; default 20000)")
-    roles.add_argument("--shuffles", type=positive_int, default=20,
+    roles.add_argument("--shuffles", type=integer_in(1, 10_000), default=20,
                        help="shuffles of the token classes for the chance baseline (default 20)")
-    roles.add_argument("--head", type=positive_int, default=None, metavar="ROW",
+    roles.add_argument("--head", type=integer_in(1, 100_000), default=None, metavar="ROW",
                        help="the row of the printed table whose clusters and PCA plot the report shows "
                             "(default: the head with the largest NMI)")
-    roles.add_argument("--seed", type=int, default=0,
+    roles.add_argument("--seed", type=seed_int, default=0,
                        help="seed of the sample of token occurrences, k-means and the shuffles (default 0)")
-    roles.add_argument("--batch-size", dest="batch_size", type=positive_int, default=64,
+    roles.add_argument("--batch-size", dest="batch_size", type=batch_size, default=64,
                        help="examples per forward pass (default 64)")
     roles.add_argument("--format", default=None, help="data format (default: detected from the file)")
     roles.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -119,7 +127,7 @@ def register(commands) -> None:
     )
     edits.add_argument("run_dirs", metavar="RUN_DIR", nargs="+", help="trained identities runs (equation classifiers)")
     edits.add_argument("--data", type=data_path, required=True, help="an identities file with true and false equations")
-    edits.add_argument("--batch-size", dest="batch_size", type=positive_int, default=512,
+    edits.add_argument("--batch-size", dest="batch_size", type=batch_size, default=512,
                        help="equations per forward pass (default 512)")
     edits.add_argument("--json", action="store_true", help="print the result as one JSON object")
     edits.set_defaults(handler=command_analyze_edits)
@@ -160,9 +168,9 @@ def register(commands) -> None:
                         help="cv folders, folders of seeds or runs that scored the same test problems")
     slices.add_argument("--work", default=None, metavar="DIR",
                         help="where a test file a results recipe generated ({work}/...) is: WORK/<experiment>")
-    slices.add_argument("--samples", type=positive_int, default=10_000,
+    slices.add_argument("--samples", type=bootstrap_samples, default=10_000,
                         help="paired bootstrap resamples (default 10000)")
-    slices.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    slices.add_argument("--seed", type=seed_int, default=0, help="seed of the bootstrap (default 0)")
     slices.add_argument("--json", action="store_true", help="print the table as one JSON object")
     slices.set_defaults(handler=command_analyze_slices)
     voting = kinds.add_parser(
@@ -186,8 +194,8 @@ def register(commands) -> None:
                         help="two or more cv folders, folders of seeds or runs that scored the same test problems")
     voting.add_argument("--work", default=None, metavar="DIR",
                         help="where a test file a results recipe generated ({work}/...) is: WORK/<experiment>")
-    voting.add_argument("--samples", type=positive_int, default=10_000,
+    voting.add_argument("--samples", type=bootstrap_samples, default=10_000,
                         help="paired bootstrap resamples (default 10000)")
-    voting.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    voting.add_argument("--seed", type=seed_int, default=0, help="seed of the bootstrap (default 0)")
     voting.add_argument("--json", action="store_true", help="print the table as one JSON object")
     voting.set_defaults(handler=command_analyze_vote)

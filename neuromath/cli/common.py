@@ -1,15 +1,50 @@
-"""Options and output shared by several commands, and argument types that refuse values out of range at parsing."""
+"""Options and output shared by several commands, and argument types that refuse values out of range at parsing.
+
+Every count, size, worker and time argument has an upper bound (``integer_in``, ``float_in``), so that a typo fails
+at once with the allowed range instead of running out of memory or time: the bounds below are far above real use.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 import textwrap
 from pathlib import Path
 
-from neuromath.config_rules import MAX_BEAM, MAX_LENGTH_PENALTY
+from neuromath.config_rules import MAX_BATCH, MAX_BEAM, MAX_LENGTH, MAX_LENGTH_PENALTY, SEED
 from neuromath.dataroot import corpus_of, find_data
-from neuromath.errors import DataNotFoundError
+from neuromath.errors import DataNotFoundError, NeuromathError
+
+
+def escape_unencodable_output() -> None:
+    """Let stdout print any text: a character it cannot encode (a lone surrogate, from a byte of argv that was not
+    UTF-8, echoed in an answer) is written as a backslash escape instead of raising UnicodeEncodeError."""
+    stream = sys.stdout
+    if hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
+        stream.reconfigure(errors="backslashreplace")
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system tells it, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# Upper bounds of the command line's counts
+MAX_SEED = SEED.high  # a seed, as train.seed takes it (what numpy accepts)
+MAX_SEEDS = 100  # runs of --seeds: each a whole training
+MAX_FOLDS = 100  # folds of cv --k
+MAX_WORKERS = max(16, 4 * usable_cpus())  # processes or threads: 4 per CPU (at least 16); more only add memory
+WORKERS_NOTE = "4 per CPU of this machine, at least 16"
+MAX_BOOTSTRAP_SAMPLES = 1_000_000  # paired bootstrap resamples: 8 MB of means; the interval is stable long before
+MAX_EXAMPLES = 10_000_000  # examples, questions or token occurrences read from a file ("at most this many")
+MAX_GENERATED = 1_000_000  # problems a generator keeps in memory (word problems, identities, evaluations, blanks)
+MAX_STREAMED = 10_000_000  # pairs or questions a generator writes as it goes (symbolic, per module and split)
+MAX_TIME_LIMIT = 3600.0  # seconds per attempt of a generator
 
 HELP_WIDTH = 79  # the columns a description is filled to; examples are kept as written
 
@@ -30,25 +65,43 @@ def documented(description: str, *examples: str) -> dict:
             "formatter_class": argparse.RawDescriptionHelpFormatter}
 
 
-def integer_in(low: int, high: int | None = None):
-    """An argparse type: an integer >= ``low`` (and <= ``high``); anything else is refused with the allowed range."""
+def integer_in(low: int, high: int | None = None, why: str = ""):
+    """An argparse type: an integer from ``low`` to ``high``; anything else is refused with the allowed range (and
+    ``why``, what the bound is, in brackets): ``argument --workers: must be an integer from 1 to 16 (4 per CPU of
+    this machine, at least 16), got 200``. Every count of the command line gives a ``high``; without one the type
+    is an integer >= ``low`` (``bounded`` is False, which ``tests/test_paths_and_bounds.py`` refuses)."""
     allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
+    if why:
+        allowed += f" ({why})"
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}") from None
+            value = int(text.strip())
+        except ValueError:  # also an integer of more digits than Python converts
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text)!r}") from None
         if value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
         return value
 
     parse.__name__ = allowed  # what argparse names the type in its own messages
+    parse.bounded = high is not None
     return parse
 
 
-positive_int = integer_in(1)  # widths, sizes, counts of at least one
-nonnegative_int = integer_in(0)  # counts where 0 means all or none
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters for an error message (a value of a million digits is not echoed)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+seed_int = integer_in(0, MAX_SEED)  # a seed, as train.seed takes it
+batch_size = integer_in(1, MAX_BATCH)  # examples per forward pass
+worker_count = integer_in(1, MAX_WORKERS, WORKERS_NOTE)  # --workers, --jobs, --threads
+bootstrap_samples = integer_in(1, MAX_BOOTSTRAP_SAMPLES)  # --samples
+seed_runs = integer_in(1, MAX_SEEDS)  # --seeds of train and sweep
+
+
+positive_int = integer_in(1)  # no upper bound: for a new count, give integer_in its high
+nonnegative_int = integer_in(0)  # no upper bound: for a new count, give integer_in its high
 
 
 def integer_set(low: int, high: int):
@@ -76,13 +129,16 @@ def data_path(text: str) -> str:
     """An argparse type: a data file or folder, read from the working directory when it is there, else from the data
     root ($NEUROMATH_DATA, else ./data; ``neuromath.dataroot``). Found in neither, a path into a known corpus
     (``mawps-cv/fold0/dev.csv``) is refused with the corpus and where to get it; any other path is passed on as
-    written, for the command to report with the rest of its checks when it reads it."""
+    written, for the command to report with the rest of its checks when it reads it. A path that is neither a file
+    nor a folder (a FIFO, a device, a socket, a link to one) is refused here, before anything waits on it."""
     try:
         return str(find_data(text))
     except DataNotFoundError as error:
         if corpus_of(text) is not None and not Path(text).is_absolute():
             raise argparse.ArgumentTypeError(str(error)) from None
         return text
+    except NeuromathError as error:  # found, but not a file or folder (neuromath.safe_read.check_data_path)
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def finite_float(text: str) -> float:
@@ -90,7 +146,7 @@ def finite_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {shorten(text)!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
     return value
@@ -104,20 +160,44 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
-def float_in(low: float, high: float):
-    """An argparse type: a finite number from ``low`` to ``high``; anything else is refused with the allowed range."""
-    allowed = f"a number from {low:g} to {high:g}"
+def float_in(low: float, high: float, low_open: bool = False):
+    """An argparse type: a finite number from ``low`` to ``high`` (above ``low`` when ``low_open``: a duration that
+    must be positive); anything else, nan and inf included, is refused with the allowed range."""
+    allowed = f"a number above {low:g} and at most {high:g}" if low_open else f"a number from {low:g} to {high:g}"
 
     def parse(text: str) -> float:
         value = finite_float(text)
-        if not low <= value <= high:
+        if not (low < value if low_open else low <= value) or value > high:
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {value:g}")
         return value
 
     parse.__name__ = allowed  # what argparse names the type in its own messages
+    parse.bounded = True
     return parse
 
 
+def integer_list(low: int, high: int, most: int = 20):
+    """An argparse type: a comma list of at most ``most`` integers from ``low`` to ``high`` (``1,10,50``), returned
+    as written without spaces; anything else is refused with the allowed range."""
+    allowed = f"a comma list of at most {most} integers from {low} to {high}, like 1,10,50"
+
+    def parse(text: str) -> str:
+        parts = [part.strip() for part in text.split(",") if part.strip()]
+        try:
+            values = [int(part) for part in parts]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text)!r}") from None
+        if not values or len(values) > most or not all(low <= value <= high for value in values):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text)!r}")
+        return ",".join(map(str, values))
+
+    parse.__name__ = allowed
+    parse.bounded = True
+    return parse
+
+
+finite_float.bounded = False  # no range of its own: for a new number, give float_in its range
+nonnegative_float.bounded = False
 unit_interval = float_in(0.0, 1.0)  # a share or probability
 
 
@@ -135,3 +215,27 @@ def add_decode_options(parser: argparse.ArgumentParser) -> None:
                         help="only decode tokens that can still complete a well-formed expression")
     parser.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,
                         help="answer with the first n-best hypothesis the task's verifier accepts (default on)")
+
+
+MAX_MEMORY_GB = 100_000.0  # far above any machine: --max-memory is a limit, not a request
+
+
+def add_cost_limits(parser: argparse.ArgumentParser, decoding: bool = True) -> None:
+    """--max-memory GB (and, with ``decoding``, --max-decode-len N): the limits a run folder is loaded under, its
+    weights and one batch of decoding estimated from its config before the model is built
+    (``neuromath.models.cost``)."""
+    parser.add_argument("--max-memory", dest="max_memory", type=float_in(0.0, MAX_MEMORY_GB, low_open=True),
+                        default=None, metavar="GB",
+                        help="refuse a run whose weights and one batch of decoding are estimated to need more than "
+                             "GB gigabytes (default: half of this machine's memory, of the GPU's on a GPU)")
+    if decoding:
+        parser.add_argument("--max-decode-len", dest="max_decode_len", type=integer_in(1, MAX_LENGTH), default=None,
+                            metavar="N", help="refuse a run whose decode.max_len is above N tokens (default 4096)")
+
+
+def cost_limits_of(args: argparse.Namespace):
+    """The context (``neuromath.models.cost.cost_limits``) in which a command loads runs with the limits of
+    ``add_cost_limits``."""
+    from neuromath.models.cost import cost_limits  # torch: only the commands that load a run come here
+
+    return cost_limits(getattr(args, "max_memory", None), getattr(args, "max_decode_len", None))

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import data_path, documented, finite_float, nonnegative_int, positive_int
+from neuromath.cli.common import (
+    MAX_BEAM,
+    bootstrap_samples,
+    data_path,
+    documented,
+    finite_float,
+    integer_in,
+    seed_int,
+)
 
 
 def confidence_level(text: str) -> float:
@@ -15,6 +23,9 @@ def confidence_level(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (exclusive), got {value}")
     return value
+
+
+confidence_level.bounded = True
 
 
 def command_compare(args: argparse.Namespace) -> int:
@@ -45,12 +56,12 @@ def register(commands) -> None:
                          help="the examples two runs are scored on (not for cv folders: their test folds are used)")
     compare.add_argument("--format", default=None, help="data format (default: detected from the file)")
     compare.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
-    compare.add_argument("--beam", type=positive_int, default=None, metavar="K",
+    compare.add_argument("--beam", type=integer_in(1, MAX_BEAM), default=None, metavar="K",
                          help="beam width (default: each run's own decoding; symbolic: 1, right when any "
                               "hypothesis of the beam verifies)")
-    compare.add_argument("--samples", type=positive_int, default=10_000,
+    compare.add_argument("--samples", type=bootstrap_samples, default=10_000,
                          help="bootstrap resamples (default 10000)")
-    compare.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
+    compare.add_argument("--seed", type=seed_int, default=0, help="seed of the bootstrap (default 0)")
     compare.add_argument("--confidence", type=confidence_level, default=0.95,
                          help="confidence level of the interval (default 0.95)")
     compare.add_argument("--json", action="store_true", help="print one JSON object")

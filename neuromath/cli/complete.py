@@ -6,7 +6,7 @@ import argparse
 import json
 import time
 
-from neuromath.cli.common import data_path, documented, positive_int
+from neuromath.cli.common import data_path, documented, worker_count
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import run_names
 from neuromath.evaluation.verification import (
@@ -104,7 +104,7 @@ def register(commands) -> None:
     complete.add_argument("--ensemble", action="store_true",
                           help="add a row that ranks by the runs' mean logit (an ensemble of the runs)")
     complete.add_argument("--numeric", action="store_true", help="add the numeric checker as a reference row")
-    complete.add_argument("--threads", type=positive_int, default=None,
+    complete.add_argument("--threads", type=worker_count, default=None,
                           help="torch CPU threads (default: torch's, one per core); on a machine busy with other "
                                "work 1 is much faster, since the path-wise scoring is many small operations")
     complete.add_argument("--json", action="store_true", help="print one JSON object")

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int
+from neuromath.cli.common import MAX_FOLDS, MAX_SEEDS, data_path, documented, integer_in, seed_int, worker_count
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
 from neuromath.experiments.folds import find_folds
@@ -25,7 +25,9 @@ def command_cv(args: argparse.Namespace) -> int:
         write_random_folds,
     )
     from neuromath.experiments.cv_reports import format_report
+    from neuromath.training.run_folder import check_run_folder
 
+    check_run_folder(args.out, cv=True)  # not a link, nor a folder of files the cross-validation did not write
     config = load_config(args.config, args.set or [], strict=True)
     if not args.progress:
         config = dataclasses.replace(config, train=dataclasses.replace(config.train, progress=False))
@@ -88,19 +90,19 @@ def register(commands) -> None:
                     help="folder of fold0/, fold1/, ... each with train.csv and dev.csv (the test fold)")
     cv.add_argument("--data", type=data_path, default=None, metavar="FILE",
                     help="split this file into --k random folds instead (written to OUT/folds)")
-    cv.add_argument("--k", type=integer_in(2), default=None, help="folds of a --data split (default 5)")
-    cv.add_argument("--seed", type=nonnegative_int, default=None, help="shuffle seed of a --data split (default 0)")
+    cv.add_argument("--k", type=integer_in(2, MAX_FOLDS), default=None, help="folds of a --data split (default 5)")
+    cv.add_argument("--seed", type=seed_int, default=None, help="shuffle seed of a --data split (default 0)")
     cv.add_argument("--out", required=True,
                     help="folder: a run per fold in OUT/fold<k> (finished ones are reused), OUT/report.md, .json")
     cv.add_argument("--refit", action="store_true",
                     help="after each fold's run has chosen its epoch count on the validation carve-out, train again "
                          "on the whole training fold for that many epochs and score the test fold with the last "
                          "weights (OUT/fold<k>/refit); the report gives the refit's scores")
-    cv.add_argument("--seeds", type=integer_in(2), default=None, metavar="N",
+    cv.add_argument("--seeds", type=integer_in(2, MAX_SEEDS), default=None, metavar="N",
                     help="cross-validate with N training seeds (train.seed .. train.seed + N - 1, each in "
                          "OUT/seed<S>, finished folds reused) and report their majority vote on every test problem "
                          "(OUT/fold<k>/predictions.jsonl; ties go to the lowest seed) beside each seed's scores")
-    cv.add_argument("--jobs", type=integer_in(1), default=1, metavar="N",
+    cv.add_argument("--jobs", type=worker_count, default=1, metavar="N",
                     help="train up to N folds at once, each in a process of its own (default 1); every fold's run is "
                          "the one a sequential cv makes. Give each train.num_threads=T with N x T at most the cores")
     cv.add_argument("--json", action="store_true", help="print the report as one JSON object")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import documented
+from neuromath.cli.common import documented, seed_int
 
 
 def command_demo(args: argparse.Namespace) -> int:
     from neuromath.experiments.demo_run import run_demo  # torch and lightning: loaded only by the commands that train
+    from neuromath.training.run_folder import check_run_folder
 
+    check_run_folder(args.out)  # the demo replaces its own run folder only: never a link, nor a folder of other files
     run_demo(args.out, args.seed, args.config, args.set or [], args.progress)
     return 0
 
@@ -27,8 +29,9 @@ def register(commands) -> None:
             "neuromath demo --set train.max_epochs=10 --out runs/demo_short",
         ),
     )
-    demo.add_argument("--out", default="runs/demo", help="run directory (replaced on every demo run)")
-    demo.add_argument("--seed", type=int, default=0,
+    demo.add_argument("--out", default="runs/demo",
+                      help="run directory (replaced on every demo run; a link, or a folder of other files, is refused)")
+    demo.add_argument("--seed", type=seed_int, default=0,
                       help="training seed (train.seed), also choosing the held-out problems solved at the end "
                            "(default 0)")
     demo.add_argument("--config", default=None, help="start from this config instead of the defaults")

@@ -9,7 +9,19 @@ import random
 import time
 from pathlib import Path
 
-from neuromath.cli.common import data_path, documented, integer_in, integer_set, positive_int, unit_interval
+from neuromath.cli.common import (
+    MAX_GENERATED,
+    MAX_STREAMED,
+    MAX_TIME_LIMIT,
+    data_path,
+    documented,
+    float_in,
+    integer_in,
+    integer_set,
+    seed_int,
+    unit_interval,
+    worker_count,
+)
 from neuromath.errors import NeuromathError
 from neuromath.fileio import locked
 from neuromath.tasks import get_task
@@ -20,6 +32,12 @@ from neuromath.tasks.identities.identity_generator import MAX_DEPTH as IDENTITIE
 from neuromath.tasks.identities.rewrites import GENERATOR_STYLES, GeneratorSettings
 from neuromath.tasks.mathematics_dataset import generate_directory
 from neuromath.tasks.symbolic import generate_symbolic_file
+from neuromath.tasks.symbolic.symbolic_methods import DEFAULT_MAX_TOKENS
+
+# An expression of more operators than this has more prefix tokens than the generator keeps (DEFAULT_MAX_TOKENS)
+MAX_OPS = DEFAULT_MAX_TOKENS - 1
+kept_count = integer_in(1, MAX_GENERATED)  # --n of the generators that hold their problems in memory
+written_count = integer_in(1, MAX_STREAMED)  # --n, --per-module of those that write as they go
 
 
 def output_file(out: str) -> Path:
@@ -147,8 +165,8 @@ def register(commands) -> None:
             "neuromath generate word_problems --n 500 --seed 1 --out data/test.jsonl",
         ),
     )
-    word_problems.add_argument("--n", type=positive_int, required=True, help="problems to write")
-    word_problems.add_argument("--seed", type=int, default=0,
+    word_problems.add_argument("--n", type=kept_count, required=True, help="problems to write")
+    word_problems.add_argument("--seed", type=seed_int, default=0,
                                help="seed of the generator: the same seed writes the same file (default 0)")
     word_problems.add_argument("--out", required=True, help="the JSON Lines file to write")
     word_problems.set_defaults(handler=command_generate)
@@ -166,17 +184,17 @@ def register(commands) -> None:
             "    --modules arithmetic__add_or_sub,numbers__place_value --workers 2 --out data/md-test",
         ),
     )
-    mathematics.add_argument("--per-module", dest="per_module", type=positive_int, required=True,
+    mathematics.add_argument("--per-module", dest="per_module", type=written_count, required=True,
                              help="questions per module and split")
     mathematics.add_argument("--splits", default="train-easy,train-medium,train-hard,interpolate,extrapolate",
                              help="comma list of splits (default: all five, train-easy,train-medium,train-hard,"
                                   "interpolate,extrapolate)")
     mathematics.add_argument("--modules", default="*",
                              help="comma list of module globs, e.g. 'arithmetic__*' (default: every module)")
-    mathematics.add_argument("--seed", type=int, default=0,
+    mathematics.add_argument("--seed", type=seed_int, default=0,
                              help="seed of the generator; each (split, module) file is seeded from it (default 0)")
     mathematics.add_argument("--out", required=True, help="root folder (complete module files already there are kept)")
-    mathematics.add_argument("--workers", type=positive_int, default=None,
+    mathematics.add_argument("--workers", type=worker_count, default=None,
                              help="worker processes (default: one per CPU)")
     mathematics.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                              help="show a progress bar on stderr (default on)")
@@ -197,16 +215,16 @@ def register(commands) -> None:
             "    --substitute-from data/identities/candidate_classes.json --out data/sub40.json",
         ),
     )
-    identities.add_argument("--n", type=positive_int, required=True,
+    identities.add_argument("--n", type=kept_count, required=True,
                             help="equations (half true, half false at each depth)")
     identities.add_argument("--max-depth", dest="max_depth", type=integer_in(1, IDENTITIES_MAX_DEPTH), default=13,
                             help=f"deepest equations, 1..{IDENTITIES_MAX_DEPTH} (the released data go to 13)")
-    identities.add_argument("--seed", type=int, default=0,
+    identities.add_argument("--seed", type=seed_int, default=0,
                             help="seed of the generator and of the split: the same seed writes the same files "
                                  "(default 0)")
     identities.add_argument("--out", required=True,
                             help="FILE.json: all equations; beside it FILE.train/.valid/.test.json and FILE.stats.md")
-    identities.add_argument("--workers", type=positive_int, default=1, help="worker processes")
+    identities.add_argument("--workers", type=worker_count, default=1, help="worker processes")
     identities.add_argument("--style", choices=GENERATOR_STYLES, default="chain",
                             help="how false equations are made: chain (grow / shrink / replace mutations of chain "
                                  "states) or paper (each true equation with a false twin one edit away: shrink, swap, "
@@ -239,8 +257,8 @@ def register(commands) -> None:
             "    --set data.train_extra=data/evaluations.json --set model.number_encoder=true --out runs/numbers",
         ),
     )
-    evaluations.add_argument("--n", type=positive_int, required=True, help="equations (half of them right)")
-    evaluations.add_argument("--seed", type=int, default=0,
+    evaluations.add_argument("--n", type=kept_count, required=True, help="equations (half of them right)")
+    evaluations.add_argument("--seed", type=seed_int, default=0,
                              help="seed of the generator: the same seed writes the same file (default 0)")
     evaluations.add_argument("--out", required=True, help="the JSON file to write")
     evaluations.add_argument("--places", type=integer_in(1, 8), default=4,
@@ -271,10 +289,10 @@ def register(commands) -> None:
                         help="verification file, e.g. FILE.test.json of neuromath generate identities")
     blanks.add_argument("--candidates", type=data_path, required=True,
                         help="candidate classes file, released JSON format")
-    blanks.add_argument("--n", type=positive_int, required=True, help="blanks to make (at most one per equation)")
+    blanks.add_argument("--n", type=kept_count, required=True, help="blanks to make (at most one per equation)")
     blanks.add_argument("--depths", type=integer_set(1, IDENTITIES_MAX_DEPTH), default=None,
                         help="only equations of these depths, e.g. 8 or 8-13 (default: every depth)")
-    blanks.add_argument("--seed", type=int, default=0,
+    blanks.add_argument("--seed", type=seed_int, default=0,
                         help="seed of the draw of equations and blanked nodes (default 0)")
     blanks.add_argument("--out", required=True, help="the JSON file to write")
     blanks.set_defaults(handler=command_generate_blanks)
@@ -297,17 +315,21 @@ def register(commands) -> None:
     symbolic.add_argument("--method", choices=("backward", "forward", "parts", "ode1"), default="backward",
                           help="backward: (F', F); forward: (f, SymPy's integral); parts: integration by parts; "
                                "ode1: first-order ODEs")
-    symbolic.add_argument("--n", type=positive_int, required=True, help="pairs to keep")
-    symbolic.add_argument("--max-ops", dest="max_ops", type=int, default=6,
+    symbolic.add_argument("--n", type=written_count, required=True, help="pairs to keep")
+    symbolic.add_argument("--max-ops", dest="max_ops", default=6, metavar="K",
+                          type=integer_in(1, MAX_OPS, f"more operators make more than the {DEFAULT_MAX_TOKENS} "
+                                                      "prefix tokens a pair may have"),
                           help="operators of a random expression (drawn from 1..K; default 6)")
-    symbolic.add_argument("--seed", type=int, default=0,
+    symbolic.add_argument("--seed", type=seed_int, default=0,
                           help="seed of the generator: the same seed writes the same file (default 0)")
     symbolic.add_argument("--out", required=True,
                           help="FILE; beside it FILE.stats.json (method, counts). An interrupted run leaves "
                                "FILE.attempts.jsonl, and a rerun with the same settings resumes from it")
-    symbolic.add_argument("--workers", type=positive_int, default=1, help="worker processes")
-    symbolic.add_argument("--time-limit", dest="time_limit", type=float, default=5.0,
-                          help="seconds per attempt (SymPy's simplify, integrate, solve; default 5)")
+    symbolic.add_argument("--workers", type=worker_count, default=1, help="worker processes")
+    symbolic.add_argument("--time-limit", dest="time_limit", type=float_in(0.0, MAX_TIME_LIMIT, low_open=True),
+                          default=5.0, metavar="SECONDS",
+                          help="seconds per attempt (SymPy's simplify, integrate, solve; default 5, at most "
+                               f"{MAX_TIME_LIMIT:g})")
     symbolic.add_argument("--unique", action=argparse.BooleanOptionalAction, default=True,
                           help="keep each input once (canonical form), its count| counting the repeats (default on)")
     symbolic.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,

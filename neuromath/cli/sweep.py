@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import documented, positive_int
+from neuromath.cli.common import documented, seed_runs, worker_count
 
 
 def command_sweep(args: argparse.Namespace) -> int:
     from neuromath.experiments.grid_sweep import run_sweep  # torch: loaded only here
+    from neuromath.training.run_folder import not_a_link
 
+    not_a_link(args.out)  # the runs of the cells are written into OUT, never through a link
     return run_sweep(args.config, args.out, args.grid or [], args.set or [], args.seeds, args.jobs)
 
 
@@ -37,8 +39,8 @@ def register(commands) -> None:
                        help="values to sweep for one config key (repeatable: the cells are the product)")
     sweep.add_argument("--set", action="append", metavar="KEY=VALUE", help="a value of every run (repeatable)")
     sweep.add_argument("--out", required=True, help="folder of the sweep: OUT/<cell>/seed<S>, OUT/sweep.md")
-    sweep.add_argument("--seeds", type=positive_int, default=1, help="runs per cell, seeds train.seed, +1, ...")
-    sweep.add_argument("--jobs", type=positive_int, default=1,
+    sweep.add_argument("--seeds", type=seed_runs, default=1, help="runs per cell, seeds train.seed, +1, ...")
+    sweep.add_argument("--jobs", type=worker_count, default=1,
                        help="runs at a time, each in its own process (default 1); without --set "
                             "train.num_threads=N each run gets cpus // jobs threads")
     sweep.set_defaults(handler=command_sweep)

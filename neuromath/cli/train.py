@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import documented, positive_int
+from neuromath.cli.common import MAX_MEMORY_GB, MAX_SEEDS, documented, float_in, seed_runs
 from neuromath.config import load_config
 
 
@@ -12,8 +12,15 @@ def command_train(args: argparse.Namespace) -> int:
     from neuromath.experiments.fit_then_test import (
         train_seeds,  # torch and lightning: loaded only by the commands that train
     )
+    from neuromath.training.run_folder import check_run_folder
 
-    train_seeds(load_config(args.config, args.set or [], strict=True), args.out, args.seeds, args.resume)
+    check_run_folder(args.out)  # not a link, nor a folder of files the run did not write
+    config = load_config(args.config, args.set or [], strict=True)
+    if args.resume:  # the model the run folder holds, checked before it is built (--max-memory)
+        from neuromath.models.cost import check_resume_cost
+
+        check_resume_cost(config, args.out, args.max_memory)
+    train_seeds(config, args.out, args.seeds, args.resume)
     return 0
 
 
@@ -39,9 +46,16 @@ def register(commands) -> None:
     train.add_argument("--config", required=True,
                        help="the config: a preset named <task>/<model> (e.g. word_problems/graph2tree) or a YAML file")
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
-    train.add_argument("--out", required=True, help="run directory (with --seeds: the folder of OUT/seed<S>)")
+    train.add_argument("--out", required=True,
+                       help="run directory (with --seeds: the folder of OUT/seed<S>): absent, empty or a run folder "
+                            "of its own; a link, or a folder of other files, is refused")
     train.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoints/last.ckpt")
-    train.add_argument("--seeds", type=positive_int, default=1,
-                       help="train N runs with seeds train.seed, train.seed+1, ... in RUN_DIR/seed<S> and report "
-                            "the test scores' mean and standard deviation")
+    train.add_argument("--max-memory", dest="max_memory", type=float_in(0.0, MAX_MEMORY_GB, low_open=True),
+                       default=None, metavar="GB",
+                       help="--resume: refuse a run whose weights, gradients, optimizer state and one batch of "
+                            "validation decoding are estimated to need more than GB gigabytes (default: half of "
+                            "this machine's memory)")
+    train.add_argument("--seeds", type=seed_runs, default=1, metavar="N",
+                       help=f"train N runs (at most {MAX_SEEDS}) with seeds train.seed, train.seed+1, ... in "
+                            "RUN_DIR/seed<S> and report the test scores' mean and standard deviation")
     train.set_defaults(handler=command_train)

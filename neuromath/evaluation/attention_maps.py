@@ -4,6 +4,10 @@ queries, columns: the keys), weights from 0 (white) to 1 (dark).
 
 ``maps`` are ``neuromath.api.AttentionMap``s (anything with ``title``, ``head_labels``, ``query_tokens``,
 ``key_tokens`` and ``weights`` (heads, queries, keys)).
+
+Every text drawn (the title, the panel titles, the tokens) goes through ``neuromath.fileio.figure_text``, so any text
+a user types (a byte that was not UTF-8, a ``$`` that matplotlib would read as mathtext, control characters) is drawn
+as it is, never an error.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-from neuromath.fileio import save_figure
+from neuromath.fileio import figure_text, save_figure
 
 MAX_PIXELS = 40_000_000  # a figure larger than this is drawn at a lower resolution
 LABELLED_TOKENS = 80  # axes with more tokens than this show every k-th label only
@@ -49,10 +53,11 @@ def plot_attention(maps: Sequence, path: str | Path, title: str = "") -> Path:
                                  aspect="auto", interpolation="nearest")
             label_axis(panel.set_xticks, panel.set_xticklabels, attention_map.key_tokens, rotation=90)
             label_axis(panel.set_yticks, panel.set_yticklabels, attention_map.query_tokens)
-            panel.set_title(f"{attention_map.title}\n{attention_map.head_labels[column]}", fontsize=8)
+            panel.set_title(f"{figure_text(attention_map.title)}\n{figure_text(attention_map.head_labels[column])}",
+                            fontsize=8)
     figure.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
     if title:
-        figure.suptitle(title, fontsize=10)
+        figure.suptitle(figure_text(title), fontsize=10)
     save_figure(figure, path, dpi=dpi)
     return Path(path)
 
@@ -65,5 +70,6 @@ def label_axis(set_ticks, set_labels, tokens: Sequence[str], rotation: int = 0) 
 
 
 def shown(token: str) -> str:
-    """A token as an axis label: a space is drawn as a visible mark (the Mathematics Dataset's characters)."""
-    return "␣" if token == " " else token
+    """A token as an axis label: a space is drawn as a visible mark (the Mathematics Dataset's characters); any other
+    text as ``figure_text`` makes it drawable, at most 40 characters."""
+    return "␣" if token == " " else figure_text(token, limit=40)

@@ -17,7 +17,7 @@ import io
 import json
 from pathlib import Path
 
-from neuromath.fileio import save_figure, write_text_atomic
+from neuromath.fileio import figure_text, save_figure, write_text_atomic
 
 SPLIT_ORDER = ("interpolate", "extrapolate")
 ABOVE_THRESHOLD = 0.95
@@ -302,7 +302,7 @@ def plot(report: dict, path) -> None:
                         positions.append(module_index - 0.4 + (run_index + 0.5) * bar_height)
                         widths.append(100 * row["accuracy"][name])
                 axes.barh(positions, widths, height=bar_height, color=f"C{run_index % 10}")
-            axes.set_yticks(range(len(rows)), [row["module"] for row in rows], fontsize=8)
+            axes.set_yticks(range(len(rows)), [figure_text(row["module"]) for row in rows], fontsize=8)
             axes.set_ylim(len(rows) - 0.5, -0.5)  # first module at the top
             axes.set_xlim(0, 100)
             axes.set_xlabel("accuracy (%)")
@@ -314,8 +314,8 @@ def plot(report: dict, path) -> None:
                 + ("%" if report["summary"][name][split]["mean_accuracy"] is not None else "")
                 for name in run_names
             )
-            axes.set_title(f"{split}: mean accuracy over {len(rows)} modules: {means}", fontsize=10)
-        handles = [Patch(color=f"C{index % 10}", label=name) for index, name in enumerate(run_names)]
+            axes.set_title(figure_text(f"{split}: mean accuracy over {len(rows)} modules: {means}", 400), fontsize=10)
+        handles = [Patch(color=f"C{index % 10}", label=figure_text(name)) for index, name in enumerate(run_names)]
         if handles:
             figure.legend(handles=handles, loc="outside upper center", ncols=min(len(handles), 4))
 

@@ -11,6 +11,7 @@ from typing import Sequence
 from neuromath.errors import DataFormatError
 from neuromath.evaluation.bleu import equation_bleu
 from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import load_json, open_data, read_data_text
 
 PREDICTIONS_FILE = "predictions.jsonl"  # the test records train writes in a run or cv fold, one JSON object a line
 REFIT_DIR = "refit"  # a cv fold's run trained on the whole training fold (cv --refit): OUT/fold<k>/refit
@@ -143,15 +144,15 @@ def read_predictions(path: str | Path, needs: Sequence[str] = ("id", "correct"))
     records = []
     if path.suffix == ".gz":
         try:
-            with gzip.open(path, "rt", encoding="utf-8") as stream:
+            with gzip.open(open_data(path), "rt", encoding="utf-8") as stream:  # a FIFO: refused
                 text = stream.read()
         except (OSError, EOFError, UnicodeDecodeError) as error:
             raise DataFormatError(path, None, f"not a readable gzip file of JSON lines ({error})") from None
     else:
-        text = path.read_text(encoding="utf-8")
+        text = read_data_text(path)  # a FIFO or a device: refused before it is read
     for number, line in enumerate(text.splitlines(), start=1):
         try:
-            record = json.loads(line)
+            record = load_json(line, path, number)  # nested too deep: a DataFormatError naming the line
         except ValueError:
             raise DataFormatError(path, number, "not valid JSON") from None
         if not isinstance(record, dict) or any(key not in record for key in needs):

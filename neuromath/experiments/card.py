@@ -23,7 +23,7 @@ from neuromath.dataroot import data_root
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
 from neuromath.fileio import write_text_atomic
-from neuromath.safe_read import SUMMARY_LIMIT, read_run_file
+from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_run_file
 from neuromath.tasks import EquationTask, get_task
 from neuromath.training.run import STOP_REASONS, limit_that_ended
 
@@ -106,7 +106,7 @@ def read_json(path: Path, what: str) -> dict:
         raise NeuromathError(f"{path.parent}: no {path.name} (not a run folder, or its training has not finished)")
     data = read_run_file(path, SUMMARY_LIMIT, what)
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = load_json(data, path)  # nested too deep: a DataFormatError naming the file
     except UnicodeDecodeError as error:
         raise NeuromathError(f"{path}: not UTF-8 text at byte {error.start}") from None
     except json.JSONDecodeError as error:

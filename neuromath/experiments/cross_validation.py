@@ -65,6 +65,7 @@ from neuromath.experiments.folds import RANDOM_FOLD_FILES, Fold
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
+from neuromath.safe_read import load_json, read_data_text
 from neuromath.tasks import SequenceTask, get_task
 from neuromath.tasks.word_problems import write_jsonl
 from neuromath.training.run import build_vocabularies
@@ -97,7 +98,7 @@ def write_random_folds(examples: Sequence, k: int, seed: int, out_dir: str | Pat
     manifest_path = out_dir / SPLIT_MANIFEST
     if manifest_path.exists():
         try:
-            previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+            previous = load_json(read_data_text(manifest_path), manifest_path)  # a FIFO or too deep: refused
         except ValueError:
             raise DataFormatError(manifest_path, None, "not valid JSON") from None
         if previous != manifest:
@@ -285,7 +286,7 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
 def holds_a_vote(out_dir: Path) -> bool:
     """Whether ``out_dir`` holds the report of a vote of seeds (``run_seeded_cross_validation``)."""
     try:
-        report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
+        report = load_json(read_data_text(out_dir / "report.json"), out_dir / "report.json")
     except (OSError, ValueError):
         return False
     return isinstance(report, dict) and "seeds" in report

@@ -1,15 +1,16 @@
-"""Reading and writing the files of evidence: JSON summaries (size-limited, as a run folder's files are read) and
-gzip JSON Lines whose bytes depend only on their records."""
+"""Reading and writing the files of evidence: JSON summaries (size-limited and depth-limited, as a run folder's files
+are read: ``neuromath.safe_read.read_json_file``) and gzip JSON Lines whose bytes depend only on their records."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from pathlib import Path
 
-from neuromath.errors import NeuromathError
+from neuromath.errors import DataFormatError
 from neuromath.fileio import write_atomic
-from neuromath.safe_read import SUMMARY_LIMIT, read_run_file
+from neuromath.safe_read import SUMMARY_LIMIT, load_json, open_data, read_json_file
 
 
 def write_gzip_lines(records: list[dict], path: Path) -> None:
@@ -24,18 +25,23 @@ def write_gzip_lines(records: list[dict], path: Path) -> None:
 
 
 def read_gzip_lines(path: Path) -> list[dict]:
+    """The records of a gzip JSON Lines file of evidence: a regular file (a FIFO or a device is refused unread), each
+    line JSON nested at most ``MAX_JSON_DEPTH`` levels; anything else is a DataFormatError naming the file and line."""
     records = []
-    with gzip.open(path, "rt", encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                raise NeuromathError(f"{path}: line {number}: not valid JSON") from None
+    try:
+        with open_data(path) as raw, gzip.open(raw, "rt", encoding="utf-8") as stream:
+            for number, line in enumerate(stream, start=1):
+                try:
+                    records.append(load_json(line, path, number))
+                except ValueError:
+                    raise DataFormatError(path, number, "not valid JSON") from None
+    except FileNotFoundError:
+        raise
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:
+        raise DataFormatError(path, None, f"not a readable gzip file of JSON lines ({error})") from None
     return records
 
 
 def read_json(path: Path) -> dict:
-    try:
-        return json.loads(read_run_file(path, SUMMARY_LIMIT))
-    except ValueError as error:
-        raise NeuromathError(f"{path}: not valid JSON: {error}") from None
+    """A JSON summary of evidence (``read_json_file`` with the summary size limit)."""
+    return read_json_file(path, SUMMARY_LIMIT, "summary")

@@ -33,7 +33,7 @@ from neuromath.experiments.card import training_command, write_card, write_envir
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
-from neuromath.safe_read import read_summary
+from neuromath.safe_read import load_json, read_summary
 from neuromath.tasks import get_task
 from neuromath.training.classifier_training import fit_classifier
 from neuromath.training.run import STOP_REASONS, TrainResult, fit_sequence_model, limit_that_ended
@@ -208,7 +208,7 @@ def finished_summary(run_dir: Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        summary = json.loads(read_summary(path))  # a FIFO or a huge file in its place: an error naming it
+        summary = load_json(read_summary(path), path)  # a FIFO, a huge or too deep file: an error naming it
     except ValueError:
         return None  # half a file cannot be: summaries are written atomically; treat a foreign one as absent
     return summary if isinstance(summary, dict) and "test" in summary else None
@@ -250,7 +250,7 @@ def read_tested_summary(run_dir: Path) -> dict:
     if not path.exists():  # one that is there but no regular file (a FIFO, a folder): read_summary names it
         raise NeuromathError(f"{run_dir}: no summary.json (not a run folder, or its training has not finished)")
     try:
-        summary = json.loads(read_summary(path))
+        summary = load_json(read_summary(path), path)
     except json.JSONDecodeError as error:
         raise NeuromathError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
     if "test" not in summary:

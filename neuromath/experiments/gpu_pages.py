@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from neuromath.errors import NeuromathError
+from neuromath.safe_read import load_json, read_data_text
 
 BASELINE = "32-true"
 
@@ -42,7 +43,7 @@ def steps_table(steps: dict) -> str:
 
 def render_gpu_check(path: Path, where: str) -> str:
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        report = load_json(read_data_text(path), path)  # a FIFO or too deep: refused
     except (OSError, json.JSONDecodeError) as error:
         raise NeuromathError(f"{where}: cannot read the GPU check {path}: {error}") from error
     env = report.get("environment", {})
@@ -88,7 +89,7 @@ def render_decode_compile(path: Path, where: str) -> str:
     of each decoder, beam / greedy, the compiled decoder's speed-up, its agreement with eager decoding and dynamo's
     counts."""
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        report = load_json(read_data_text(path), path)
         env, rows = report["environment"], report["rows"]
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
         raise NeuromathError(f"{where}: cannot read the decoding benchmark {path}: {error}") from error

@@ -44,6 +44,7 @@ from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_ch
 from neuromath.experiments.paired_pages import paired_line, render_robustness
 from neuromath.experiments.recipes import Recipe, command_line, find_recipes
 from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import open_data
 
 PAGES_DIR = "pages"  # results/pages: the page templates
 DOCS_RESULTS = Path("results")  # under the docs folder
@@ -300,7 +301,7 @@ def describe_compute(evidence: Evidence) -> str:
 def epoch_series(path: Path, metric: str) -> list[tuple[float, float]]:
     """(epoch, value) of a metric from a metrics.csv (the last value of each epoch)."""
     points: dict[float, float] = {}
-    with open(path, encoding="utf-8", newline="") as stream:
+    with open_data(path, encoding="utf-8", newline="") as stream:  # a FIFO: refused
         for row in csv.DictReader(stream):
             value, epoch = row.get(metric), row.get("epoch")
             if value not in (None, "") and epoch not in (None, ""):

@@ -34,7 +34,7 @@ from neuromath.evaluation.scoring import PREDICTIONS_FILE, evaluate_examples, pe
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evaluate_runs import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
-from neuromath.safe_read import read_summary
+from neuromath.safe_read import load_json, read_data_text, read_summary
 from neuromath.tasks import get_task
 
 CV_REPORT = "report.json"  # what tells a cross-validation folder from a run folder (which has config.yaml)
@@ -172,7 +172,7 @@ def compare_runs(run_a: str, run_b: str, request: CompareRequest) -> dict:
 def read_cv_report(path: str | Path) -> dict:
     report_path = Path(path) / CV_REPORT
     try:
-        report = json.loads(report_path.read_text(encoding="utf-8"))
+        report = load_json(read_data_text(report_path), report_path)  # a FIFO or too deep: refused
     except ValueError:
         raise DataFormatError(report_path, None, "not valid JSON") from None
     if not isinstance(report, dict) or not isinstance(report.get("folds"), list) or not report["folds"]:
@@ -235,7 +235,7 @@ def score_fold(fold_dir: Path) -> tuple[Scored, str]:
     scored = PAIRED_SCORING.get(task.evaluation)(fold_dir, test, format=config.data.format,
                                                  lenient=config.data.lenient)
     try:  # the cross-validation's own count of right answers, when it kept one
-        summary = json.loads(read_summary(fold_dir / "summary.json"))
+        summary = load_json(read_summary(fold_dir / "summary.json"), fold_dir / "summary.json")
         expected = summary["test"]["value_correct"]
     except (OSError, ValueError, KeyError, TypeError, NeuromathError):
         expected = None

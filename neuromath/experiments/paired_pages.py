@@ -6,13 +6,13 @@ kept beside an experiment's evidence."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.beam_evidence import BEAM_RECORDS_GZ, parse_beam_metric
 from neuromath.experiments.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines
+from neuromath.safe_read import load_json, read_data_text
 
 
 def unit_correct(evidence: Evidence, unit: str, where: str) -> list[tuple[str, bool]]:
@@ -97,7 +97,7 @@ def render_robustness(folder, where: str) -> str:
     folds, groups = list(header), {}
     for path in files:
         try:
-            rows = {row["variation"]: row for row in json.loads(path.read_text(encoding="utf-8"))["rows"]}
+            rows = {row["variation"]: row for row in load_json(read_data_text(path), path)["rows"]}
             cells = [f"{100 * rows['plain']['accuracy']:.1f} (n {rows['plain']['n']})"]
             cells += [_variation_cell(rows, name) for name in VARIATIONS]
             cells.append(f"{rows['question_removed']['cue_ratio']:.2f}")

@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.safe_read import read_run_file
+from neuromath.safe_read import open_data, read_run_file
 
 RECIPE_FILE = "recipe.yaml"
 RUNS_DIR = "runs"  # results/<experiment>/runs/<run>: the evidence of each run
@@ -184,7 +184,7 @@ def find_recipes(results: str | Path) -> list[Recipe]:
 
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as stream:
+    with open_data(path) as stream:  # a FIFO or a device: refused before it is read
         for block in iter(lambda: stream.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

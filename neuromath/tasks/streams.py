@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from neuromath.errors import DataFormatError
+from neuromath.safe_read import open_data
 
 # parse(path, first line number, the record's lines) -> an example, or None for a record to pass over (a blank
 # line); a malformed record raises ValueError with the reason.
@@ -56,7 +57,7 @@ class RecordFiles:
         for path in self.files:
             lines, last = 0, b"\n"
             try:
-                with path.open("rb") as stream:
+                with open_data(path) as stream:  # a FIFO or a device: refused before it is read
                     while chunk := stream.read(1 << 24):
                         lines += chunk.count(b"\n")
                         last = chunk[-1:]
@@ -94,7 +95,7 @@ class InterleavedReader:
     def __enter__(self) -> "InterleavedReader":
         self.streams = []
         for path, offset in zip(self.files.files, self.offsets):
-            stream = path.open("rb")
+            stream = open_data(path)
             stream.seek(offset)
             self.streams.append(stream)
         return self

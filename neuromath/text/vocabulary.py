@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 
 from neuromath.errors import DataFormatError
 from neuromath.fileio import write_text_atomic
-from neuromath.safe_read import VOCABULARY_LIMIT, read_run_file
+from neuromath.safe_read import VOCABULARY_LIMIT, load_json, read_run_file
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
@@ -95,7 +95,7 @@ class Vocabulary:
         path = Path(path)
         data = read_run_file(path, VOCABULARY_LIMIT, "vocabulary")
         try:
-            data = json.loads(data.decode("utf-8"))
+            data = load_json(data, path)  # nested too deep: a DataFormatError naming the file
             tokens, level = data["tokens"], data["level"]
         except RecursionError:
             raise DataFormatError(path, None, "not a vocabulary file (JSON nested too deeply)") from None

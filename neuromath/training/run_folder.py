@@ -1,10 +1,10 @@
 """A run folder's reading and writing: its checkpoints (``RunCheckpoint``, ``RunCheckpointIO``: written atomically
 in the run's own folder, read back as plain data by ``read_checkpoint``), the folders a run writes into
-(``own_folder``, ``new_session_folder``), the best weights (``save_weights``: ``model.pt``), the metrics of its
-sessions (``merge_metrics`` into ``metrics.csv``, ``epoch_curves``, ``plot_learning_curves``:
-``learning_curves.png``) and which settings of its saved ``config.yaml`` may change on resume
-(``config_differences``, ``check_resume_config``), and the seconds it has trained (``TrainingClock``: kept in its
-checkpoints, so that a resumed run counts its earlier sessions)."""
+(``own_folder``, ``new_session_folder``; ``check_run_folder``: what ``--out`` may name), the best weights
+(``save_weights``: ``model.pt``), the metrics of its sessions (``merge_metrics`` into ``metrics.csv``,
+``epoch_curves``, ``plot_learning_curves``: ``learning_curves.png``) and which settings of its saved
+``config.yaml`` may change on resume (``config_differences``, ``check_resume_config``), and the seconds it has
+trained (``TrainingClock``: kept in its checkpoints, so that a resumed run counts its earlier sessions)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from neuromath.config import Config, config_to_dict
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.fileio import save_figure, sync_folder, write_atomic, write_text_atomic
+from neuromath.fileio import figure_text, save_figure, sync_folder, write_atomic, write_text_atomic
 from neuromath.models.weights import read_plain
 from neuromath.nn.distributed import is_rank_zero
+from neuromath.safe_read import open_data
 
 # Settings that change nothing a run computes.
 COSMETIC_CHANGES = {("train", "progress")}
@@ -140,6 +141,76 @@ def own_folder(path: Path) -> Path:
 SESSION = re.compile(r"session(\d+)")  # the name of a session's log folder, logs/session<N>
 
 
+# What a run folder holds: the files and folders that train writes, and those the commands run on a run write into
+# it (evaluate's evaluations/ and report/, evaluate --report, complete --out and --scores as the results recipes
+# name them, sweep's train.log); seed<S>/ are the runs of train --seeds, refit/ a cv fold's refit.
+RUN_FILES = frozenset({
+    "config.yaml", "source_vocab.json", "target_vocab.json", "node_vocab.json", "data.json", "metrics.csv",
+    "learning_curves.png", "model.pt", "summary.json", "predictions.jsonl", "environment.json", "README.md",
+    "train.log", "seeds.json", "seeds.md", "completion.json", "scores.jsonl", ".neuromath.lock",
+})
+RUN_FOLDERS = frozenset({"checkpoints", "logs", "evaluations", "evaluation", "report"})
+RUNS_INSIDE = re.compile(r"seed\d+|refit")  # runs of their own, checked like the folder that holds them
+LEFTOVERS = re.compile(r"\..+\.(tmp|lock)|\..+\.staging\..+|\..+\.publish\.json")  # of atomic writes and locks
+# What a cv folder holds: the random folds, a run per fold (or per seed, then per fold) and the report
+CV_FILES = frozenset({"report.md", "report.json", ".neuromath.lock"})
+CV_FOLDERS = re.compile(r"folds|fold\d+|seed\d+")
+
+
+def foreign_entries(folder: Path, files: frozenset, folders: frozenset | re.Pattern,
+                    runs: re.Pattern | None) -> list[str]:
+    """The entries of ``folder`` that are none of ``files`` (regular files) and ``folders`` (folders, by name or
+    pattern), nor a leftover of an atomic write or lock; runs inside (``runs``) are looked into the same way."""
+    foreign = []
+    for entry in sorted(os.scandir(folder), key=lambda item: item.name):
+        name, path = entry.name, Path(entry.path)
+        is_folder = entry.is_dir(follow_symlinks=False)
+        if entry.is_file(follow_symlinks=False) and (name in files or LEFTOVERS.fullmatch(name)):
+            continue
+        named = folders.fullmatch(name) if isinstance(folders, re.Pattern) else name in folders
+        if is_folder and named:
+            continue
+        if is_folder and runs is not None and runs.fullmatch(name):
+            foreign += [f"{name}/{inner}" for inner in foreign_entries(path, files, folders, runs)]
+            continue
+        foreign.append(name + ("/" if is_folder else ""))
+    return foreign
+
+
+def not_a_link(path: str | Path) -> Path:
+    """``path`` as a Path, refused (``NeuromathError``) when it is a symbolic link, even to a folder: what is
+    written there would go through the link to a folder elsewhere."""
+    path = Path(path)
+    if path.is_symlink():
+        raise NeuromathError(f"{path} is a symbolic link: a run is written only into a folder of its own, never "
+                             "through a link (give the folder it points to, or another --out)")
+    return path
+
+
+def check_run_folder(path: str | Path, cv: bool = False) -> Path:
+    """``path`` as the folder that ``train``, ``demo`` (or, with ``cv``, ``cv``) writes into, refused with a
+    ``NeuromathError`` when it is a symbolic link (even to a folder: the run would be written through it, to a
+    folder elsewhere), something other than a folder, or a folder that holds files the run did not write (a user's
+    own ``config.yaml`` beside ``notes.txt`` would be replaced). An absent or empty folder, and a run folder of its
+    own (``RUN_FILES``, ``RUN_FOLDERS``, runs of ``--seeds``; for ``cv`` its folds, fold runs and report), are fine:
+    a resume, or a new run where an earlier one stopped before its first checkpoint."""
+    path = not_a_link(path)
+    if not path.exists():
+        return path
+    if not path.is_dir():
+        raise NeuromathError(f"{path} exists and is not a folder: --out names the run folder to write")
+    if cv:
+        foreign = foreign_entries(path, CV_FILES, CV_FOLDERS, None)
+    else:
+        foreign = foreign_entries(path, RUN_FILES, RUN_FOLDERS, RUNS_INSIDE)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        what = "a cross-validation" if cv else "a run"
+        raise NeuromathError(f"{path} holds files that {what} does not write ({shown}): it writes only into an "
+                             "empty folder or a folder of its own runs; choose another --out, or move those files")
+    return path
+
+
 def new_session_folder(run_dir: Path) -> Path:
     """A new, empty folder ``RUN_DIR/logs/session<N>`` for this session's CSV log, created here (numbered after
     every session entry there, whatever it is): a folder or link already there under that name is never reused,
@@ -208,14 +279,15 @@ def read_metric_rows(path: Path) -> list[dict]:
     (file, line and value). An unreadable file gives no rows, with a warning."""
     rows, bad = [], []
     try:
-        with path.open(newline="", encoding="utf-8", errors="replace") as stream:
-            for line, row in enumerate(csv.DictReader(stream), start=2):
+        with open_data(path, encoding="utf-8", newline="") as raw:  # a FIFO planted there: refused, never waited on
+            raw.reconfigure(errors="replace")
+            for line, row in enumerate(csv.DictReader(raw), start=2):
                 step = str(row.get("step") or "").strip()
                 if re.fullmatch(r"[+-]?\d+", step) and None not in row:
                     rows.append(row)
                 else:
                     bad.append(f"line {line} (step {step!r})")
-    except (OSError, csv.Error) as error:
+    except (OSError, csv.Error, DataFormatError) as error:
         logging.getLogger("neuromath").warning("%s: not read (%s); its metrics are left out of metrics.csv", path,
                                                error)
         return []
@@ -251,7 +323,7 @@ def plot_learning_curves(rows: list[dict], path: Path) -> None:
         axes = figure.add_subplot(1, len(curves), index)
         axes.plot([epoch for epoch, _ in points], [value for _, value in points], marker=".")
         axes.set_xlabel("epoch")
-        axes.set_title(name)
+        axes.set_title(figure_text(name))  # a column name of an edited metrics.csv is drawn as it is
         axes.grid(alpha=0.3)
     figure.tight_layout()
     save_figure(figure, path, dpi=100)

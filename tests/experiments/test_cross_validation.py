@@ -377,7 +377,7 @@ def test_cv_seeds_trains_each_seed_and_votes_their_answers(tmp_path, capsys, one
     assert "holds a fold run of a cross-validation without --seeds" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(command[:-1] + ["1"])
-    assert "argument --seeds: must be an integer >= 2, got 1" in capsys.readouterr().err
+    assert "argument --seeds: must be an integer from 2 to 100, got 1" in capsys.readouterr().err
     retrieval = tmp_path / "jaccard.yaml"
     retrieval.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"name": "jaccard"}}))
     assert main(["cv", "--config", str(retrieval), "--data", str(data), "--k", "2", "--out", str(tmp_path / "j"),

@@ -23,6 +23,7 @@ from typing import Iterator
 from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.expr.equation_tree import ARITY, LEAF_KINDS, EquationNode, height, postorder, size, symbols_of
 from neuromath.fileio import check_published, write_text_atomic
+from neuromath.safe_read import read_data_text
 from neuromath.tasks.json_text import check_text
 
 EMPTY = "#"
@@ -302,7 +303,7 @@ def read_candidates(path: str | Path) -> list[Candidate]:
 def _read_text(path: Path) -> str:
     check_published(path)  # not a file of an interrupted multi-file write
     try:
-        return path.read_text(encoding="utf-8")
+        return read_data_text(path)  # a FIFO or a device: refused before it is read
     except FileNotFoundError:
         raise DataFormatError(path, None, "no such file") from None
     except UnicodeDecodeError as error:

@@ -37,6 +37,7 @@ from tqdm import tqdm
 from neuromath.errors import NeuromathError
 from neuromath.extras import require
 from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import load_json, open_data, read_data_text
 
 TRAIN_SPLITS = ("train-easy", "train-medium", "train-hard")
 TEST_SPLITS = ("interpolate", "extrapolate")
@@ -336,7 +337,7 @@ def unfinished_generation(folder: Path) -> bool:
     ``"complete": false``): some of its modules are missing. A folder without a manifest (the release) or with an
     older one (no ``complete`` key) counts as finished."""
     try:
-        saved = json.loads(_manifest_path(folder).read_text(encoding="utf-8"))
+        saved = load_json(read_data_text(_manifest_path(folder)), _manifest_path(folder))  # a FIFO: refused
     except (OSError, ValueError):
         return False
     return isinstance(saved, dict) and saved.get("complete") is False
@@ -345,7 +346,7 @@ def unfinished_generation(folder: Path) -> bool:
 def _is_complete(path: Path, n: int) -> bool:
     """A module file is complete when it holds exactly n question/answer pairs (2n lines)."""
     try:
-        with path.open(encoding="utf-8") as stream:
+        with open_data(path, encoding="utf-8") as stream:  # a FIFO or a device: refused
             return sum(1 for _ in stream) == 2 * n
     except OSError:
         return False
@@ -398,7 +399,7 @@ def generate_directory(
     settings = {"generator": "mathematics_dataset 1.0.1", "seed": seed, "per_module": per_module}
     manifest = _manifest_path(out)
     if manifest.exists():
-        saved = json.loads(manifest.read_text(encoding="utf-8"))
+        saved = load_json(read_data_text(manifest), manifest)
         saved = {key: value for key, value in saved.items() if key != "complete"} if isinstance(saved, dict) else saved
         if saved != settings:
             raise NeuromathError(

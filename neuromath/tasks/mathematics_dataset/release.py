@@ -20,6 +20,7 @@ from typing import Sequence
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import open_data
 from neuromath.tasks.mathematics_dataset.mathematics_generator import (
     SPLITS,
     TRAIN_SPLITS,
@@ -71,7 +72,7 @@ def read_module_file(
     split = split or path.parent.name
     module = path.stem
     try:
-        with path.open(encoding="utf-8", newline="") as stream:
+        with open_data(path, encoding="utf-8", newline="") as stream:  # a FIFO or a device: refused
             lines = stream.read().split("\n")
     except UnicodeDecodeError as error:
         raise DataFormatError(path, None, f"not UTF-8 text ({error.reason} at byte {error.start})") from None

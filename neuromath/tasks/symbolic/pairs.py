@@ -14,7 +14,6 @@ the solution satisfies the equation, whatever its form. Exact match of the token
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -31,6 +30,7 @@ from neuromath.expr.symbolic_prefix import (
     prefix_size,
 )
 from neuromath.fileio import check_published, write_text_atomic
+from neuromath.safe_read import load_json, read_data_text
 from neuromath.tasks.streams import RecordFiles
 from neuromath.tasks.symbolic.verify import verdicts, verify_example, verify_examples
 
@@ -105,7 +105,7 @@ def read_pairs(
         method = file_method(path)
     check_published(path)  # not a file of an interrupted multi-file write
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_data_text(path)  # a FIFO or a device: refused before it is read
     except UnicodeDecodeError as error:
         raise DataFormatError(path, None, f"not UTF-8 text ({error.reason} at byte {error.start})") from None
     except OSError as error:
@@ -150,7 +150,7 @@ def file_method(path: str | Path) -> str | None:
     """The generator named in ``FILE.stats.json`` (written by ``neuromath generate symbolic``), if any."""
     stats = Path(f"{path}.stats.json")
     try:
-        method = json.loads(stats.read_text(encoding="utf-8")).get("method")
+        method = load_json(read_data_text(stats), stats).get("method")
     except (OSError, ValueError, AttributeError):
         return None
     return method if method in METHODS else None

@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.fileio import check_output_path, publish_together, write_text_atomic
+from neuromath.safe_read import read_data_text
 from neuromath.tasks.symbolic.pairs import METHODS, SymbolicExample, canonical, write_pairs
 from neuromath.tasks.symbolic.symbolic_methods import DEFAULT_MAX_TOKENS, AttemptResult, run_attempt
 from neuromath.timelimit import Outcome, TimeLimitedPool
@@ -248,7 +249,7 @@ def read_journal(path: str | Path, settings: dict) -> dict[int, Outcome]:
     refused rather than mixed in; a last line cut short by a kill is dropped (that attempt runs again)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_data_text(path)  # a FIFO or a device: refused before it is read
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as error:
