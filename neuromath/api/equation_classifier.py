@@ -22,6 +22,7 @@ from neuromath.models.classifiers import (
     predict_logits,
     reads_numbers,
 )
+from neuromath.models.cost import check_classifier_cost, resolve_limits
 from neuromath.models.weights import (
     EXPORTED_WEIGHTS,
     RUN_WEIGHTS,
@@ -116,9 +117,12 @@ class LoadedClassifier:
         return CompletionScorer(self.model, self.vocab, candidates, precision=self.precision)
 
 
-def load_classifier(run_dir: str | Path, precision: str | None = None) -> LoadedClassifier:
+def load_classifier(run_dir: str | Path, precision: str | None = None, *,
+                    max_memory: float | None = None) -> LoadedClassifier:
     """A trained classifier from a run directory or a folder written by ``neuromath export`` (its config, node
-    vocabulary and best weights), run in ``precision`` (None: the run's own ``train.precision``)."""
+    vocabulary and best weights), run in ``precision`` (None: the run's own ``train.precision``). Before the model is
+    built, its size and the memory of a forward pass are estimated from the config and refused past ``max_memory``
+    GB (None: the limit of the enclosing ``neuromath.models.cost.cost_limits``, else half the machine's memory)."""
     run_dir = Path(run_dir)
     for needed in ("config.yaml", "node_vocab.json"):
         if not (run_dir / needed).exists():
@@ -127,7 +131,9 @@ def load_classifier(run_dir: str | Path, precision: str | None = None) -> Loaded
         raise NeuromathError(f"{run_dir} is not a trained identities run (no {RUN_WEIGHTS} or {EXPORTED_WEIGHTS})")
     config = load_config(run_dir / "config.yaml")
     vocab = Vocabulary.load(run_dir / "node_vocab.json")
+    weights = weights_file(run_dir)
+    check_classifier_cost(config, vocab, run_dir / "config.yaml", weights, resolve_limits(max_memory))
     model = build_classifier(config.model, vocab)
-    load_run_weights(model, weights_file(run_dir))
+    load_run_weights(model, weights)
     model.eval()
     return LoadedClassifier(model, vocab, config, run_dir, resolve_precision(precision or config.train.precision))

@@ -18,6 +18,7 @@ from typing import Sequence
 from neuromath.api.sequence_solver import Candidate, Solver
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.vote import vote
+from neuromath.models.cost import resolve_limits
 
 SEED_FOLDER = re.compile(r"seed(\d{1,9})")
 
@@ -39,13 +40,20 @@ def is_seed_vote(folder: str | Path) -> bool:
 
 class VotingSolver(Solver):
     """The seeds of one ``train --seeds`` folder as one solver; its config, task, vocabularies and decoding settings
-    are the first seed's (the seeds differ in ``train.seed`` only), its answers the vote of all of them."""
+    are the first seed's (the seeds differ in ``train.seed`` only), its answers the vote of all of them. The seeds
+    share one memory limit (``max_memory``, as ``Solver`` takes it): each is checked against what the seeds loaded
+    before it left."""
 
-    def __init__(self, folder: str | Path, device: str = "cpu", precision: str | None = None, **decode):
+    def __init__(self, folder: str | Path, device: str = "cpu", precision: str | None = None, *,
+                 max_memory: float | None = None, max_decode_len: int | None = None, **decode):
         runs = seed_runs(folder)
         if len(runs) < 2:
             raise NeuromathError(f"{folder}: a vote needs the runs of at least two seeds (seed<S>/ folders)")
-        members = [Solver(run, device, precision, **decode) for run in runs]
+        limits = resolve_limits(max_memory, max_decode_len, device)
+        members: list[Solver] = []
+        for run in runs:
+            loaded = sum(member.cost.size.resident_bytes for member in members)
+            members.append(Solver(run, device, precision, limits=limits.spent(loaded), **decode))
         first = members[0]
         if not first.task.name.startswith("word_problems"):
             raise NeuromathError(f"{folder}: a vote of seeds answers word problems; these are {first.task.name} runs")

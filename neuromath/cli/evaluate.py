@@ -6,7 +6,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from neuromath.cli.common import add_decode_options, data_path, documented, nonnegative_int
+from neuromath.cli.common import (
+    MAX_BEAM,
+    MAX_EXAMPLES,
+    add_cost_limits,
+    add_decode_options,
+    cost_limits_of,
+    data_path,
+    documented,
+    integer_in,
+    integer_list,
+    seed_int,
+)
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
@@ -17,7 +28,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
     fields = {field.name for field in dataclasses.fields(EvaluateRequest)} - {"decode"}
     decode = {name: getattr(args, name) for name in DECODE_OPTIONS if getattr(args, name) is not None}
     request = EvaluateRequest(**{name: getattr(args, name) for name in fields}, decode=decode)
-    return evaluate_runs(args.run_dirs, request)
+    with cost_limits_of(args):  # --max-memory, --max-decode-len: each run checked before its model is built
+        return evaluate_runs(args.run_dirs, request)
 
 
 def register(commands) -> None:
@@ -49,13 +61,13 @@ def register(commands) -> None:
                                "parts>.jsonl, e.g. mawps-cv.fold0.dev.jsonl; the run's own predictions.jsonl refused)")
     evaluate.add_argument("--modules", default=None, help="module globs to evaluate (default: the run's data.modules)")
     evaluate.add_argument("--splits", default=None, help="test splits to read (default: the run's data.test_splits)")
-    evaluate.add_argument("--per-module", dest="per_module", type=nonnegative_int, default=None,
+    evaluate.add_argument("--per-module", dest="per_module", type=integer_in(0, MAX_EXAMPLES), default=None,
                           help="at most this many questions per module file (0: all)")
     evaluate.add_argument("--report", default=None,
                           help="folder for the report (Mathematics Dataset: per-module report.md, .csv, .json, "
                                "accuracy.png; identities: report.md, .json, accuracy_by_depth.png); "
                                "default RUN_DIR/report of the first run")
-    evaluate.add_argument("--beams", default=None, metavar="K,K,...",
+    evaluate.add_argument("--beams", type=integer_list(1, MAX_BEAM), default=None, metavar="K,K,...",
                           help="symbolic: beam widths to decode with (default 1,10,50); solved when any hypothesis "
                                "of the beam verifies")
     evaluate.add_argument("--train", default=None, metavar="FILE",
@@ -66,7 +78,8 @@ def register(commands) -> None:
                                "removed, an irrelevant sentence added, the sentences reordered, the numbers drawn "
                                "again) beside the plain accuracy on the same problems; written to --report (default "
                                "RUN_DIR/robustness)")
-    evaluate.add_argument("--seed", type=nonnegative_int, default=0,
+    evaluate.add_argument("--seed", type=seed_int, default=0,
                           help="--robustness: the seed of the variations' draws (default 0)")
     add_decode_options(evaluate)
+    add_cost_limits(evaluate)
     evaluate.set_defaults(handler=command_evaluate)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import documented
+from neuromath.cli.common import add_cost_limits, cost_limits_of, documented
 
 
 def command_export(args: argparse.Namespace) -> int:
     from neuromath.experiments.export_run import export_run  # torch: loaded only by the commands that use it
 
-    files = export_run(args.run_dir, args.out)
+    with cost_limits_of(args):  # --max-memory: the run is checked before its model is built to check the export
+        files = export_run(args.run_dir, args.out)
     print(f"exported {args.run_dir} to {args.out}: {', '.join(files)}")
     return 0
 
@@ -36,4 +37,5 @@ def register(commands) -> None:
     export.add_argument("run_dir", metavar="RUN_DIR",
                         help="a trained run folder (written by neuromath train, demo, or a fold of cv)")
     export.add_argument("out", metavar="OUT", help="the folder to write; must not exist, or be empty")
+    add_cost_limits(export)
     export.set_defaults(handler=command_export)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import data_path, documented
+from neuromath.cli.common import add_cost_limits, cost_limits_of, data_path, documented
 
 
 def command_import_released(args: argparse.Namespace) -> int:
     from neuromath.experiments.import_released import import_released  # torch: loaded only by the commands that use it
 
-    files = import_released(args.checkpoint, args.model, args.out)
+    with cost_limits_of(args):  # --max-memory: the model is checked before it is built
+        files = import_released(args.checkpoint, args.model, args.out)
     print(f"imported {args.checkpoint} ({args.model}) to {args.out}: {', '.join(files)}")
     return 0
 
@@ -55,4 +56,5 @@ def register(commands) -> None:
                                "push/pop/no-op) or tree_lstm (LSTMTrees)")
     released.add_argument("--out", required=True, metavar="RUN",
                           help="the run folder to write; must not exist, or be empty")
+    add_cost_limits(released, decoding=False)
     released.set_defaults(handler=command_import_released)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from neuromath.api import load, run_task
+from neuromath.api import check_run, load, run_task
 from neuromath.errors import NeuromathError
 from neuromath.experiments.card import CARD_FILE, ENVIRONMENT_FILE, card_of_run, read_json, vocabulary_files
 from neuromath.fileio import current_umask, locked, remove_staging, sync_folder, write_atomic, write_text_atomic
@@ -49,6 +49,7 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[str]:
     for name in (*vocabulary_files(task), "summary.json"):
         if not os.path.lexists(run_dir / name):
             raise NeuromathError(f"{run_dir}: no {name} (not a finished run folder of the {task.name} task)")
+    check_run(run_dir)  # a config its weights or the memory limit cannot hold: refused before anything is written
     check_out(out)
     copies = [("config.yaml", CONFIG_LIMIT, "config file"), ("summary.json", SUMMARY_LIMIT, "summary"),
               *((name, VOCABULARY_LIMIT, "vocabulary") for name in vocabulary_files(task))]

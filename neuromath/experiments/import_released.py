@@ -17,6 +17,7 @@ from neuromath.errors import NeuromathError
 from neuromath.experiments.card import CARD_FILE, usage
 from neuromath.fileio import write_atomic, write_text_atomic
 from neuromath.models.classifiers import OPERATORS, build_classifier
+from neuromath.models.cost import check_classifier_cost, resolve_limits
 from neuromath.models.released_weights import (
     BINARY,
     LEAF_KEYS,
@@ -65,6 +66,7 @@ def import_released(checkpoint: str | Path, model: str, out: str | Path, dropout
     hidden = check_released(state, model, str(checkpoint))
     vocab = released_vocabulary()
     config = config_from_dict(released_config(model, hidden, dropout))
+    check_classifier_cost(config, vocab, checkpoint, None, resolve_limits())  # before it is built (--max-memory)
     classifier = build_classifier(config.model, vocab)
     converted = convert_released(state, model, hidden, vocab)
     classifier.load_state_dict(converted)  # the same keys and shapes, or a bug here: a traceback is right

@@ -9,13 +9,21 @@
 - ``GET /``: the page (``neuromath.serve.page``).
 
 A run is named by its folder's name (``runs/wp`` is ``wp``); a request names a run among those, never a path. Bad
-input is a 4xx answer ``{"error": message}``: an unknown run 404, a text over ``MAX_TEXT_CHARACTERS`` 413, a body
+input is a 4xx answer ``{"error": message}``: an unknown run 404, a text over ``MAX_TEXT_CHARACTERS`` 413, a body over
+``MAX_BODY_BYTES`` 413 and one nested deeper than ``MAX_BODY_DEPTH`` 400 (each message says which), a body
 that is not a JSON object of the right fields and types 422, text the run's task cannot read 422 (the
 ``NeuromathError``'s message; a RecursionError, OverflowError or ValueError that escapes a task reading a text, too,
 logged in one line). Anything unexpected is a 500 ``{"error": "internal error"}``, its traceback logged, never sent.
 Every answer is strict JSON: a non-finite number (from a summary.json, a score, an attention weight) is written as
 null. Requests with the same run and decoding settings are decoded in batches (``neuromath.serve.dynamic_batching``); a
 request whose client has gone is dropped before its batch is decoded.
+
+Who may ask: with ``allowed_hosts`` (what ``neuromath serve`` always gives: its ``--host`` and ``--allowed-host``
+values), a request whose Host header names neither one of them nor this machine (localhost, 127.0.0.1, [::1]), with
+any port, is answered 400 before it reaches the app (``HostCheck``): a web page cannot reach the server through DNS
+rebinding (a name of the attacker's that resolves to this machine). Served on every address (0.0.0.0, ::), a Host that
+is an IP address is answered too: rebinding needs a name. No response carries CORS headers unless ``cors_origins``
+names the origins whose pages may read the answers.
 """
 
 from __future__ import annotations
@@ -31,19 +39,22 @@ from typing import Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, VotingSolver, decode_options, json_safe, load
 from neuromath.errors import NeuromathError
-from neuromath.safe_read import read_summary
+from neuromath.safe_read import json_depth_error, load_json, read_summary
 from neuromath.serve.dynamic_batching import Batcher
 from neuromath.serve.page import PAGE
+from neuromath.serve.server import EVERY_ADDRESS, LOCAL_HOSTS, host_of, is_address
 
 MAX_TEXT_CHARACTERS = 2000  # a longer text is refused (413) before it reaches a model
 MAX_BEAM = 20  # beam and nbest of one request
 MAX_BODY_BYTES = 64 * 1024  # a request body over this is refused (413) before it is read whole
+MAX_BODY_DEPTH = 32  # a body nested deeper (arrays and objects) is refused (400); a request is one flat object
 CLIENT_CLOSED = 499  # the status (nginx's) of a request whose client went away before its answer; nobody reads it
 # what a task's code raises on a text it was not made for (a 500-term sum past the recursion limit, a 310-digit
 # integer turned into a float, a 5,000-digit integer past int's string limit): the text's fault, so a 422, never a 500
@@ -106,7 +117,7 @@ def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
     summary.json (the test accuracy when the run was tested, else the best validation accuracy), or counted from
     the loaded model when it has none."""
     try:
-        summary = json.loads(read_summary(path / "summary.json"))
+        summary = load_json(read_summary(path / "summary.json"), path / "summary.json")  # too deep: refused
     except (OSError, ValueError, NeuromathError):  # none, or one that is not a run's (a FIFO, too large, not JSON)
         summary = {}
     summary = summary if isinstance(summary, dict) else {}
@@ -145,8 +156,10 @@ def verifier_kind(solver: Solver) -> str | None:
     return "form" if solver.task.answer_text is None else "answer"
 
 
-def load_runs(paths: Sequence[str | Path]) -> dict[str, ServedRun]:
-    """Every run folder loaded once, by its folder name; two folders of one name are an error."""
+def load_runs(paths: Sequence[str | Path], max_memory: float | None = None,
+              max_decode_len: int | None = None) -> dict[str, ServedRun]:
+    """Every run folder loaded once, by its folder name; two folders of one name are an error. Each is checked
+    before its model is built against ``max_memory`` GB and ``max_decode_len`` tokens (``neuromath.load``)."""
     if not paths:
         raise NeuromathError("serve needs at least one run folder")
     runs: dict[str, ServedRun] = {}
@@ -156,7 +169,7 @@ def load_runs(paths: Sequence[str | Path]) -> dict[str, ServedRun]:
         if name in runs:
             raise NeuromathError(f"two runs are named {name!r} ({runs[name].path} and {path}): the service names a "
                                  "run by its folder's name, so serve runs from folders of different names")
-        solver = load(path)
+        solver = load(path, max_memory=max_memory, max_decode_len=max_decode_len)
         runs[name] = ServedRun(name, path, solver, run_info(name, path, solver))
     return runs
 
@@ -176,12 +189,18 @@ def validation_message(error: RequestValidationError) -> str:
 
 
 def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: float = 5.0,
-               batching: bool = True) -> FastAPI:
+               batching: bool = True, allowed_hosts: Sequence[str] | None = None, cors_origins: Sequence[str] = (),
+               max_memory: float | None = None, max_decode_len: int | None = None) -> FastAPI:
     """The service over the run folders ``runs`` (loaded here, once). Requests with the same run and decoding
     settings arriving within ``max_wait_ms`` are decoded together, up to ``max_batch`` (``batching=False``: one at a
     time); batches run in worker threads, one at a time per run, so that a slow batch of one run (a symbolic
-    verification near its time limit) never holds up another run's. Torch's thread count is the caller's to set."""
-    served = load_runs(runs)
+    verification near its time limit) never holds up another run's. Torch's thread count is the caller's to set.
+
+    ``allowed_hosts``: the names a request's Host header may give besides this machine's (``LOCAL_HOSTS``), ``*`` for
+    any; None answers every Host (an app not bound by ``neuromath serve``, which always gives them: its ``--host``
+    and ``--allowed-host`` values). ``cors_origins``: the origins whose pages may read the answers (CORS); none by
+    default. ``max_memory`` (GB) and ``max_decode_len`` bound what each run may cost (``neuromath.load``)."""
+    served = load_runs(runs, max_memory, max_decode_len)
 
     def solve_batch(key: tuple, items: list) -> list:  # in a worker thread
         name, options = key
@@ -201,7 +220,12 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
     app.state.runs = served
     app.state.batcher = batcher
 
-    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY_BYTES, max_depth=MAX_BODY_DEPTH)
+    if cors_origins:  # only when asked: without CORS headers a page of another origin cannot read an answer
+        app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["Content-Type"])
+    if allowed_hosts is not None:  # the outermost: a request for another host reaches nothing else
+        app.add_middleware(HostCheck, allowed=allowed_hosts)
 
     @app.exception_handler(ServiceError)
     async def service_error(request: Request, error: ServiceError):
@@ -268,13 +292,52 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
     return app
 
 
+class HostCheck:
+    """ASGI middleware: a request whose Host header names none of ``allowed`` (nor this machine: ``LOCAL_HOSTS``) is
+    answered 400 ``{"error": ...}`` before the app sees it; ``*`` in ``allowed`` lets every host through, and an
+    address that binds every interface (``EVERY_ADDRESS``) lets every IP address through. A request without a Host
+    header is refused too."""
+
+    def __init__(self, app, allowed: Sequence[str]):
+        self.app = app
+        named = [host_of(name) if name not in EVERY_ADDRESS else name for name in allowed]
+        self.any_host = "*" in allowed
+        self.any_address = any(name in EVERY_ADDRESS for name in allowed)
+        self.allowed = frozenset(name for name in (*LOCAL_HOSTS, *named) if name)
+        self.shown = ", ".join(sorted(f"[{name}]" if ":" in name else name for name in self.allowed))
+
+    def answers(self, host: str | None) -> bool:
+        if self.any_host:
+            return True
+        if host is None:
+            return False
+        return host in self.allowed or (self.any_address and is_address(host))
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] not in ("http", "websocket"):
+            return await self.app(scope, receive, send)
+        header = dict(scope.get("headers", ())).get(b"host")
+        text = header.decode("latin-1") if header is not None else None
+        if self.answers(host_of(text) if text is not None else None):
+            return await self.app(scope, receive, send)
+        if scope["type"] != "http":  # a websocket for another host: closed unanswered
+            return await send({"type": "websocket.close", "code": 1008})
+        named = f"the Host {text[:100]!r}" if text is not None else "a request without a Host header"
+        message = (f"{named} is not a name this server answers to ({self.shown}); start it with --allowed-host NAME "
+                   "to answer another")
+        return await error_response(400, message)(scope, receive, send)
+
+
 class BodyLimit:
     """ASGI middleware: a request body over ``max_bytes`` is answered 413 ``{"error": ...}`` before the app reads it:
-    by its Content-Length, or, sent in chunks without one, as soon as the chunks pass the limit."""
+    by its Content-Length, or, sent in chunks without one, as soon as the chunks pass the limit. A body nested
+    deeper than ``max_depth`` arrays and objects is answered 400 (found by a scan of its brackets, never by a parser
+    that recurses), so that each of the two says what it was."""
 
-    def __init__(self, app, max_bytes: int):
+    def __init__(self, app, max_bytes: int, max_depth: int = MAX_BODY_DEPTH):
         self.app = app
         self.max_bytes = max_bytes
+        self.max_depth = max_depth
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -282,9 +345,8 @@ class BodyLimit:
         length = dict(scope.get("headers", ())).get(b"content-length")
         if length is not None:  # the server holds the body to its length
             if length.strip().isdigit() and int(length) > self.max_bytes:
-                message = f"the request body has {int(length)} bytes; at most {self.max_bytes}"
+                message = f"the request body is too large: {int(length)} bytes; at most {self.max_bytes}"
                 return await error_response(413, message)(scope, receive, send)
-            return await self.app(scope, receive, send)
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -293,11 +355,16 @@ class BodyLimit:
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             if size > self.max_bytes:
-                message = f"the request body has more than {self.max_bytes} bytes"
+                message = f"the request body is too large: more than {self.max_bytes} bytes"
                 return await error_response(413, message)(scope, receive, send)
             if not message.get("more_body", False):
                 break
         body, replayed = b"".join(chunks), False
+        # brackets, quotes and backslashes are single bytes in UTF-8, never part of another character: the bytes read
+        # as Latin-1 nest as the text does
+        if json_depth_error(body.decode("latin-1"), self.max_depth) is not None:
+            message = f"the request body is too deeply nested: more than {self.max_depth} levels of arrays and objects"
+            return await error_response(400, message)(scope, receive, send)
 
         async def replay():
             nonlocal replayed

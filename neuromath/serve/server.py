@@ -14,10 +14,13 @@ idle connections pile up) to asyncio, which logs each one with a traceback. Here
 - ``OneLineLog`` turns such records (a refused connection, an accept error) into one line without a traceback, and
   into one line a ``interval`` at most, with the count of the others: a flood of them cannot fill a disk.
 - ``run`` raises the soft limit of open files to what ``limit_concurrency`` needs, where the hard limit allows.
+- ``host_of`` reads the host a Host header names, for the app's ``HostCheck`` and the command line's
+  ``--allowed-host``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
 
@@ -28,7 +31,35 @@ SPARE_FILES = 64  # open files beyond the connections: run folders, logs, worker
 REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
            b"content-length: 29\r\n\r\ntoo many connections; retry\r\n")
 
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")  # the names of this machine, answered whatever the other hosts
+EVERY_ADDRESS = ("0.0.0.0", "::", "")  # a --host that binds every address of the machine
+
 log = logging.getLogger("neuromath.serve")
+
+
+def host_of(header: str) -> str | None:
+    """The host a Host header names, without its port, lower-cased and without a final dot: ``Example.COM:8000`` is
+    ``example.com``, ``[::1]:8000`` is ``::1``; None for a header that is not a host with an optional port."""
+    header = header.strip().lower()
+    if header.startswith("["):  # an IPv6 address
+        end = header.find("]")
+        host, rest = (header[1:end], header[end + 1:]) if end > 0 else ("", "")
+        port_ok = not rest or (rest.startswith(":") and rest[1:].isdigit())
+        return host if host and port_ok else None
+    host, colon, port = header.partition(":")
+    host = host.rstrip(".")
+    if not host or (colon and not port.isdigit()) or any(c in host for c in "/@?#\\ []"):
+        return None
+    return host
+
+
+def is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address (v4 or v6), not a name."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def guarded_protocol(limit: int, timeout_request: float):
