@@ -21,6 +21,17 @@ EXPECTED = json.loads((FOLDERS / "expected.json").read_text(encoding="utf-8"))
 WORD_PROBLEMS = ["Tom has 3 apples and buys 5 more. How many apples does he have?",
                  "A box holds 12 pens. 4 are taken. How many pens are left?"]
 EQUATIONS = ["x + 0 = x", "x * 1 = x + 1", "sin(x)^2 + cos(x)^2 = 1"]
+ADDED_SINCE = {"verdict_detail"}  # answer keys newer than the fixtures: the verifier's own verdict, None off symbolic
+
+
+def without_added(answer):
+    """``answer`` with the keys of ``ADDED_SINCE`` taken out, after checking they hold None (no verifier ran)."""
+    if isinstance(answer, list):
+        return [without_added(item) for item in answer]
+    if isinstance(answer, dict):
+        assert all(answer.get(key) is None for key in ADDED_SINCE), answer
+        return {key: without_added(value) for key, value in answer.items() if key not in ADDED_SINCE}
+    return answer
 
 
 def same(left, right, path="answer"):
@@ -50,7 +61,7 @@ def test_an_old_run_config_loads_strictly_with_every_value_it_names(folder):
 
 def test_an_old_word_problem_run_solves_as_it_did():
     solver = neuromath.load(FOLDERS / "word_problems_transformer", beam=3, nbest=3)
-    same([solver.solve(text).to_json() for text in WORD_PROBLEMS], EXPECTED["wp"])
+    same(without_added([solver.solve(text).to_json() for text in WORD_PROBLEMS]), EXPECTED["wp"])
 
 
 def test_an_old_identities_run_classifies_as_it_did():

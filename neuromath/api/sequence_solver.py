@@ -21,13 +21,15 @@ from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.fixed_shapes import FixedShapeDecoder
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.models import build_task_model
+from neuromath.models import ModelInputs, build_model
 from neuromath.models.batching import EncodedExamples, carried, collate, move_batch
 from neuromath.models.contracts import SequenceModel
+from neuromath.models.cost import CostLimits, ResourceLimitError, check_sequence_cost, resolve_limits, with_decode
 from neuromath.models.weights import load_run_weights, weights_file
 from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.nn.recording import recording
 from neuromath.tasks import SequenceTask, get_task
+from neuromath.tasks.symbolic.verify import user_verdict
 from neuromath.text import Vocabulary
 
 
@@ -40,13 +42,16 @@ class Candidate:
     verified: bool | None  # None when the task has no verifier
     equation: str = ""  # filled in by solve: the equation over the problem's own numbers, if well-formed
     answer_text: str = ""  # filled in by solve: its value
-    # the verifier's verdict by name where the task names its verdicts (symbolic: correct, wrong, unparsable, invalid,
-    # undecided, timeout, error; ``verified`` is then ``verdict == "correct"``); None: a yes / no verifier or none
+    # where the task names its verdicts: "verified", "not verified" or "unknown", the words of ``neuromath check``
+    # (``verified`` is then ``verdict == "verified"``); None: a yes / no verifier or none
     verdict: str | None = None
+    # ... and the verifier's own verdict (symbolic: correct, wrong, unparsable, invalid, undecided, timeout, error)
+    verdict_detail: str | None = None
 
     def to_json(self) -> dict:
         return {"tokens": list(self.tokens), "equation": self.equation, "answer_text": self.answer_text,
-                "score": finite_or_none(self.score), "verified": self.verified, "verdict": self.verdict}
+                "score": finite_or_none(self.score), "verified": self.verified, "verdict": self.verdict,
+                "verdict_detail": self.verdict_detail}
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +88,8 @@ class Solution:
     verified: bool | None = None  # the task's verifier on the answer (symbolic: it differentiates back); None: none
     unknown_tokens: tuple[str, ...] = ()  # input tokens the run's vocabulary does not hold (read as <unk>)
     attention: tuple[AttentionMap, ...] | None = None  # with solve(..., attention=True): every layer's weights
-    verdict: str | None = None  # the verifier's verdict on the answer by name (``Candidate.verdict``): "timeout", ...
+    verdict: str | None = None  # the verdict on the answer in words (``Candidate.verdict``): "verified", ...
+    verdict_detail: str | None = None  # the verifier's own verdict (``Candidate.verdict_detail``): "timeout", ...
 
     def to_json(self) -> dict:
         """The object ``neuromath solve --json`` prints and ``POST /api/solve`` of ``neuromath serve`` answers."""
@@ -96,6 +102,7 @@ class Solution:
             "reason": self.reason,
             "verified": self.verified,
             "verdict": self.verdict,
+            "verdict_detail": self.verdict_detail,
             "unknown_tokens": list(self.unknown_tokens),
             "nbest": [candidate.to_json() for candidate in self.nbest],
             **({"attention": [m.to_json() for m in self.attention]} if self.attention else {}),
@@ -105,9 +112,16 @@ class Solution:
         if self.reason:
             shown = self.equation or f"model output {' '.join(self.masked_equation) or '(empty)'}"
             return f"no answer: {self.reason} ({shown})"
-        verdict = ("" if self.verified is None else "  [verified]" if self.verified
-                   else "  [verification timed out]" if self.verdict == "timeout" else "  [not verified]")
+        verdict = "" if self.verified is None and self.verdict is None else verdict_mark(self)
         return (f"{self.equation} = {self.answer_text}" if self.equation else self.answer_text) + verdict
+
+
+def verdict_mark(answer: Candidate | Solution) -> str:
+    """``  [verified]``, ``  [not verified]``, or with the verifier's own verdict where it says more than right or
+    wrong: ``  [not verified: timeout]``."""
+    words = answer.verdict or ("verified" if answer.verified else "not verified")
+    detail = answer.verdict_detail
+    return f"  [{words}: {detail}]" if detail not in (None, "correct", "wrong") else f"  [{words}]"
 
 
 DECODE_OPTIONS = ("beam", "nbest", "length_penalty", "constrained", "verify")  # what a command line may set
@@ -142,10 +156,15 @@ class Solver:
     """A trained model with its vocabularies and task; decodes batches of examples.
 
     ``decode`` overrides the run's decoding settings (``DecodeConfig`` fields: beam, nbest,
-    length_penalty, constrained, verify, max_len, batch_size).
+    length_penalty, constrained, verify, max_len, batch_size). Before the model is built, its cost is estimated from
+    the config (``neuromath.models.cost``) and refused past the limits: ``max_memory`` GB for its weights and one
+    batch of decoding, ``max_decode_len`` decoding steps (None: those of the enclosing ``cost_limits``, else the
+    defaults); ``limits`` gives them resolved instead (a vote of seeds shares one budget).
     """
 
-    def __init__(self, run_dir: str | Path, device: str = "cpu", precision: str | None = None, **decode):
+    def __init__(self, run_dir: str | Path, device: str = "cpu", precision: str | None = None, *,
+                 max_memory: float | None = None, max_decode_len: int | None = None, limits: CostLimits | None = None,
+                 **decode):
         run_dir = Path(run_dir)
         if not (run_dir / "config.yaml").exists():
             raise NeuromathError(f"{run_dir} is not a run directory (no config.yaml)")
@@ -165,7 +184,11 @@ class Solver:
         self.device = torch.device(device)
         # the run's own precision unless told otherwise; resolved here so a bad one fails at load, not mid-decoding
         self.precision = resolve_precision(precision or self.config.train.precision, self.device)
-        self.model: SequenceModel = build_task_model(self.config.model, self.task, self.source_vocab, self.target_vocab)
+        inputs = ModelInputs.for_task(self.task, self.source_vocab, self.target_vocab)
+        limits = limits if limits is not None else resolve_limits(max_memory, max_decode_len, self.device)
+        # measured on the meta device and refused past the limits before a byte of the model is allocated
+        self.cost = check_sequence_cost(self.config, inputs, run_dir / "config.yaml", weights_path, limits, self.decode)
+        self.model: SequenceModel = build_model(self.config.model, inputs)
         load_run_weights(self.model, weights_path, self.device)
         self.model.to(self.device).eval()
         self.constraint = self.grammar_constraint(self.decode)
@@ -195,6 +218,7 @@ class Solver:
         again. A bad setting is a ConfigError, as at ``load``."""
         variant = copy.copy(self)
         variant.decode = check_decode(self.decode, self.config, **decode)
+        variant.cost = with_decode(self.cost, variant.decode)  # a wider beam or a longer decoding: checked again
         variant.constraint = self.grammar_constraint(variant.decode)
         variant.decoder(variant.decode)
         return variant
@@ -213,6 +237,7 @@ class Solver:
                     f"example {example.id!r} has {len(source)} tokens; "
                     f"the model reads at most {self.config.model.max_len}"
                 )
+        batch_size = self.sources_that_fit(encoded, batch_size)
         results: list[list[Candidate]] = []
         decoder = self.decoder(decode)
         for start in range(0, len(encoded), batch_size):
@@ -237,10 +262,20 @@ class Solver:
                 results.append(candidates)
         return self.verify_candidates(results, encoded.examples)
 
+    def sources_that_fit(self, encoded: EncodedExamples, batch_size: int) -> int:
+        """The sources per batch: ``batch_size``, or fewer where a batch of the longest source would pass the memory
+        limit (``neuromath.models.cost``); a ResourceLimitError when not even one fits."""
+        longest = max((len(source) for source, _ in encoded.items), default=0)
+        fit = self.cost.sources_that_fit(batch_size, longest)
+        if fit < 1:
+            raise ResourceLimitError(f"{self.run_dir}: {self.cost.refusal(1, longest)}")
+        return fit
+
     def verify_candidates(self, results: list[list[Candidate]], examples: Sequence) -> list[list[Candidate]]:
         """Mark each candidate with the task's verifier: all at once where the task verifies in batches (symbolic
         checks run in a worker pool), else one by one. Where the task names its verdicts (``verdicts_many``), each
-        candidate also gets its verdict, so that a check ended by its time limit reads "timeout", not just False."""
+        candidate also gets its verdict in words (``user_verdict``: verified, not verified, unknown) and the
+        verifier's own (``verdict_detail``), so that a check ended by its time limit reads "timeout", not just False."""
         if self.task.verify is None:
             return results
         pairs = [
@@ -248,8 +283,8 @@ class Solver:
         ]
         if self.task.verdicts_many is not None:
             names = iter(self.task.verdicts_many(pairs))
-            return [[dataclasses.replace(c, verified=verdict == "correct", verdict=verdict)
-                     for c, verdict in zip(candidates, names)] for candidates in results]
+            return [[dataclasses.replace(c, verified=name == "correct", verdict=user_verdict(name), verdict_detail=name)
+                     for c, name in zip(candidates, names)] for candidates in results]
         if self.task.verify_many is not None:
             verdicts = iter(self.task.verify_many(pairs))
         else:
@@ -365,7 +400,7 @@ class Solver:
                 nbest=tuple(dataclasses.replace(c, answer_text=self.task.answer_text(c.tokens, example)[0])
                             for c in candidates) if listed else (),
                 reason=reason, verified=chosen.verified, unknown_tokens=unknown, attention=maps,
-                verdict=chosen.verdict,
+                verdict=chosen.verdict, verdict_detail=chosen.verdict_detail,
             )
         record = self.task.describe(list(chosen.tokens), example)
         return Solution(
@@ -379,4 +414,5 @@ class Solver:
             unknown_tokens=unknown,
             attention=maps,
             verdict=chosen.verdict,
+            verdict_detail=chosen.verdict_detail,
         )

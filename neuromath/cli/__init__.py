@@ -1,5 +1,5 @@
 """The neuromath command (demo, generate, train, sweep, evaluate, complete, export, cv, compare, analyze, data, solve,
-serve, results, config) and its ``--help``.
+check, serve, results, config) and its ``--help``.
 
 One module per command, each with a ``register(commands)`` that adds its sub-parser and handler; this module holds
 ``main`` and the error handling they share. Command modules import the heavy layers (torch, lightning) inside their
@@ -15,6 +15,7 @@ import sys
 from neuromath import __version__
 from neuromath.cli import (
     analyze,
+    check,
     compare,
     complete,
     config,
@@ -31,12 +32,12 @@ from neuromath.cli import (
     sweep,
     train,
 )
-from neuromath.cli.common import fill
+from neuromath.cli.common import escape_unencodable_output, fill
 from neuromath.errors import NeuromathError
 
 # in the order --help lists them
-COMMANDS = (demo, generate, train, sweep, evaluate, complete, export, imports, cv, compare, analyze, data, solve, serve,
-            results, config)
+COMMANDS = (demo, generate, train, sweep, evaluate, complete, export, imports, cv, compare, analyze, data, solve, check,
+            serve, results, config)
 
 
 DESCRIPTION = (
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    escape_unencodable_output()  # an answer that echoes a byte of argv that was not UTF-8 prints, escaped
     try:
         return args.handler(args)
     except NeuromathError as error:

@@ -13,13 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from neuromath.cli.common import add_decode_options, documented
+from neuromath.cli.common import add_cost_limits, add_decode_options, cost_limits_of, documented
 
 
 def command_solve(args: argparse.Namespace) -> int:
     from neuromath.api import DECODE_OPTIONS, LoadedClassifier, decode_options, json_safe, load  # torch: here only
+    from neuromath.api.sequence_solver import verdict_mark
 
-    solver = load(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
+    with cost_limits_of(args):  # --max-memory, --max-decode-len: checked before the model is built
+        solver = load(args.run_dir, **decode_options({name: getattr(args, name) for name in DECODE_OPTIONS}))
     solution = solver.solve(args.text, attention=args.attention is not None)
     if args.attention is not None:
         from neuromath.evaluation.attention_maps import plot_attention
@@ -43,10 +45,8 @@ def command_solve(args: argparse.Namespace) -> int:
             mark = ""
         elif solver.task.answer_text is None:  # word problems: the verifier checks the equation's form
             mark = "" if candidate.verified else "  (not well-formed)"
-        elif candidate.verdict == "timeout":
-            mark = "  [verification timed out]"
-        else:
-            mark = "  [verified]" if candidate.verified else "  [not verified]"
+        else:  # verified, not verified or unknown, with the verifier's own verdict where it says more
+            mark = verdict_mark(candidate)
         print(f"{rank:>3}. {shown:<40} score {candidate.score:8.4f}{mark}")
     if solution.nbest:
         print()
@@ -92,4 +92,5 @@ def register(commands) -> None:
     solve.add_argument("--attention", metavar="FILE.png", default=None,
                        help="draw every attention layer's weights for this input (one panel per head)")
     add_decode_options(solve)
+    add_cost_limits(solve)
     solve.set_defaults(handler=command_solve)

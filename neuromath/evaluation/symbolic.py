@@ -50,6 +50,7 @@ def score_beams(
     first, each with ``tokens`` and ``verified``); returns (report, one record per example). With ``train`` the
     report has a ``dedup`` subset beside ``full``."""
     beams = sorted(nbest_by_beam)
+    timeouts_by_beam: dict[int, int] = {}
     records = [
         {"id": e.id, "method": e.method, "size": e.size, "input": " ".join(e.source), "target": " ".join(e.target),
          "beams": {}}
@@ -58,10 +59,14 @@ def score_beams(
     for k in beams:
         for record, candidates, example in zip(records, nbest_by_beam[k], examples):
             first_verified = next((rank for rank, c in enumerate(candidates) if c.verified), None)
+            timeouts = sum(getattr(c, "verdict_detail", None) == "timeout" for c in candidates)
+            timeouts_by_beam[k] = timeouts_by_beam.get(k, 0) + timeouts
             record["beams"][str(k)] = {
                 "best": " ".join(candidates[0].tokens),
                 "exact": tuple(candidates[0].tokens) == example.target,
                 "verified": first_verified is not None,
+                "verdict": "verified" if first_verified is not None else "not verified",
+                "timeouts": timeouts,  # hypotheses whose check ran past the verifier's time limit: not verified
                 "first_verified_rank": first_verified,
                 "verified_hypothesis": None if first_verified is None else " ".join(candidates[first_verified].tokens),
             }
@@ -76,6 +81,8 @@ def score_beams(
         "run": str(run_dir),
         "beams": beams,
         "subsets": {name: summarise([records[i] for i in indices], beams) for name, indices in subsets.items()},
+        # per beam width, the hypotheses whose check the time limit ended; each counts as not verified
+        "timeouts": {str(k): timeouts_by_beam.get(k, 0) for k in beams},
     }
     return report, records
 
@@ -138,6 +145,9 @@ def format_report(report: dict) -> str:
             counts = [str(block["n"]) for block in blocks]
             cells = [_cell(block, k, "verified") if block["n"] else "-" for k in beams for block in blocks]
             lines.append(f"| {key} | " + " | ".join(counts) + " | " + " | ".join(cells) + " |")
+    if any((report.get("timeouts") or {}).values()):
+        lines += ["", "hypotheses whose check ran past the verifier's time limit (counted as not verified): "
+                  + ", ".join(f"beam {k}: {report['timeouts'].get(str(k), 0)}" for k in beams)]
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,8 @@
 """The HTTP service of ``neuromath serve``: ``POST /api/solve`` answers exactly what ``neuromath solve --json`` prints
 for the same run, text and settings; ``/api/runs`` and ``/api/health`` describe what is served; every kind of bad
 input is a 4xx JSON error with a message (never a 500, also for random bodies); a verifier past its time limit gives
-the answer with the verdict "timeout" instead of a hung request; the page needs nothing from elsewhere."""
+the answer "not verified" (the verifier's own verdict "timeout") instead of a hung request; the page needs nothing
+from elsewhere."""
 
 import json
 import re
@@ -278,12 +279,14 @@ def test_a_verifier_past_its_time_limit_gives_the_answer_with_verdict_timeout(se
         sv.close_pools()
     assert response.status_code == 200, response.text
     result = response.json()
-    assert (result["answer_text"], result["verdict"], result["verified"]) == ("x*sin(x) + cos(x)", "timeout", False)
+    assert (result["answer_text"], result["verdict"], result["verdict_detail"], result["verified"]) == (
+        "x*sin(x) + cos(x)", "not verified", "timeout", False)
     assert seconds < 60  # worker start-up included; the check itself was cut at its limit
 
 
 def test_symbolic_verdicts_name_what_the_verifier_found(serve_runs, monkeypatch):
-    """Without a tight limit the same answer is "correct", and a wrong one "wrong": the verdict is the verifier's."""
+    """Without a tight limit the same answer is verified (proven: "correct"), and a wrong one not verified ("wrong"):
+    the verdict in the words of neuromath check, and the verifier's own beside it."""
     app = create_app([serve_runs["sym"]], max_batch=4, max_wait_ms=1)
     solver = app.state.runs["sym"].solver
 
@@ -296,9 +299,10 @@ def test_symbolic_verdicts_name_what_the_verifier_found(serve_runs, monkeypatch)
     monkeypatch.setattr(solver, "predict_nbest", predict_nbest)  # copied into the beam-2 variant with the rest
     with TestClient(app) as client:
         result = client.post("/api/solve", json={"text": "x*cos(x)", "beam": 2, "nbest": 2}).json()
-    assert (result["answer_text"], result["verdict"]) == ("x*sin(x) + cos(x)", "correct")
-    assert [(c["answer_text"], c["verdict"]) for c in result["nbest"]] == [("x*sin(x)", "wrong"),
-                                                                          ("x*sin(x) + cos(x)", "correct")]
+    assert (result["answer_text"], result["verdict"], result["verdict_detail"]) == ("x*sin(x) + cos(x)", "verified",
+                                                                                     "correct")
+    assert [(c["answer_text"], c["verdict"], c["verdict_detail"]) for c in result["nbest"]] == [
+        ("x*sin(x)", "not verified", "wrong"), ("x*sin(x) + cos(x)", "verified", "correct")]
 
 
 def test_the_serve_command_binds_to_this_machine_by_default_and_refuses_two_runs_of_one_name(serve_runs, tmp_path,
@@ -327,3 +331,19 @@ def test_the_serve_command_answers_over_http(serve_runs):
         response = httpx.post(f"{url}/api/solve", json={"run": "wp", "text": PROBLEM, "beam": 2, "nbest": 2})
         assert response.status_code == 200 and len(response.json()["nbest"]) == 2
         assert httpx.post(f"{url}/api/solve", json={"run": "wp"}).status_code == 422
+
+
+def test_a_body_too_deep_and_a_body_too_large_each_say_which(client):
+    headers = {"content-type": "application/json"}
+    deep = b'{"run": "wp", "text": ' + b"[" * 10_000 + b"]" * 10_000 + b"}"  # 10,000 levels, within the size limit
+    message = error_of(client.post("/api/solve", content=deep, headers=headers), 400)
+    assert "too deeply nested" in message and "too large" not in message
+    chunks = iter([deep[:5000], deep[5000:]])  # in chunks, without a Content-Length: the same
+    assert "too deeply nested" in error_of(client.post("/api/solve", content=chunks, headers=headers), 400)
+    brackets_in_text = {"run": "wp", "text": "Tom has 5 apples " + "[" * 1000 + " and 3 more. How many?"}
+    assert client.post("/api/solve", json=brackets_in_text).status_code == 200  # inside a string: only text
+    large = b'{"run": "wp", "text": "' + b"1" * 100_000 + b'"}'
+    message = error_of(client.post("/api/solve", content=large, headers=headers), 413)
+    assert "too large" in message and "nested" not in message
+    shallow = b'{"run": "wp", "text": ' + b"[" * 20 + b"]" * 20 + b"}"  # nested, within the depth limit: read
+    assert "text" in error_of(client.post("/api/solve", content=shallow, headers=headers), 422)

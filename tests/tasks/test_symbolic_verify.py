@@ -5,7 +5,7 @@ import pytest
 import sympy
 
 from neuromath.expr.sympy_bridge import symbol, sympy_to_prefix
-from neuromath.tasks.symbolic import SymbolicExample, is_correct
+from neuromath.tasks.symbolic import SymbolicExample, is_correct, numeric_points, proof
 from neuromath.tasks.symbolic import verify as sv
 
 x, c = symbol("x"), symbol("c")
@@ -65,17 +65,19 @@ def test_a_wrong_antiderivative_is_rejected(integrand, antiderivative, mode):
     assert verdict("integration", integrand, antiderivative, mode) == "wrong"
 
 
-def test_the_numbers_settle_clear_cases_without_simplify(monkeypatch):
-    def no_simplify(expression):
-        raise AssertionError(f"simplify was called on {expression}")
+def test_the_numbers_reject_clear_cases_without_a_proof_but_never_accept(monkeypatch):
+    def no_proof(expression):
+        raise AssertionError(f"a proof was tried on {expression}")
 
-    monkeypatch.setattr(sv, "simplifies_to_zero", no_simplify)
-    for integrand, antiderivative in RIGHT_ANTIDERIVATIVES:
-        assert verdict("integration", integrand, antiderivative) == "correct"
+    monkeypatch.setattr(sv, "reduce_to_zero", no_proof)
     for integrand, antiderivative in WRONG_ANTIDERIVATIVES:
         assert verdict("integration", integrand, antiderivative) == "wrong"
-    assert verdict("ode1", Y1 - Y, c * sympy.exp(x)) == "correct"
     assert verdict("ode1", Y1 - Y, c * sympy.exp(2 * x)) == "wrong"
+    # without a proof, right answers whose numbers all agree are not accepted
+    monkeypatch.setattr(sv, "reduce_to_zero", lambda expression: proof.Proof("unproven", value=expression))
+    for integrand, antiderivative in RIGHT_ANTIDERIVATIVES:
+        assert verdict("integration", integrand, antiderivative) == "undecided"
+    assert verdict("ode1", Y1 - Y, c * sympy.exp(x)) == "undecided"
 
 
 def test_a_float_cancellation_is_confirmed_before_it_rejects(monkeypatch):
@@ -90,7 +92,7 @@ def test_a_float_cancellation_is_confirmed_before_it_rejects(monkeypatch):
     assert verdict("integration", sympy.Integer(1), 2 * x + cancelling) == "wrong"
 
 
-def test_inconclusive_numbers_fall_back_to_simplify():
+def test_inconclusive_numbers_leave_the_proof_to_decide():
     # sqrt(x - 100) is imaginary at every sampled point, so no point can decide
     integrand = 1 / (2 * sympy.sqrt(x - 100))
     assert verdict("integration", integrand, sympy.sqrt(x - 100)) == "correct"
@@ -121,8 +123,8 @@ def test_complex_undefined_or_foreign_hypotheses_are_never_right(monkeypatch):
     assert sv.check("integration", ["x"], "div x INT+ 0".split()) == "invalid"
     assert verdict("integration", sympy.Integer(1), x + Y) == "wrong"
     assert verdict("ode1", Y1 - Y, Y) == "wrong"
-    monkeypatch.setattr(sv, "simplifies_to_zero", lambda expression: pytest.fail("simplify was called"))
-    # imaginary wherever the integrand is real, and so is its derivative: rejected without simplify
+    monkeypatch.setattr(sv, "reduce_to_zero", lambda expression: pytest.fail("a proof was tried"))
+    # imaginary wherever the integrand is real, and so is its derivative: rejected without a proof
     assert verdict("integration", x / sympy.sqrt(1 + x**2), sympy.sqrt(-1 - x**2)) == "invalid"
 
 
@@ -162,16 +164,17 @@ def test_points_depend_on_the_problem_only():
     again = sv.sample_points(sv.problem_rng(["x"], 0))[x]
     other = sv.sample_points(sv.problem_rng(["sin", "x"], 0))[x]
     assert np.array_equal(first, again) and not np.array_equal(first, other)
-    assert first.size == sum(count for _, _, count in sv.SAMPLE_RANGES) and np.all(first.imag == 0)
+    assert first.size == sum(count for _, _, count in numeric_points.SAMPLE_RANGES) and np.all(first.imag == 0)
 
 
 def test_numeric_evaluation_takes_principal_values():
     values = {x: np.array([complex(-4.0, -0.0), 0.25])}  # a zero imaginary part with a minus sign
     with np.errstate(all="ignore"):
-        assert np.allclose(sv.evaluate(sympy.sqrt(x), values), [2j, 0.5])  # sqrt(-4) = 2 I, as in SymPy
-        assert np.allclose(sv.evaluate(sympy.log(x), values), [np.log(4) + np.pi * 1j, np.log(0.25)])
-        assert np.allclose(sv.evaluate(sympy.sqrt(-x), values), [2, 0.5j])
-        assert np.allclose(sv.evaluate(sympy.acot(x) + sympy.sign(x), values), [np.arctan(-0.25) - 1, np.arctan(4) + 1])
+        assert np.allclose(numeric_points.evaluate(sympy.sqrt(x), values), [2j, 0.5])  # sqrt(-4) = 2 I, as in SymPy
+        assert np.allclose(numeric_points.evaluate(sympy.log(x), values), [np.log(4) + np.pi * 1j, np.log(0.25)])
+        assert np.allclose(numeric_points.evaluate(sympy.sqrt(-x), values), [2, 0.5j])
+        assert np.allclose(numeric_points.evaluate(sympy.acot(x) + sympy.sign(x), values),
+                           [np.arctan(-0.25) - 1, np.arctan(4) + 1])
 
 
 # ------------------------------------------------------------------------------------------------ the pools
@@ -229,4 +232,4 @@ def test_the_time_limit_ends_a_simplify_that_runs_for_minutes():
     started = time.monotonic()
     assert sv.verdicts([(prefix(F + G), example)], workers=1, time_limit=1.0, mode="simplify_only") == ["timeout"]
     assert time.monotonic() - started < 20
-    assert sv.verdicts([(prefix(F + G), example)], workers=1, time_limit=5.0) == ["wrong"]
+    assert sv.verdicts([(prefix(F + G), example)], workers=1, time_limit=30.0) == ["wrong"]  # slow on a loaded machine

@@ -1,8 +1,9 @@
 """Symbolic integration and first-order ODEs in prefix notation (Lample & Charton 2020, "Deep learning for symbolic
 mathematics"): pairs and their file format, canonical forms and deduplication (``pairs``), random expressions
 (``random_expressions``), one attempt of each backward / forward / parts / ode1 method (``symbolic_methods``) and the
-driver that runs them (``symbolic_generator``), the verifier that decides whether a hypothesis is right (``verify``)
-and the task ``symbolic`` (``symbolic_task``). No torch here.
+driver that runs them (``symbolic_generator``), the verifier that decides whether a hypothesis is right (``verify``,
+with its numbers in ``numeric_points`` and its proof in ``proof``), typed input (``typed_problems``, and
+``typed_check`` for ``neuromath check``) and the task ``symbolic`` (``symbolic_task``). No torch here.
 
 The names of ``pairs``, the task's ``generate`` and ``generate_options``, and ``generate_symbolic_file`` (``neuromath
 generate symbolic``) are importable from this package.

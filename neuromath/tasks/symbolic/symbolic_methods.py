@@ -20,8 +20,8 @@ The methods (one attempt each; ``run_attempt``)
               fails the check below and is rejected.
 
 Every kept pair is checked once in the worker before it is kept, by the verifier that evaluation uses
-(``neuromath.tasks.symbolic.verify.check``: numbers at random points first, ``simplify`` when they cannot tell), on
-the tokens as written: a pair it finds wrong is rejected as "check failed", one it cannot decide (or finds invalid)
+(``neuromath.tasks.symbolic.verify.check``: numbers at random points may reject, only a proof by SymPy accepts), on
+the tokens as written: a pair it finds wrong is rejected as "check failed", one it cannot prove (or finds invalid)
 as "check inconclusive". So every written pair verifies.
 
 Rejections are counted by reason (``symbolic_generator.GenerationCounts.rejected``): no x (or no c), too long (more
@@ -233,8 +233,8 @@ def ode1_pair(rng, max_ops, table, known):
 
 def check_pair(kind: str, source_tokens: Sequence[str], target_tokens: Sequence[str]) -> str:
     """"ok" when the verifier of the task (``neuromath.tasks.symbolic.verify.check``, the one evaluation uses)
-    accepts the output as a solution of the input; ``CHECK_FAILED`` when it finds it wrong; ``CHECK_INCONCLUSIVE``
-    when neither the numbers nor ``simplify`` decide (or the output is invalid)."""
+    proves the output a solution of the input; ``CHECK_FAILED`` when it finds it wrong; ``CHECK_INCONCLUSIVE``
+    when it can neither prove nor reject it (or the output is invalid)."""
     verdict = check(kind, source_tokens, target_tokens)
     if verdict == "correct":
         return "ok"

@@ -62,8 +62,9 @@ SYMBOLIC = SequenceTask(
             "Expressions like those it was trained on: the operators, sizes and kinds of problem of its training "
             "data (the generator method in config.yaml, or Lample & Charton's files). A longer or unfamiliar "
             "expression is likely to fail, and the verifier says so.",
-            "Verification runs numerically, then symbolically, within a time limit: the verdict `timeout` means "
-            "undecided, not wrong.",
+            "An answer is verified only when SymPy proves it, within a time limit; sampled numbers may reject one "
+            "but never accept it. An answer whose check the time limit ends is not verified (`timeout`), which is "
+            "not the same as wrong.",
         ),
     ),
 )

@@ -1,31 +1,43 @@
 """Verification of symbolic integrals and first-order ODE solutions (Lample & Charton 2020, "Deep learning for
-symbolic mathematics", section 4: a hypothesis is right when SymPy confirms it, whatever form it takes). No torch.
+symbolic mathematics", section 4: a hypothesis is right when SymPy shows it right, whatever form it takes). No torch.
 
 Integration: the hypothesis H is right when dH/dx equals the integrand f. An ODE (``ode1``): the problem is an
 expression P in x, Y, Y' (and Y'') that is 0 along every solution; H (in x and the constant c) is right when
-P(x, H, dH/dx, d2H/dx2) is 0. Two ways to decide, the ``mode`` of ``check``:
+P(x, H, dH/dx, d2H/dx2) is 0. The *difference* is dH/dx - f, or that substituted P.
 
-* ``numeric_first`` (the default): evaluate both sides at random real points (x in several ranges, c in
-  ``CONSTANT_RANGE``) with NumPy on complex arrays. Points where a side is infinite, NaN or has an imaginary part
-  (outside the real domain) are skipped. The hypothesis is right when at least ``MIN_AGREEING_POINTS`` points are
-  left and all agree within ``AGREE_TOLERANCE`` (relative to max(1, |values|)); it is wrong when a point differs by
-  more than ``DISAGREE_TOLERANCE`` and an evaluation with ``CONFIRM_DIGITS`` significant digits (SymPy's ``evalf``)
-  confirms it, so a float64 cancellation never rejects a right answer. Otherwise the numbers are inconclusive and
-  ``simplify(difference) == 0`` decides; when it does not reach 0 the verdict is ``undecided``.
-* ``simplify_only``: ``simplify(dH/dx - f) == 0`` (or of the substituted ODE), the check of the paper; the
-  baseline of ``benchmarks/symbolic.py``.
+A hypothesis is ``correct`` only when it is proven: the difference reduces to exactly 0 under SymPy (as written,
+``cancel``, ``simplify``, or ``simplify`` after writing trigonometric and hyperbolic functions as exponentials), or
+it reduces to a constant that exact arithmetic shows to be 0 (a rational, or an algebraic number whose minimal
+polynomial is x): ``proof``. Numbers (``numeric_points``) never accept. Two ways to decide, the ``mode`` of
+``check``:
 
-Verdicts (``VERDICTS``): ``correct``; ``wrong``; ``unparsable`` (not a prefix expression: wrong arity, unknown token,
-stray digit); ``invalid`` (the hypothesis holds ``I``, is undefined like ``div x INT+ 0``, or, for an integral, it and
-its derivative are real at none of the points where the integrand is); ``undecided``; ``timeout`` (the time limit
-ended the check: building, differentiating or simplifying some expressions never finishes); ``error`` (the check
-raised, e.g. the problem itself is malformed). Only ``correct`` counts as right.
+* ``numeric_first`` (the default): first evaluate both sides at random real points (x in several ranges, c in
+  ``CONSTANT_RANGE``) with NumPy on complex arrays; points where a side is infinite, NaN or has an imaginary part
+  (outside the real domain) are skipped. A point that differs by more than ``DISAGREE_TOLERANCE`` (relative to
+  max(1, |values|)), confirmed by an evaluation with ``CONFIRM_DIGITS`` significant digits (SymPy's ``evalf``, so a
+  float64 cancellation never rejects a right answer), rejects the hypothesis at once: ``wrong``. Otherwise the
+  proof is tried. The difference is ``wrong`` when it reduces to a constant that is not 0 (``x/10^9`` added to an
+  antiderivative), or when, unproven, it is clearly not 0 at one of ``PRECISE_POINTS`` valid points evaluated with
+  ``CONFIRM_DIGITS`` digits (above ``PRECISE_TOLERANCE``: a term of size 1e-9 that float64 cannot see). Anything
+  else is ``undecided``: not proven, whatever the numbers say (a spike such as ``exp(-10^6 x^2)`` that no sampled
+  point meets).
+* ``simplify_only``: ``simplify(difference) == 0``, the check of the paper; the baseline of
+  ``benchmarks/symbolic.py``.
+
+Verdicts (``VERDICTS``): ``correct`` (proven); ``wrong``; ``unparsable`` (not a prefix expression: wrong arity,
+unknown token, stray digit); ``invalid`` (the hypothesis holds ``I``, is undefined like ``div x INT+ 0``, or, for an
+integral, it and its derivative are real at none of the points where the integrand is); ``undecided`` (not proven
+and not shown wrong); ``timeout`` (the time limit ended the check: building, differentiating or simplifying some
+expressions never finishes); ``error`` (the check raised, e.g. the problem itself is malformed). Only ``correct``
+counts as right: a timeout or an undecided hypothesis is not verified. ``user_verdict`` writes a verdict in the three
+words that ``neuromath check``, ``solve``, ``evaluate`` and the server show: ``verified`` (``correct``), ``unknown``
+(``error``: the check could not run) and ``not verified`` (every other verdict); ``check_explained`` also says why.
 
 What counts as right: a hypothesis may use x and c (c is an arbitrary constant, also in an antiderivative); any other
 symbol (``Y``, ...) makes it wrong. An antiderivative that differs from a real one by an imaginary constant is right
-(``log(-1 - x**2)`` for 2x/(1 + x**2), as SymPy's ``integrate`` writes ``log(x - 3)``: its derivative is compared
-where the integrand is real). A solution of an ODE that does not use c (a particular solution) is right when it
-satisfies the equation.
+(``log(-1 - x**2)`` for 2x/(1 + x**2), as SymPy's ``integrate`` writes ``log(x - 3)``): its derivative is what is
+compared, and that difference reduces to 0. A solution of an ODE that does not use c (a particular solution) is right
+when it satisfies the equation.
 
 ``check`` is a pure module-level function; ``verdicts`` / ``verify_examples`` run it in a ``TimeLimitedPool``
 (untrusted SymPy calls can hang); the pools persist between calls (one per worker count and time limit) and close
@@ -36,10 +48,9 @@ from __future__ import annotations
 
 import atexit
 import functools
-import math
 import os
 import threading
-import zlib
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -48,194 +59,115 @@ import sympy
 from neuromath.errors import ExpressionError, NeuromathError
 from neuromath.expr.symbolic_prefix import FUNCTION_LEAVES, check_prefix
 from neuromath.expr.sympy_bridge import prefix_to_sympy, symbol
+from neuromath.tasks.symbolic.numeric_points import (
+    CONFIRM_DIGITS,
+    C,
+    X,
+    evaluate_at,
+    high_precision_value,
+    is_real_and_finite,
+    problem_rng,
+    sample_points,
+)
+from neuromath.tasks.symbolic.proof import reduce_to_zero, simplifies_to_zero
 from neuromath.timelimit import Outcome, TimeLimitedPool
 
 VERDICTS = ("correct", "wrong", "unparsable", "invalid", "undecided", "timeout", "error")
+USER_VERDICTS = ("verified", "not verified", "unknown")  # what users see (user_verdict)
 MODES = ("numeric_first", "simplify_only")
 KINDS = ("integration", "ode1")
 DEFAULT_TIME_LIMIT = 5.0  # seconds per hypothesis: parse, numbers and simplify together
 
-# x is drawn from each range (low, high, how many points): narrow domains around 0 (asin(5x)), a positive domain
-# (ln, sqrt, acosh), both signs, and larger values on each side (domains such as x > 5). NumPy evaluates all the
-# points of an operator at once, so more points cost little.
-SAMPLE_RANGES = (
-    (-0.1, 0.1, 8), (-0.5, 0.5, 8), (-1.0, 1.0, 12), (0.0, 3.0, 12), (-3.0, 3.0, 12), (-10.0, 10.0, 16),
-    (3.0, 30.0, 12), (-30.0, -3.0, 12),
-)
-CONSTANT_RANGE = (-5.0, 5.0)  # c of an ODE solution
 MIN_AGREEING_POINTS = 4
 AGREE_TOLERANCE = 1e-7
 DISAGREE_TOLERANCE = 1e-4
-IMAGINARY_TOLERANCE = 1e-9  # |imaginary part| relative to max(1, |real part|) below which a value is real
-CONFIRM_DIGITS = 30
 CONFIRM_TOLERANCE = 1e-6
 CONFIRM_POINTS = 1  # clearly differing points re-evaluated with CONFIRM_DIGITS digits before rejecting
+PRECISE_POINTS = 3  # valid points at which an unproven difference is evaluated with CONFIRM_DIGITS digits
+PRECISE_TOLERANCE = 1e-15  # relative: above it an unproven difference is wrong (float64 sees only 1e-4)
 
-X = symbol("x")
-C = symbol("c")
 Y, Y1, Y2 = (symbol(name) for name in FUNCTION_LEAVES)
 HYPOTHESIS_SYMBOLS = frozenset({X, C})
 
 
-# --------------------------------------------------------------------------------------- numeric evaluation
+@dataclass
+class Sampled:
+    """What the numbers of ``numeric_first`` found: ``wrong`` (a confirmed difference, described in ``reason``),
+    ``invalid``, or None (nothing rejects); the valid points, the clearest first, for the precise look of an unproven
+    difference (``precise_points``: (point, scale)); how many points were valid and how many agreed."""
+
+    verdict: str | None = None
+    reason: str = ""
+    precise_points: list = field(default_factory=list)
+    valid: int = 0
+    agreeing: int = 0
 
 
-def complex_sign(z):
-    magnitude = np.abs(z)
-    return np.where(magnitude == 0, 0, z / np.where(magnitude == 0, 1, magnitude))
+def describe_point(point: dict, expression) -> str:
+    """``x = 1.5`` (and ``c = ...`` when ``expression`` holds c)."""
+    shown = [X] + ([C] if expression.has(C) else [])
+    return ", ".join(f"{name} = {point[name]:.6g}" for name in shown if name in point)
 
 
-def dirac_delta(z):
-    return np.where(z == 0, np.inf, 0.0)
-
-
-def heaviside(z):
-    return np.where(z.real > 0, 1.0, np.where(z.real < 0, 0.0, 0.5))
-
-
-# SymPy's functions on complex NumPy arrays, with SymPy's definitions of the reciprocal ones.
-NUMPY_FUNCTIONS: dict = {
-    sympy.exp: np.exp, sympy.log: np.log, sympy.Abs: np.abs, sympy.sign: complex_sign,
-    sympy.sin: np.sin, sympy.cos: np.cos, sympy.tan: np.tan,
-    sympy.cot: lambda z: 1 / np.tan(z), sympy.sec: lambda z: 1 / np.cos(z), sympy.csc: lambda z: 1 / np.sin(z),
-    sympy.asin: np.arcsin, sympy.acos: np.arccos, sympy.atan: np.arctan,
-    sympy.acot: lambda z: np.arctan(1 / z), sympy.asec: lambda z: np.arccos(1 / z),
-    sympy.acsc: lambda z: np.arcsin(1 / z),
-    sympy.sinh: np.sinh, sympy.cosh: np.cosh, sympy.tanh: np.tanh,
-    sympy.coth: lambda z: 1 / np.tanh(z), sympy.sech: lambda z: 1 / np.cosh(z), sympy.csch: lambda z: 1 / np.sinh(z),
-    sympy.asinh: np.arcsinh, sympy.acosh: np.arccosh, sympy.atanh: np.arctanh,
-    sympy.acoth: lambda z: np.arctanh(1 / z), sympy.asech: lambda z: np.arccosh(1 / z),
-    sympy.acsch: lambda z: np.arcsinh(1 / z),
-    sympy.re: np.real, sympy.im: np.imag, sympy.arg: np.angle, sympy.conjugate: np.conj,
-    sympy.DiracDelta: dirac_delta, sympy.Heaviside: heaviside,
-}
-
-
-def principal(z):
-    """``z`` with every imaginary -0.0 made +0.0, so that ``sqrt`` and ``log`` of a negative real take SymPy's
-    principal value (``sqrt(-3) = I*sqrt(3)``) whatever sign a product left on the zero."""
-    return z + 0j
-
-
-NUMBER_SYMBOLS = {sympy.pi: complex(math.pi), sympy.E: complex(math.e), sympy.I: 1j}
-
-
-def number_value(number) -> complex:
-    """A SymPy number (an atom) as a complex; integers and rationals without SymPy's slower ``evalf``."""
-    try:
-        if number.is_Rational:  # Python's int / int is correctly rounded, even for long integers
-            return complex(number.p / number.q if number.q != 1 else float(number.p))
-        if number in NUMBER_SYMBOLS:
-            return NUMBER_SYMBOLS[number]
-        return complex(number)
-    except OverflowError:  # a number too large for a float: only its sign survives
-        return complex(math.copysign(math.inf, 1 if number.is_positive else -1))
-    except TypeError:  # zoo, nan
-        return complex(math.nan, math.nan)
-
-
-def evaluate(expression, values: dict, memo: dict | None = None):
-    """The values of a SymPy expression at the points in ``values`` (symbol -> complex NumPy array), as a complex
-    array or scalar; ``ExpressionError`` for a symbol or function it cannot evaluate. Call under
-    ``np.errstate(all="ignore")``: poles and overflows become inf and nan."""
-    if memo is None:
-        memo = {}
-    if expression in memo:
-        return memo[expression]
-    if expression.is_Symbol:
-        if expression not in values:
-            raise ExpressionError(f"no values for the symbol {expression}")
-        result = values[expression]
-    elif expression.is_number and not expression.args:  # Integer, Rational, Float, pi, E, I, zoo
-        result = number_value(expression)
-    elif expression.is_Add:
-        result = 0j
-        for term in expression.args:
-            result = result + evaluate(term, values, memo)
-    elif expression.is_Mul:
-        result = 1 + 0j
-        for factor in expression.args:
-            result = result * evaluate(factor, values, memo)
-    elif expression.is_Pow:
-        base = principal(evaluate(expression.base, values, memo))
-        exponent = expression.exp
-        if exponent == sympy.S.Half:
-            result = np.sqrt(base)
-        elif exponent == -sympy.S.Half:
-            result = 1 / np.sqrt(base)
-        elif exponent.is_Integer and abs(int(exponent)) <= 64:
-            result = np.power(base, int(exponent))
-        else:
-            result = np.power(base, principal(evaluate(exponent, values, memo)))
-    elif expression.func in NUMPY_FUNCTIONS and len(expression.args) == 1:
-        argument = principal(np.asarray(evaluate(expression.args[0], values, memo), dtype=complex))
-        result = principal(NUMPY_FUNCTIONS[expression.func](argument))
-    else:
-        raise ExpressionError(f"cannot evaluate {type(expression).__name__} numerically: {expression}")
-    memo[expression] = result
-    return result
-
-
-def evaluate_at(expression, values: dict, n_points: int, memo: dict | None = None) -> np.ndarray:
-    """``evaluate`` broadcast to one complex value per point: shape (n_points,)."""
-    return np.broadcast_to(np.asarray(evaluate(expression, values, memo), dtype=complex), (n_points,))
-
-
-def is_real_and_finite(values: np.ndarray) -> np.ndarray:
-    return np.isfinite(values) & (np.abs(values.imag) <= IMAGINARY_TOLERANCE * np.maximum(1.0, np.abs(values.real)))
-
-
-def sample_points(rng: np.random.Generator) -> dict:
-    """Random real x (every range of ``SAMPLE_RANGES``) and c, as complex arrays of the same length."""
-    xs = np.concatenate([rng.uniform(low, high, count) for low, high, count in SAMPLE_RANGES])
-    cs = rng.uniform(*CONSTANT_RANGE, xs.size)
-    return {X: xs.astype(complex), C: cs.astype(complex)}
-
-
-def problem_rng(problem_tokens: Sequence[str], seed: int) -> np.random.Generator:
-    """The points of a problem depend on its tokens and ``seed`` only, so verdicts are the same in every run."""
-    return np.random.default_rng([seed, zlib.crc32(" ".join(problem_tokens).encode("utf-8"))])
-
-
-def high_precision_value(expression, point: dict) -> complex:
-    """``expression`` at one point with ``CONFIRM_DIGITS`` digits (``point``: symbol -> number), as a complex."""
-    substitutions = {name: sympy.Float(value, CONFIRM_DIGITS) if isinstance(value, float) else value
-                     for name, value in point.items()}
-    return complex(expression.evalf(CONFIRM_DIGITS, subs=substitutions))
-
-
-def judge_points(difference: np.ndarray, scale: np.ndarray, valid: np.ndarray,
-                 confirms_difference: Callable[[int], bool]) -> str | None:
-    """The verdict of the differences at the valid points: "correct", "wrong" or None (inconclusive).
-    ``confirms_difference(i)`` re-evaluates point i precisely and says whether its difference is real."""
+def judge_points(difference: np.ndarray, scale: np.ndarray, valid: np.ndarray, points: dict,
+                 confirms_difference: Callable[[dict, float], str | None]) -> Sampled:
+    """What the differences at the valid points show. ``confirms_difference(point, scale)`` re-evaluates a point
+    precisely and describes the difference when it is real (None when it is not)."""
     indices = np.flatnonzero(valid)
     relative = np.abs(difference[indices]) / scale[indices]
-    differing = indices[relative > DISAGREE_TOLERANCE]
-    if differing.size:
-        smallest_first = sorted(differing.tolist(), key=lambda i: scale[i])  # the least cancellation first
-        if any(confirms_difference(i) for i in smallest_first[:CONFIRM_POINTS]):
-            return "wrong"
-        return None
-    if indices.size >= MIN_AGREEING_POINTS and bool(np.all(relative <= AGREE_TOLERANCE)):
-        return "correct"
-    return None
-
-
-def simplifies_to_zero(expression) -> bool:
-    if expression == 0:
-        return True
-    simplified = sympy.simplify(expression)
-    return simplified == 0 or simplified.is_zero is True
+    clearest_first = [int(i) for i in indices[np.argsort(scale[indices], kind="stable")]]  # the least cancellation
+    sampled = Sampled(precise_points=[(point_at(points, i), float(scale[i])) for i in clearest_first[:PRECISE_POINTS]],
+                      valid=int(indices.size), agreeing=int(np.sum(relative <= AGREE_TOLERANCE)))
+    differing = set(indices[relative > DISAGREE_TOLERANCE].tolist())
+    for index in [i for i in clearest_first if i in differing][:CONFIRM_POINTS]:
+        reason = confirms_difference(point_at(points, index), float(scale[index]))
+        if reason is not None:
+            sampled.verdict, sampled.reason = "wrong", reason
+            break
+    return sampled
 
 
 def point_at(values: dict, index: int) -> dict:
     return {name: complex(array[index]).real for name, array in values.items()}
 
 
+def precise_difference(difference, points: Sequence[tuple[dict, float]], what: str) -> str | None:
+    """Where an unproven difference is clearly not 0 at one of ``points`` ((point, scale), evaluated with
+    ``CONFIRM_DIGITS`` digits): its description; None when it is not."""
+    for point, scale in points:
+        try:
+            value = high_precision_value(difference, point)
+        except Exception:  # SymPy raises many kinds of errors on odd input; then nothing is shown
+            continue
+        if np.isfinite(value) and abs(value) > PRECISE_TOLERANCE * scale:
+            where = describe_point(point, difference)
+            return f"{what} is {value.real:.3g} at {where} ({CONFIRM_DIGITS} digits), not 0"
+    return None
+
+
+def decide(difference, sampled: Sampled, what: str) -> tuple[str, str]:
+    """The verdict and its reason once the numbers rejected nothing: the proof, else a precise look at the valid
+    points, else undecided."""
+    proof = reduce_to_zero(difference)
+    if proof.outcome == "zero":
+        return "correct", f"proven: {what} reduces to 0 ({proof.how})"
+    if proof.outcome == "nonzero":
+        return "wrong", f"{what} is the constant {proof.value}, not 0"
+    shown = precise_difference(difference, sampled.precise_points, what)
+    if shown is not None:
+        return "wrong", shown
+    agreeing = (f"; the numbers agree at {sampled.agreeing} of {sampled.valid} sampled points"
+                if sampled.valid else "; no sampled point is in the real domain")
+    return "undecided", f"not proven: SymPy does not reduce {what} to 0{agreeing}"
+
+
 # ------------------------------------------------------------------------------------------- integration
 
+INTEGRAL_DIFFERENCE = "the derivative minus the integrand"
+ODE_DIFFERENCE = "the equation with the solution substituted"
 
-def numeric_antiderivative_verdict(integrand, antiderivative, derivative, rng: np.random.Generator) -> str | None:
+
+def numeric_antiderivative(integrand, antiderivative, derivative, rng: np.random.Generator) -> Sampled:
     points = sample_points(rng)
     n_points = points[X].size
     with np.errstate(all="ignore"):
@@ -244,36 +176,42 @@ def numeric_antiderivative_verdict(integrand, antiderivative, derivative, rng: n
             h = evaluate_at(antiderivative, points, n_points)
             d = evaluate_at(derivative, points, n_points)
         except (ExpressionError, ArithmeticError, ValueError, TypeError, RecursionError):
-            return None
+            return Sampled()
         f_real = is_real_and_finite(f)
         valid = f_real & is_real_and_finite(d)
         if f_real.any() and not valid.any() and not is_real_and_finite(h).any():
-            return "invalid"  # the problem is real somewhere; the hypothesis and its derivative nowhere it is
+            return Sampled("invalid", "the hypothesis and its derivative are not real at any sampled point where the "
+                                      "integrand is")
         scale = np.maximum(1.0, np.maximum(np.abs(f), np.abs(d)))
         difference = d - f
 
-    def confirms_difference(index: int) -> bool:
-        point = point_at(points, index)
+    def confirms_difference(point: dict, scale: float) -> str | None:
         try:
             exact_f = high_precision_value(integrand, point)
             exact_d = high_precision_value(derivative, point)
         except Exception:  # SymPy raises many kinds of errors on odd input; then nothing is confirmed
-            return False
+            return None
         if not (np.isfinite(exact_f) and np.isfinite(exact_d)):
-            return False
-        return abs(exact_d - exact_f) > CONFIRM_TOLERANCE * max(1.0, abs(exact_d), abs(exact_f))
+            return None
+        if abs(exact_d - exact_f) > CONFIRM_TOLERANCE * max(1.0, abs(exact_d), abs(exact_f)):
+            return (f"at {describe_point(point, antiderivative)} the derivative is {exact_d.real:.6g} and the "
+                    f"integrand {exact_f.real:.6g}")
+        return None
 
-    return judge_points(difference, scale, valid, confirms_difference)
+    return judge_points(difference, scale, valid, points, confirms_difference)
 
 
-def check_antiderivative(integrand, antiderivative, mode: str, rng: np.random.Generator) -> str:
+def check_antiderivative(integrand, antiderivative, mode: str, rng: np.random.Generator) -> tuple[str, str]:
     derivative = sympy.diff(antiderivative, X)
-    if mode == "numeric_first":
-        verdict = numeric_antiderivative_verdict(integrand, antiderivative, derivative, rng)
-        if verdict is not None:
-            return verdict
-        return "correct" if simplifies_to_zero(derivative - integrand) else "undecided"
-    return "correct" if simplifies_to_zero(derivative - integrand) else "wrong"
+    difference = derivative - integrand
+    if mode == "simplify_only":
+        if simplifies_to_zero(difference):
+            return "correct", f"proven: {INTEGRAL_DIFFERENCE} simplifies to 0"
+        return "wrong", f"{INTEGRAL_DIFFERENCE} does not simplify to 0"
+    sampled = numeric_antiderivative(integrand, antiderivative, derivative, rng)
+    if sampled.verdict is not None:
+        return sampled.verdict, sampled.reason
+    return decide(difference, sampled, INTEGRAL_DIFFERENCE)
 
 
 # --------------------------------------------------------------------------------------------------- ODEs
@@ -288,7 +226,7 @@ def solution_derivatives(equation, solution) -> dict:
     return derivatives
 
 
-def numeric_ode_verdict(equation, derivatives: dict, rng: np.random.Generator) -> str | None:
+def numeric_ode(equation, derivatives: dict, rng: np.random.Generator) -> Sampled:
     points = sample_points(rng)
     n_points = points[X].size
     terms = equation.args if equation.is_Add else (equation,)
@@ -300,33 +238,37 @@ def numeric_ode_verdict(equation, derivatives: dict, rng: np.random.Generator) -
             term_memo: dict = {}
             term_values = [evaluate_at(term, known, n_points, term_memo) for term in terms]
         except (ExpressionError, ArithmeticError, ValueError, TypeError, RecursionError):
-            return None
+            return Sampled()
         valid = np.logical_and.reduce([is_real_and_finite(v) for v in function_values.values()])
         valid &= np.logical_and.reduce([np.isfinite(v) for v in term_values])
         residual = np.sum(term_values, axis=0)
         magnitudes = [np.abs(v) for v in (*function_values.values(), *term_values)]
         scale = np.maximum.reduce([np.ones(n_points), *magnitudes])
 
-    def confirms_difference(index: int) -> bool:
-        point = point_at(points, index)
+    def confirms_difference(point: dict, scale: float) -> str | None:
         try:
             exact = {name: sympy.sympify(high_precision_value(value, point)) for name, value in derivatives.items()}
             exact_residual = high_precision_value(equation, {**point, **exact})
         except Exception:  # SymPy raises many kinds of errors on odd input; then nothing is confirmed
-            return False
-        return bool(np.isfinite(exact_residual)) and abs(exact_residual) > CONFIRM_TOLERANCE * scale[index]
+            return None
+        if bool(np.isfinite(exact_residual)) and abs(exact_residual) > CONFIRM_TOLERANCE * scale:
+            return f"at {describe_point(point, derivatives[Y])} the equation is {exact_residual.real:.6g}, not 0"
+        return None
 
-    return judge_points(residual, scale, valid, confirms_difference)
+    return judge_points(residual, scale, valid, points, confirms_difference)
 
 
-def check_ode_solution(equation, solution, mode: str, rng: np.random.Generator) -> str:
+def check_ode_solution(equation, solution, mode: str, rng: np.random.Generator) -> tuple[str, str]:
     derivatives = solution_derivatives(equation, solution)
-    if mode == "numeric_first":
-        verdict = numeric_ode_verdict(equation, derivatives, rng)
-        if verdict is not None:
-            return verdict
-        return "correct" if simplifies_to_zero(equation.xreplace(derivatives)) else "undecided"
-    return "correct" if simplifies_to_zero(equation.xreplace(derivatives)) else "wrong"
+    residual = equation.xreplace(derivatives)
+    if mode == "simplify_only":
+        if simplifies_to_zero(residual):
+            return "correct", f"proven: {ODE_DIFFERENCE} simplifies to 0"
+        return "wrong", f"{ODE_DIFFERENCE} does not simplify to 0"
+    sampled = numeric_ode(equation, derivatives, rng)
+    if sampled.verdict is not None:
+        return sampled.verdict, sampled.reason
+    return decide(residual, sampled, ODE_DIFFERENCE)
 
 
 # ------------------------------------------------------------------------------------------------ check
@@ -343,32 +285,60 @@ def read_problem(kind: str, problem_tokens: tuple[str, ...]):
     return expression
 
 
-def check(kind: str, problem_tokens: Sequence[str], hypothesis_tokens: Sequence[str], mode: str = "numeric_first",
-          seed: int = 0) -> str:
-    """The verdict (one of ``VERDICTS`` but ``timeout`` and ``error``) on a hypothesis: an antiderivative of the
-    integrand when ``kind`` is "integration", a solution of the equation when it is "ode1". Pure and deterministic;
-    raises ``ExpressionError`` when the problem itself is malformed. Run it with a time limit on untrusted input."""
+def check_explained(kind: str, problem_tokens: Sequence[str], hypothesis_tokens: Sequence[str],
+                    mode: str = "numeric_first", seed: int = 0) -> tuple[str, str]:
+    """The verdict (one of ``VERDICTS`` but ``timeout`` and ``error``) on a hypothesis, and why: an antiderivative of
+    the integrand when ``kind`` is "integration", a solution of the equation when it is "ode1". Pure and
+    deterministic; raises ``ExpressionError`` when the problem itself is malformed. Run it with a time limit on
+    untrusted input."""
     if mode not in MODES:
         raise NeuromathError(f"unknown verification mode {mode!r}; expected one of {', '.join(MODES)}")
     if kind not in KINDS:
         raise NeuromathError(f"unknown symbolic kind {kind!r}; expected one of {', '.join(KINDS)}")
     try:
         check_prefix(hypothesis_tokens)
-    except ExpressionError:
-        return "unparsable"
+    except ExpressionError as error:
+        return "unparsable", f"not a well-formed expression: {error}"
     problem = read_problem(kind, tuple(problem_tokens))
     try:
         hypothesis = prefix_to_sympy(hypothesis_tokens)
-    except ExpressionError:  # zoo, nan or oo
-        return "invalid"
+    except ExpressionError as error:  # zoo, nan or oo
+        return "invalid", f"the hypothesis is undefined: {error}"
     if hypothesis.has(sympy.I):
-        return "invalid"
-    if not hypothesis.free_symbols <= HYPOTHESIS_SYMBOLS:
-        return "wrong"
+        return "invalid", "the hypothesis holds the imaginary unit I"
+    foreign = hypothesis.free_symbols - HYPOTHESIS_SYMBOLS
+    if foreign:
+        return "wrong", f"the hypothesis uses {', '.join(sorted(map(str, foreign)))}; only x and c may appear"
     rng = problem_rng(problem_tokens, seed)
     if kind == "integration":
         return check_antiderivative(problem, hypothesis, mode, rng)
     return check_ode_solution(problem, hypothesis, mode, rng)
+
+
+def check(kind: str, problem_tokens: Sequence[str], hypothesis_tokens: Sequence[str], mode: str = "numeric_first",
+          seed: int = 0) -> str:
+    """The verdict of ``check_explained`` alone."""
+    return check_explained(kind, problem_tokens, hypothesis_tokens, mode, seed)[0]
+
+
+def user_verdict(verdict: str) -> str:
+    """A verdict of ``VERDICTS`` in the words users see (``USER_VERDICTS``): ``verified`` when ``correct`` (proven),
+    ``unknown`` when the check could not run (``error``), else ``not verified`` (a timeout included)."""
+    if verdict == "correct":
+        return "verified"
+    return "unknown" if verdict == "error" else "not verified"
+
+
+# What each verdict means, for answers that carry the verdict's name alone (solve, the server).
+VERDICT_REASONS = {
+    "correct": "proven: SymPy reduces the difference to 0",
+    "wrong": "wrong: the difference is not 0",
+    "unparsable": "not a well-formed expression",
+    "invalid": "undefined, or not real where the problem is",
+    "undecided": "not proven: SymPy does not reduce the difference to 0",
+    "timeout": "not proven within the time limit",
+    "error": "the check could not run",
+}
 
 
 # ----------------------------------------------------------------------------------------- worker pools
@@ -442,3 +412,16 @@ def verify_examples(pairs: Sequence[tuple[Sequence[str], object]], workers: int 
 def verify_example(tokens: Sequence[str], example) -> bool:
     """One check in the shared one-worker pool (no process start per call once the worker is up)."""
     return verdicts([(tokens, example)], workers=1, time_limit=DEFAULT_TIME_LIMIT)[0] == "correct"
+
+
+def check_with_time_limit(kind: str, problem_tokens: Sequence[str], hypothesis_tokens: Sequence[str],
+                          time_limit: float = DEFAULT_TIME_LIMIT) -> tuple[str, str]:
+    """``check_explained`` in a worker process of its own, ended after ``time_limit`` seconds: (verdict, reason), with
+    ``timeout`` when the limit ended it and ``error`` when it raised. One process per call (``neuromath check``)."""
+    with TimeLimitedPool(check_explained, workers=1, time_limit=time_limit) as pool:
+        outcome = pool.run(kind, list(problem_tokens), list(hypothesis_tokens))
+    if outcome.ok:
+        return outcome.value
+    if outcome.status == "timeout":
+        return "timeout", f"not proven within the time limit of {time_limit:g} s"
+    return "error", f"the check could not run: {outcome.value}"
