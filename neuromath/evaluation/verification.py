@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from neuromath.evaluation.spread import mean_std, mean_std_cell
-from neuromath.fileio import save_figure, write_text_atomic
+from neuromath.fileio import figure_text, save_figure, write_text_atomic
 from neuromath.tasks.identities import (
     Candidate,
     EquationExample,
@@ -36,6 +36,7 @@ from neuromath.tasks.identities.blanks import (
     summarise_ranks,
     token_key,
 )
+from neuromath.tasks.identities.identity_labels import SympyJudge
 
 
 def _scores(labels: list[bool], predictions: list[bool]) -> dict:
@@ -67,15 +68,19 @@ def verification_metrics(examples: Sequence[EquationExample], predictions: Seque
     return metrics
 
 
-def numeric_checker(examples: Sequence[EquationExample], seed: int = 0, points: int = 8) -> tuple[list[bool], int]:
-    """The non-learned reference: an equation is called an identity when both sides agree at random points
-    (identities.numeric_check). Returns the predictions and how many equations stayed undecided (called false)."""
+def numeric_checker(examples: Sequence[EquationExample], seed: int = 0, points: int = 8,
+                    time_limit: float = 2.0) -> tuple[list[bool], int]:
+    """The non-learned reference: an equation is called an identity only when it is shown (identities.numeric_check
+    with SymPy as its prover, at most ``time_limit`` seconds per equation in a worker process: a point may show the
+    sides differ, only exact arithmetic or a proof shows them equal). Returns the predictions and how many
+    equations stayed undecided (called false)."""
     rng = random.Random(seed)
     predictions, undecided = [], 0
-    for example in examples:
-        verdict = numeric_check(example.tree, rng, points=points).verdict
-        undecided += verdict is None
-        predictions.append(verdict is True)
+    with SympyJudge(timeout=time_limit) as judge:  # its worker starts at the first equation that needs a proof
+        for example in examples:
+            verdict = numeric_check(example.tree, rng, points=points, prover=judge).verdict
+            undecided += verdict is None
+            predictions.append(verdict is True)
     return predictions, undecided
 
 
@@ -142,10 +147,10 @@ def plot_accuracy_by_depth(rows: dict[str, dict], path: str | Path, title: str =
     axes = figure.add_subplot()
     for name, metrics in rows.items():
         points = sorted((d, m["accuracy"]) for d, m in by_depth(metrics).items() if m["accuracy"] is not None)
-        axes.plot([d for d, _ in points], [100 * a for _, a in points], marker="o", label=name)
+        axes.plot([d for d, _ in points], [100 * a for _, a in points], marker="o", label=figure_text(name))
     axes.set_xlabel("equation depth")
     axes.set_ylabel("accuracy (%)")
-    axes.set_title(title)
+    axes.set_title(figure_text(title))
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()

@@ -1,10 +1,12 @@
 """Mathematical identities (Arabshahi, Singh, Anandkumar 2018; Mali et al. 2021): equations as trees, labelled true
 or false, to verify or complete. The records and the released JSON format (``equations``), numeric evaluation and the
-numeric check at random points (``numeric_evaluation``), the axioms (``axioms``), how the generator makes true
-equations (``rewrites``) and false ones (``mutations``), how it checks their labels (``identity_labels``), builds one
-chunk (``identity_chunks``) and balances the whole over workers (``identity_generator``), a generated data set's
-splits and files (``dataset``; its ``generate_identity_files`` and the generator's ``generate`` are importable from
-here), and the task ``identities`` (``identities_task``). No torch here.
+numeric check (``numeric_evaluation``: points may show the sides differ, only exact arithmetic or a proof shows
+them equal), the exact check of a typed identity behind ``neuromath check identity`` (``exact_check``), the axioms
+(``axioms``), how the generator makes true equations (``rewrites``) and false ones (``mutations``), how it checks
+their labels (``identity_labels``), builds one chunk (``identity_chunks``) and balances the whole over workers
+(``identity_generator``), a generated data set's splits and files (``dataset``; its ``generate_identity_files`` and
+the generator's ``generate`` are importable from here), and the task ``identities`` (``identities_task``). No torch
+here.
 
 The trees are ``neuromath.expr.equation_tree`` (re-exported here with the names of ``equations`` and
 ``numeric_evaluation``, as the former single module had them); ``to_sympy`` and ``from_sympy`` are the identities'

@@ -3,19 +3,29 @@ description, registered in ``neuromath.registry.TASKS``."""
 
 from __future__ import annotations
 
-import random
+import threading
 
 from neuromath.registry import TASKS
 from neuromath.tasks.base import CardText, EquationTask
 from neuromath.tasks.identities.equations import is_correct, read_equations, write_equations
+from neuromath.tasks.identities.exact_check import NOT_VERIFIED, VERIFIED, check_identity_tree
 from neuromath.tasks.identities.identity_generator import generate
-from neuromath.tasks.identities.numeric_evaluation import numeric_check
+from neuromath.tasks.identities.identity_labels import SympyJudge
 from neuromath.tasks.identities.typed_equations import parse_equation
+
+REFERENCE_TIME_LIMIT = 5.0  # seconds SymPy may take to prove an equation typed to solve
+_reference_judge: list[SympyJudge] = []  # one SymPy worker for the process, started at the first question
+_reference_lock = threading.Lock()  # serve asks from several threads; the worker answers one question at a time
 
 
 def numeric_verdict(tree) -> bool | None:
-    """Both sides evaluated at random points (seeded: the same verdict every time)."""
-    return numeric_check(tree, random.Random(0)).verdict
+    """The exact check (``exact_check``): True when proven, False when a point shows the sides differ, None when
+    neither within the time limit (seeded points: the same verdict every time)."""
+    with _reference_lock:
+        if not _reference_judge:
+            _reference_judge.append(SympyJudge(timeout=REFERENCE_TIME_LIMIT))
+        verdict, _ = check_identity_tree(tree, REFERENCE_TIME_LIMIT, judge=_reference_judge[0])
+    return True if verdict == VERIFIED else False if verdict == NOT_VERIFIED else None
 
 
 IDENTITIES = EquationTask(

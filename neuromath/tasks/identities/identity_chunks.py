@@ -36,6 +36,7 @@ class GenerationCounts:
     sympy_proved: int = 0  # ... and SymPy proved the equation
     sympy_not_proved: int = 0  # ... SymPy finished without proving it: dropped
     sympy_timed_out: int = 0  # ... SymPy ran past the time limit or failed: dropped
+    not_proved: int = 0  # labelled by the numeric check, but a true one of them SymPy did not prove (in time): dropped
     undecided_not_needed: int = 0  # ... not sent to SymPy because its depth had enough true equations
     no_false_twin: int = 0  # paper style: a true equation dropped because no edit of it was checked false
     verified: int = 0  # candidates that got a label and were new across chunks (before balancing)

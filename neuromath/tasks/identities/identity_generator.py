@@ -5,9 +5,10 @@ split by depth. No torch here.
 
 This module is the driver: rounds of chunks (``identity_chunks``: candidates from chains, in the ``chain`` or
 ``paper`` style) in worker processes, each seeded from the caller's ``rng``; their candidates merged in order and
-deduplicated across chunks; SymPy asked (``identity_labels.SympyJudge``) about the numerically undecided ones while
-their depth still needs true equations; and the pools balanced per depth (``balanced_counts``), as many true as
-false equations at every depth. How labels are decided: ``identity_labels``.
+deduplicated across chunks; every true label proven by SymPy (``identity_labels.SympyJudge``, over ``workers``
+processes), and the numerically undecided candidates asked about while their depth still needs true equations; and
+the pools balanced per depth (``balanced_counts``), as many true as false equations at every depth. How labels are
+decided: ``identity_labels``.
 
 How true equations are made: ``rewrites``; false ones: ``mutations``; the axioms: ``axioms``; splits, the statistics
 table and the files of a generated data set: ``dataset``.
@@ -108,7 +109,7 @@ def generate_with_counts(
     counts = GenerationCounts()
     low_rounds = {key: 0 for key in pools}  # rounds in a row that brought too little
     own_judge = judge is None
-    judge = judge or SympyJudge(timeout=sympy_timeout)
+    judge = judge or SympyJudge(timeout=sympy_timeout, workers=max(1, workers))
     bar = _progress_bar(2 * half, progress)
 
     def capacities(exhausted_only: bool) -> dict[int, int]:
@@ -132,6 +133,7 @@ def generate_with_counts(
             sizes_before = {key: len(pool) for key, pool in pools.items()}
             results = run_chunks(jobs, workers)
             undecided: list[EquationNode] = []
+            accepted: list[list[tuple[EquationNode, bool, str]]] = []  # labelled groups, each kept or dropped whole
             for result in results:  # labelled candidates first, in chunk order
                 counts.add(result.counts)
                 step = 2 if result.paired else 1  # a pair is kept or dropped whole
@@ -141,13 +143,26 @@ def generate_with_counts(
                     if any(key in seen for key in keys):
                         counts.duplicates += len(group)
                         continue
+                    labelled = []
                     for key, (equation, label, edit) in zip(keys, group):
                         if label is None:
                             undecided.append(equation)
                         else:
                             seen.add(key)
-                            counts.verified += 1
-                            pools[(height(equation), label)].append((equation, edit))
+                            labelled.append((equation, label, edit))
+                    if labelled:
+                        accepted.append(labelled)
+            # a true label is kept only once SymPy proves it (the numeric check only found no difference)
+            to_prove = [equation for group in accepted for equation, label, _ in group if label]
+            proofs = iter(judge.prove_many(to_prove) if to_prove else [])
+            for group in accepted:
+                proved = [next(proofs) for _, label, _ in group if label]
+                if not all(proved):
+                    counts.not_proved += len(group)
+                    continue
+                for equation, label, edit in group:
+                    counts.verified += 1
+                    pools[(height(equation), label)].append((equation, edit))
             for equation in undecided:  # then SymPy, only where true equations are still missing
                 key = equation_key(equation)
                 depth = height(equation)

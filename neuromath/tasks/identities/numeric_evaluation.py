@@ -1,8 +1,19 @@
 """Numeric evaluation of identities equation trees (``neuromath.expr.equation_tree``) at real points: the value of an
 expression at one point (``evaluate``) or at many at once on NumPy arrays (``evaluate_arrays``, NaN where there is
-no value), the float of a number leaf (``leaf_float``), and the task's numeric check, which compares both sides of
-an Equality at random points (``numeric_check``). A point outside an expression's real domain (log of a negative,
-a pole, overflow) raises ``OutsideDomain``. No torch here.
+no value), the float of a number leaf (``leaf_float``), the value at one point to 60 significant digits
+(``evaluate_precise``), the exact rational value of an expression without symbols where it has one
+(``evaluate_exact``), and the task's numeric check (``numeric_check``). A point outside an expression's real domain
+(log of a negative, a pole, overflow) raises ``OutsideDomain``. No torch here.
+
+What the numeric check's verdict means
+    ``True`` only when it is shown: both sides are numbers without symbols and exact rational arithmetic finds them
+    equal, or the caller's ``prover`` (SymPy simplifying lhs - rhs to 0 in a worker process with a time limit,
+    ``identity_labels.SympyJudge``) proves it after every sampled point agreed. ``False`` only when a point shows
+    the sides differ: floating point finds a gap there and evaluations with 60 and 120 digits confirm it (so
+    cancellation never rejects a true identity), or exact arithmetic finds two different rationals. ``None``
+    otherwise: agreement at random points is evidence, never a proof (``x + 10^(-9) = x`` agrees in floating point
+    to 1e-9 and is false). ``NumericCheck.agrees`` says that every usable point agreed; the generator takes that as
+    a candidate for a true label and keeps it only once proven (``identity_labels``).
 
 (``evaluations`` is something else: equations that state one evaluation of a function, as training data.)
 """
@@ -16,10 +27,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
+import mpmath
 import numpy as np
 
 from neuromath.errors import ExpressionError
 from neuromath.expr.equation_tree import EquationNode, postorder, symbols_of
+from neuromath.expr.exact import check_power_size
 
 
 class OutsideDomain(ArithmeticError):
@@ -186,13 +199,204 @@ def evaluate_arrays(node: EquationNode, points: Callable[[str], np.ndarray],
     return values[0]
 
 
+# ---------------------------------------------------------------------------------------------- high precision
+
+PRECISE_DIGITS = 60  # significant digits of evaluate_precise
+PRECISE_DIFFER = 1e-30  # a relative gap beyond this, with 60 digits and with 120, is a real difference
+FLOAT_CLOSE = 1e-12  # a relative gap in floating point within this is agreement, not worth a precise look
+
+
+def _precise_inverse(value):
+    if value == 0:
+        raise OutsideDomain("division by zero")
+    return 1 / value
+
+
+def _precise_log(value):
+    if value <= 0:
+        raise OutsideDomain("log of a non-positive number")
+    return mpmath.log(value)
+
+
+def _inside_unit(value):
+    if abs(value) > 1:
+        raise OutsideDomain("an inverse sine or cosine of a number beyond [-1, 1]")
+    return value
+
+
+PRECISE_FUNCTIONS = {  # REAL_FUNCTIONS to PRECISE_DIGITS digits, with the same domains
+    "sin": mpmath.sin,
+    "cos": mpmath.cos,
+    "tan": mpmath.tan,
+    "cot": lambda v: _precise_inverse(mpmath.tan(v)),
+    "sec": lambda v: _precise_inverse(mpmath.cos(v)),
+    "csc": lambda v: _precise_inverse(mpmath.sin(v)),
+    "asin": lambda v: mpmath.asin(_inside_unit(v)),
+    "acos": lambda v: mpmath.acos(_inside_unit(v)),
+    "atan": mpmath.atan,
+    "acot": lambda v: mpmath.pi / 2 if v == 0 else mpmath.atan(1 / v),
+    "asec": lambda v: mpmath.acos(_inside_unit(_precise_inverse(v))),
+    "acsc": lambda v: mpmath.asin(_inside_unit(_precise_inverse(v))),
+    "exp": mpmath.exp,
+    "log": _precise_log,
+}
+
+
+def _precise_leaf(node: EquationNode, point: dict[str, Fraction]):
+    if node.func == "Symbol":
+        if node.value not in point:
+            raise ExpressionError(f"no value for symbol {node.value!r}")
+        value = Fraction(point[node.value])
+        return mpmath.mpf(value.numerator) / value.denominator
+    if node.func == "Pi":
+        return +mpmath.pi
+    if node.func == "Float":
+        return mpmath.mpf(node.value)
+    value = Fraction(node.value)
+    return mpmath.mpf(value.numerator) / value.denominator
+
+
+def evaluate_precise(node: EquationNode, point: dict[str, Fraction | float], digits: int = PRECISE_DIGITS):
+    """The value of an expression at ``point`` (each coordinate taken exactly: a float is the rational it stores)
+    computed with ``digits`` significant digits, as an ``mpmath.mpf``; OutsideDomain where ``evaluate`` finds no
+    value (the same domains and the same magnitude limit). Cancellation can still cost digits (cos(pi/2 - 1e-36)
+    keeps 24 of 60)."""
+    with mpmath.workdps(digits):
+        values: list = []
+        for current in postorder(node):
+            if current.is_leaf:
+                values.append(_precise_leaf(current, point))
+                continue
+            args = values[-len(current.children):]
+            del values[-len(current.children):]
+            if current.func == "Add":
+                result = args[0] + args[1]
+            elif current.func == "Mul":
+                result = args[0] * args[1]
+            elif current.func == "Pow":
+                base, exponent = args
+                if base == 0 and exponent <= 0:
+                    raise OutsideDomain("zero to a non-positive power")
+                if base < 0 and exponent != mpmath.floor(exponent):
+                    raise OutsideDomain("negative number to a fractional power")
+                result = mpmath.power(base, exponent)
+            elif current.func in PRECISE_FUNCTIONS:
+                result = PRECISE_FUNCTIONS[current.func](args[0])
+            else:
+                raise ExpressionError(f"cannot evaluate {current.func}")
+            if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result) or abs(result) > MAGNITUDE_LIMIT:
+                raise OutsideDomain(f"{current.func} gives {result}")
+            values.append(result)
+        return values[0]
+
+
+def precise_gap(left: EquationNode, right: EquationNode, point: dict[str, Fraction | float],
+                digits: int = PRECISE_DIGITS) -> float:
+    """|left - right| / max(1, |left|, |right|) at ``point``, from ``evaluate_precise`` with ``digits`` digits
+    (OutsideDomain when either side has no value there)."""
+    a, b = evaluate_precise(left, point, digits), evaluate_precise(right, point, digits)
+    with mpmath.workdps(digits):
+        return float(abs(a - b) / max(mpmath.mpf(1), abs(a), abs(b)))
+
+
+def sides_differ(left: EquationNode, right: EquationNode, point: dict[str, Fraction | float]) -> bool:
+    """Whether the sides differ at ``point``: the gap exceeds ``PRECISE_DIFFER`` with 60 digits, and again with 120
+    digits, where it stays the same to a thousandth (a difference made by cancellation shrinks as digits are added,
+    a real one does not). OutsideDomain when either side has no value there."""
+    first = precise_gap(left, right, point)
+    if first <= PRECISE_DIFFER:
+        return False
+    second = precise_gap(left, right, point, 2 * PRECISE_DIGITS)
+    return second > PRECISE_DIFFER and abs(first - second) <= 1e-3 * second
+
+
+# ---------------------------------------------------------------------------------------------- exact constants
+
+EXACT_FUNCTION_VALUES = {  # the rational values of functions at rational arguments that have one
+    ("sin", 0): 0, ("tan", 0): 0, ("asin", 0): 0, ("atan", 0): 0, ("cos", 0): 1, ("sec", 0): 1, ("exp", 0): 1,
+    ("log", 1): 0, ("acos", 1): 0, ("asec", 1): 0,
+}
+
+
+def _exact_root(value: int, degree: int) -> int | None:
+    """The integer ``degree``-th root of ``value`` >= 0 when there is one."""
+    root = round(value ** (1 / degree)) if value.bit_length() < 1000 else None
+    if root is None:
+        return None
+    for candidate in (root - 1, root, root + 1):
+        if candidate >= 0 and candidate ** degree == value:
+            return candidate
+    return None
+
+
+def _exact_power(base: Fraction, exponent: Fraction) -> Fraction | None:
+    if base == 0 and exponent <= 0:
+        raise OutsideDomain("zero to a non-positive power")
+    try:
+        check_power_size(base, exponent)
+    except ExpressionError:
+        return None
+    if exponent.denominator == 1:
+        return base ** exponent.numerator
+    if base < 0:
+        raise OutsideDomain("negative number to a fractional power")
+    top, bottom = (_exact_root(part, exponent.denominator) for part in (base.numerator, base.denominator))
+    if top is None or bottom is None:
+        return None  # irrational
+    return Fraction(top, bottom) ** exponent.numerator
+
+
+def evaluate_exact(node: EquationNode) -> Fraction | None:
+    """The exact rational value of an expression without symbols, computed with fractions: sums, products, integer
+    powers, roots that are rational (``4^(1/2)`` is 2) and the few function values that are rational (``cos(0)``,
+    ``log(1)``); None when it is not computed that way (pi, ``sin(1)``, ``2^(1/2)``, a float leaf, a power too
+    large). OutsideDomain for a division by zero or an even root of a negative number."""
+    values: list[Fraction | None] = []
+    for current in postorder(node):
+        if current.is_leaf:
+            if current.func in ("Symbol", "Pi", "Float"):
+                return None
+            values.append(Fraction(current.value))
+            continue
+        args = values[-len(current.children):]
+        del values[-len(current.children):]
+        if any(arg is None for arg in args):
+            return None
+        if current.func == "Add":
+            values.append(args[0] + args[1])
+        elif current.func == "Mul":
+            values.append(args[0] * args[1])
+        elif current.func == "Pow":
+            result = _exact_power(args[0], args[1])
+            if result is None:
+                return None
+            values.append(result)
+        elif (current.func, args[0]) in EXACT_FUNCTION_VALUES:
+            values.append(Fraction(EXACT_FUNCTION_VALUES[(current.func, args[0])]))
+        else:
+            return None
+    return values[0]
+
+
+# ---------------------------------------------------------------------------------------------- the check
+
+
 @dataclass(frozen=True)
 class NumericCheck:
-    """The outcome of comparing both sides at random points."""
+    """The outcome of the numeric check (module docstring: what each verdict means)."""
 
-    verdict: bool | None  # True: equal at every usable point; False: clearly different; None: cannot tell
+    verdict: bool | None  # True: shown (exact arithmetic or the prover); False: a point shows a difference; None
     points: int  # usable points (both sides defined)
-    agreeing: int
+    agreeing: int  # usable points at which both sides agree (in floating point, or with more digits)
+    how: str = ""  # how the verdict was reached: "exact", "prover", "point", or "" (no verdict)
+    witness: tuple[dict[str, float], float, float] | None = None  # (point, left, right) where the sides differ
+    constant: bool = False  # the equation has no symbols
+
+    @property
+    def agrees(self) -> bool:
+        """Whether every usable point agreed and there were enough of them (3 with symbols, 1 without): the sides
+        may be equal, which only a proof can show."""
+        return self.verdict is not False and self.agreeing == self.points >= (1 if self.constant else 3)
 
 
 def numeric_check(
@@ -202,21 +406,24 @@ def numeric_check(
     attempts: int = 40,
     low: float = -3.0,
     high: float = 3.0,
-    agree_tolerance: float = 1e-8,
-    differ_tolerance: float = 1e-5,
+    prover: Callable[[EquationNode], bool | None] | None = None,
 ) -> NumericCheck:
     """Evaluate both sides of an Equality at up to ``points`` random points, skipping points outside either side's
-    domain (at most ``attempts`` draws). Two sides agree at a point when their difference is within
-    ``agree_tolerance`` relative to their size, differ when it is beyond ``differ_tolerance``.
+    domain (at most ``attempts`` draws). A point whose floating-point gap |a - b| / max(1, |a|, |b|) exceeds
+    ``FLOAT_CLOSE`` is evaluated again with 60 and 120 digits (``sides_differ``): the sides differ there when the
+    gap stays beyond ``PRECISE_DIFFER`` and the same at both, else they agree (the float gap was rounding).
 
-    The verdict is True when at least 3 points were usable and all agree, False when at least 2 points differ
-    (one could be a near-pole accident), and None otherwise (too few usable points, or values in between).
-    """
+    The verdict is False at the first point where the sides differ; True for an equation without symbols whose
+    sides exact arithmetic finds equal (``evaluate_exact``), or when every usable point agrees and ``prover``
+    (called with the equation) returns True; None otherwise (see the module docstring). The points are drawn from
+    ``rng`` alone, so the check is deterministic for its state."""
     if equation.func != "Equality":
         raise ExpressionError(f"expected an Equality, got {equation.func}")
     left, right = equation.children
     names = symbols_of(equation)
-    usable = agreeing = differing = 0
+    constant = not names
+    usable = agreeing = 0
+    witness = None
     for _ in range(attempts):
         if usable >= points:
             break
@@ -225,14 +432,31 @@ def numeric_check(
             a, b = evaluate(left, point), evaluate(right, point)
         except OutsideDomain:
             continue
+        differ = False
+        if abs(a - b) / max(1.0, abs(a), abs(b)) > FLOAT_CLOSE:
+            try:
+                differ = sides_differ(left, right, point)
+            except OutsideDomain:
+                continue  # on the edge of a domain: the point says nothing
         usable += 1
-        gap = abs(a - b) / max(1.0, abs(a), abs(b))
-        if gap <= agree_tolerance:
-            agreeing += 1
-        elif gap > differ_tolerance:
-            differing += 1
-    if differing >= 2 or (differing >= 1 and not names):  # a constant equation: one point says everything
-        return NumericCheck(False, usable, agreeing)
-    if usable >= (3 if names else 1) and agreeing == usable:
-        return NumericCheck(True, usable, agreeing)
-    return NumericCheck(None, usable, agreeing)
+        if differ:
+            witness = (point, a, b)
+            break
+        agreeing += 1
+        if constant:
+            break  # without symbols every point is the same point
+    if witness is not None:
+        return NumericCheck(False, usable, agreeing, "point", witness, constant)
+    if constant and usable:
+        try:
+            exact = [evaluate_exact(side) for side in (left, right)]
+        except OutsideDomain:
+            exact = [None, None]
+        if None not in exact:
+            if exact[0] == exact[1]:
+                return NumericCheck(True, usable, agreeing, "exact", None, constant)
+            return NumericCheck(False, usable, agreeing, "exact", ({}, float(exact[0]), float(exact[1])), constant)
+    check = NumericCheck(None, usable, agreeing, "", None, constant)
+    if prover is not None and check.agrees and prover(equation):
+        return NumericCheck(True, usable, agreeing, "prover", None, constant)
+    return check
