@@ -9,12 +9,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from neuromath.cli.common import data_path, documented, integer_in, nonnegative_int, unit_interval
-from neuromath.errors import NeuromathError
+from neuromath.cli.common import data_path, documented, integer_in, seed_int, unit_interval
+from neuromath.errors import DataFormatError, ExpressionError, NeuromathError
 from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
+from neuromath.tasks.json_text import lone_surrogate_in
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
-from neuromath.tasks.word_problems import read_examples, template_counts, write_jsonl
+from neuromath.tasks.word_problems import read_examples, read_numbers, template_counts, write_jsonl
 from neuromath.tasks.word_problems.overlap import unseen
 from neuromath.tasks.word_problems.variations import AUGMENTATIONS, RULE_VARIATIONS, augment, vary
 
@@ -24,18 +25,83 @@ def command_data_templates(args: argparse.Namespace) -> int:
     rows = []
     for path in args.files:
         skipped: list = []
-        counts = template_counts(read_examples(path, args.format, lenient=args.lenient, skipped=skipped))
-        rows.append({"file": path, **counts, "skipped": len(skipped)})
+        contradicting: list = []
+        examples = read_examples(path, args.format, lenient=args.lenient, skipped=skipped,
+                                 contradicting=contradicting, strict=args.strict)
+        rows.append({"file": path, **template_counts(examples), "skipped": len(skipped),
+                     "contradicting": len(contradicting)})
         for error in skipped:
             print(f"skipped: {error}", file=sys.stderr)
+        report_contradicting(path, contradicting)
     if args.json:
         print(json.dumps(rows))
         return 0
-    print("| file | problems | templates | normalised templates | merged | skipped |\n"
-          "| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| file | problems | templates | normalised templates | merged | skipped | contradicting |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         print(f"| {row['file']} | {row['examples']} | {row['templates']} | {row['normalised_templates']} "
-              f"| {row['merged']} | {row['skipped']} |")
+              f"| {row['merged']} | {row['skipped']} | {row['contradicting']} |")
+    return 0
+
+
+def report_contradicting(path: str, contradicting: list) -> None:
+    """One line on stderr for the rows of ``path`` whose answer contradicts their own equation (kept)."""
+    if contradicting:
+        print(f"{path}: {len(contradicting)} rows whose answer contradicts their own equation, kept (neuromath data "
+              f"check {path} lists them; --strict refuses them)", file=sys.stderr)
+
+
+def error_json(error) -> dict:
+    return {"line": error.line, "reason": error.reason}
+
+
+def command_data_check(args: argparse.Namespace) -> int:
+    """Read word-problem files and list their malformed rows and the rows whose answer contradicts their equation."""
+    results = []
+    for path in args.files:
+        skipped: list = []
+        contradicting: list = []
+        examples = read_examples(path, args.format, lenient=not args.strict, skipped=skipped,
+                                 contradicting=contradicting, strict=args.strict)
+        results.append({"file": path, "problems": len(examples), "skipped": skipped, "contradicting": contradicting})
+    if args.json:
+        print(json.dumps([{**result, "skipped": [error_json(error) for error in result["skipped"]],
+                           "contradicting": [error_json(error) for error in result["contradicting"]]}
+                          for result in results], ensure_ascii=False))
+        return 0
+    for result in results:
+        print(f"{result['file']}: {result['problems']} problems read, {len(result['skipped'])} malformed rows "
+              f"skipped, {len(result['contradicting'])} rows whose answer contradicts their own equation (kept)")
+        for error in result["skipped"]:
+            print(f"  malformed: {error}")
+        for error in result["contradicting"]:
+            print(f"  contradicts: {error}")
+    return 0
+
+
+def number_json(number) -> dict:
+    """One quantity of ``data numbers --json``: its text, its value (an int when whole, else the nearest float) and
+    its span, character offsets into the text (``text[start:end]``)."""
+    value = number.value
+    shown = value.numerator if value.denominator == 1 else float(value)
+    return {"text": number.text, "value": shown, "start": number.start, "end": number.end}
+
+
+def command_data_numbers(args: argparse.Namespace) -> int:
+    """The quantities a word problem's text holds, as masking reads them."""
+    if lone_surrogate_in(args.text) is not None:  # a byte that is not UTF-8, kept by Python as a lone surrogate
+        raise DataFormatError(None, None, "TEXT is not UTF-8 text (it holds an undecodable byte or a lone surrogate)")
+    try:
+        numbers = [number_json(number) for number in read_numbers(args.text)]
+    except ExpressionError as error:  # a power too large to compute
+        raise DataFormatError(None, None, str(error)) from None
+    if args.json:
+        print(json.dumps({"numbers": numbers}, ensure_ascii=False))
+        return 0
+    if not numbers:
+        print("no numbers read", file=sys.stderr)
+    for number in numbers:
+        print(f"{number['value']}\t{number['text']}\t{number['start']}-{number['end']}")
     return 0
 
 
@@ -72,7 +138,7 @@ def command_data_augment(args: argparse.Namespace) -> int:
     kinds = [name.strip() for name in args.variations.split(",") if name.strip()] if args.variations else \
         list(AUGMENTATIONS)
     skipped: list = []
-    examples = read_examples(args.file, args.format, lenient=args.lenient, skipped=skipped)
+    examples = read_examples(args.file, args.format, lenient=args.lenient, skipped=skipped, strict=args.strict)
     for error in skipped:
         print(f"skipped: {error}", file=sys.stderr)
     out = Path(args.out)
@@ -104,7 +170,7 @@ def command_data_vary(args: argparse.Namespace) -> int:
     results = []
     for source, target in jobs:
         skipped: list = []
-        examples = read_examples(source, args.format, lenient=args.lenient, skipped=skipped)
+        examples = read_examples(source, args.format, lenient=args.lenient, skipped=skipped, strict=args.strict)
         for error in skipped:
             print(f"skipped: {error}", file=sys.stderr)
         varied = [example for _, example in vary(examples, args.variation, args.seed)]
@@ -130,9 +196,11 @@ def command_data_unseen(args: argparse.Namespace) -> int:
     # each kept problem's id is prefixed by its file's place among TEST (0:5, 1:5): folds of one corpus reuse ids, and
     # the written file must read back as one set of problems
     test = [replace(example, id=f"{place}:{example.id}") for place, path in enumerate(args.test)
-            for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped)]
+            for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped,
+                                         strict=args.strict)]
     train = [example for path in args.train
-             for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped)]
+             for example in read_examples(path, args.format, lenient=args.lenient, skipped=skipped,
+                                          strict=args.strict)]
     for error in skipped:
         print(f"skipped: {error}", file=sys.stderr)
     kept, counts = unseen(test, train, args.similarity)
@@ -169,14 +237,18 @@ def dedup_path(path: str) -> Path:
     return path.with_name(f"{path.stem}.dedup{path.suffix}") if path.suffix else path.with_name(f"{path.name}.dedup")
 
 
+STRICT_HELP = "refuse rows whose answer contradicts their own equation (default: keep and count them)"
+
+
 def register(commands) -> None:
     data = commands.add_parser(
         "data", help="inspect and prepare data files",
         **documented(
             "Inspect and prepare data files: count the equation templates of word-problem files and how many the "
-            "normalisation merges (templates), write the variations that data.augment trains on (augment) or a "
+            "normalisation merges (templates), list their malformed rows and the rows whose answer contradicts "
+            "their equation (check), write the variations that data.augment trains on (augment) or a "
             "robustness variation of a test file or of every fold (vary), write the test problems whose story is "
-            "in no training file (unseen), or "
+            "in no training file (unseen), print the quantities read from a word problem's text (numbers), or "
             "remove duplicate inputs from symbolic pair files (dedup). Run "
             "neuromath data COMMAND --help for each one's options.",
             "neuromath data templates mawps-json/MAWPS.json --lenient",
@@ -200,8 +272,51 @@ def register(commands) -> None:
                            help="word-problem data files (svamp_csv, mwptoolkit_json, question_equation_csv or jsonl)")
     templates.add_argument("--format", default=None, help="data format (default: detected from each file)")
     templates.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    templates.add_argument("--strict", action="store_true", help=STRICT_HELP)
     templates.add_argument("--json", action="store_true", help="print one JSON list")
     templates.set_defaults(handler=command_data_templates)
+    check = data_commands.add_parser(
+        "check", help="word problems: list the malformed rows and the rows whose answer contradicts their equation",
+        **documented(
+            "Read word-problem files and list, for each, the malformed rows (skipped when training with "
+            "data.lenient) and the rows whose gold answer contradicts their own equation: the equation's value "
+            "and the answer are further apart than the answer's rounding (half a unit of its last decimal place: "
+            "3.333 agrees with 10/3) and value accuracy's relative tolerance of 1e-4. Such rows are kept and counted "
+            "by every command that reads the file (a warning); a model that writes the row's own equation is "
+            "scored wrong on them. --strict stops at the first malformed or contradicting row with an error naming "
+            "the file, the line and the reason (exit status 2). Prints one summary line per file and a line per "
+            "row (--json: a JSON list); writes nothing.",
+            "neuromath data check mawps-json/MAWPS.json",
+            "neuromath data check mawps-cv/fold0/train.csv mawps-cv/fold0/dev.csv --json",
+            "neuromath data check asdiv-a-cv/fold0/train.csv --strict",
+        ),
+    )
+    check.add_argument("files", nargs="+", type=data_path, metavar="FILE",
+                       help="word-problem data files (svamp_csv, mwptoolkit_json, question_equation_csv or jsonl)")
+    check.add_argument("--format", default=None, help="data format (default: detected from each file)")
+    check.add_argument("--strict", action="store_true",
+                       help="stop at the first malformed or contradicting row with an error")
+    check.add_argument("--json", action="store_true", help="print one JSON list")
+    check.set_defaults(handler=command_data_check)
+    numbers = data_commands.add_parser(
+        "numbers", help="word problems: the quantities read from a text, with their spans and values",
+        **documented(
+            "Print the quantities that masking reads from a word problem's TEXT (what becomes n0, n1, ... for "
+            "train, evaluate and solve): one line per quantity with its value, the text as written and its span "
+            "(character offsets START-END into TEXT). Read are digits, decimals, thousands separators (1,200), "
+            "percentages (25% is 0.25), fractions (3/4) and mixed numbers (2 1/2), negative numbers (-5, minus 5, "
+            "negative 5; not 10-5 or 10 minus 5, which are subtraction), powers (2^10) and number words from two "
+            "upwards (twelve hundred, two thousand five hundred, two point five). Number words the reader cannot "
+            "read for sure (twelve hundredths, two thirds) stay text. --json prints {\"numbers\": [{\"text\", "
+            "\"value\", \"start\", \"end\"}, ...]}; a value is an integer when whole, else the nearest float "
+            "(1/3 is 0.3333333333333333).",
+            'neuromath data numbers "Jerry had twelve hundred pens and it was -5 degrees."',
+            'neuromath data numbers "Add 2 1/2 cups, 25% more." --json',
+        ),
+    )
+    numbers.add_argument("text", metavar="TEXT", help="the text of a word problem")
+    numbers.add_argument("--json", action="store_true", help="print one JSON object")
+    numbers.set_defaults(handler=command_data_numbers)
     dedup = data_commands.add_parser(
         "dedup", help="symbolic: remove duplicate inputs within TRAIN and TEST, and TEST pairs whose input is in TRAIN",
         **documented(
@@ -248,9 +363,10 @@ def register(commands) -> None:
                                 "question_changed (default: all four)")
     augmented.add_argument("--copies", type=integer_in(1, 100), default=1,
                            help="variants of each kind per problem, at most (default 1)")
-    augmented.add_argument("--seed", type=nonnegative_int, default=0, help="the seed of the draws (default 0)")
+    augmented.add_argument("--seed", type=seed_int, default=0, help="the seed of the draws (default 0)")
     augmented.add_argument("--format", default=None, help="data format (default: detected from the file)")
     augmented.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    augmented.add_argument("--strict", action="store_true", help=STRICT_HELP)
     augmented.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     augmented.set_defaults(handler=command_data_augment)
     varied = data_commands.add_parser(
@@ -273,9 +389,10 @@ def register(commands) -> None:
     varied.add_argument("--variation", required=True, choices=list(RULE_VARIATIONS), help="the variation to write")
     varied.add_argument("--out", required=True, help="the JSON-lines file (with --folds: the folder) to write")
     varied.add_argument("--folds", action="store_true", help="INPUT is a folder of folds: vary every file of it")
-    varied.add_argument("--seed", type=nonnegative_int, default=0, help="the seed of the draws (default 0)")
+    varied.add_argument("--seed", type=seed_int, default=0, help="the seed of the draws (default 0)")
     varied.add_argument("--format", default=None, help="data format (default: detected from the file)")
     varied.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    varied.add_argument("--strict", action="store_true", help=STRICT_HELP)
     varied.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     varied.set_defaults(handler=command_data_vary)
     fresh = data_commands.add_parser(
@@ -299,6 +416,7 @@ def register(commands) -> None:
     fresh.add_argument("--out", required=True, help="the JSON-lines file to write the kept problems to")
     fresh.add_argument("--format", default=None, help="data format (default: detected from each file)")
     fresh.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
+    fresh.add_argument("--strict", action="store_true", help=STRICT_HELP)
     fresh.add_argument("--similarity", type=unit_interval, default=1.0, metavar="S",
                        help="also leave out a test problem whose story's word set shares at least S of its union "
                             "with a training story's (at most 1; default 1: only the same story)")

@@ -15,15 +15,20 @@ from hypothesis import strategies as st
 from neuromath.tasks.word_problems import mask_numbers, prepare_problem
 from neuromath.tasks.word_problems.records import (
     _MAX_NUMBER_WORD_TOKENS,
+    _UNIT_WORDS,
     SMALLEST_MASKED_NUMBER_WORD,
+    _decimal_words,
     _is_number_word,
     _number_word_run,
+    _read_alone,
     words_to_number,
 )
 
 
 def reference_number_word_run(words, start):
-    """The earlier reading (cubic in the length of a run), kept as the definition of the results."""
+    """The reading without its window (cubic in the length of a run), kept as the definition of the results: the
+    longest run of number words from ``start`` that reads, unless the words after it make it part of something else
+    (a decimal in words is read, a run before a multiplier or a denominator stays text)."""
     end = start
     while end < len(words) and _is_number_word(words[end]):
         end += 1
@@ -32,6 +37,11 @@ def reference_number_word_run(words, start):
             value = words_to_number(" ".join(words[start:stop]))
         except ValueError:
             continue
+        if stop + 1 < len(words) and words[stop].lower() == "point" and words[stop + 1].lower() in _UNIT_WORDS:
+            decimal = _decimal_words(words, stop)
+            return None if decimal is None else (decimal[0], value + decimal[1])
+        if not _read_alone(words, start, stop):
+            return None
         return (stop, value) if value >= SMALLEST_MASKED_NUMBER_WORD else None
     return None
 
@@ -39,7 +49,7 @@ def reference_number_word_run(words, start):
 WORDS = [
     "zero", "one", "two", "Five", "nine", "ten", "twelve", "twenty", "ninety", "hundred", "Hundred", "thousand",
     "million", "billion", "and", "AND", "ninety-nine", "twenty-one", "and-and", "fifty-zero", "twenty-one-two",
-    "fifth", "apples", "-", "5",
+    "fifth", "apples", "-", "5", "point", "thirds", "first", "twelve", "nineteen", "twenty-five",
 ]
 
 
@@ -79,6 +89,11 @@ ADVERSARIAL = {
     "and-and ...": "5 " + "and-and " * 500,
     "ninety-nine thousand ...": "ninety-nine thousand " * 200,
     "nine hundred and ninety-nine billion ...": "5 " + "nine hundred and ninety-nine billion " * 100,
+    "minus minus ...": "minus " * 400,
+    "minus two minus two ...": "minus two " * 200,
+    "two point five five ...": "two point " + "five " * 400,
+    "twelve hundred twelve hundred ...": "twelve hundred " * 150,
+    "two thirds two thirds ...": "two thirds " * 200,
     "the longest number, again and again": "nine hundred and ninety nine billion nine hundred and ninety nine "
     "million nine hundred and ninety nine thousand nine hundred and ninety nine " * 20,
 }

@@ -320,3 +320,126 @@ def test_read_examples_dispatches_on_the_detected_or_given_format(tmp_path):
     with pytest.raises(ConfigError, match="unknown word-problem format"):
         read_examples(path, "xml")
     assert set(FORMATS) == {"svamp_csv", "mwptoolkit_json", "question_equation_csv", "jsonl"}
+
+
+# --- rows whose answer contradicts their own equation ------------------------------------------------------------
+
+
+def svamp_row(numbers, equation, answer):
+    return f'Share number0 by number1 .,{numbers},{equation},{answer},"[]",b,q\n'
+
+
+def test_a_row_whose_answer_contradicts_its_equation_is_kept_and_counted(tmp_path):
+    path = write(tmp_path, "dev.csv", SVAMP_HEADER + SVAMP_ROW + SVAMP_ROW.replace(",6,", ",7,"))
+    contradicting = []
+    examples = read_svamp_csv(path, contradicting=contradicting)
+    assert [example.answer for example in examples] == [6.0, 7.0]  # kept, not dropped
+    (error,) = contradicting
+    assert (error.path, error.line) == (str(path), 3)
+    assert "the answer 7 contradicts the row's own equation 8 - 2, whose value is 6" in str(error)
+    assert read_examples(path, contradicting=[]) == examples
+
+
+def test_strict_reading_refuses_a_contradicting_row_naming_file_line_and_reason(tmp_path):
+    path = write(tmp_path, "dev.csv", SVAMP_HEADER + SVAMP_ROW + SVAMP_ROW.replace(",6,", ",7,"))
+    for lenient in (False, True):  # lenient skips malformed rows; a contradicting one is no malformed row
+        with pytest.raises(DataFormatError, match=r"dev.csv:3: the answer 7 contradicts .*strict reading refuses"):
+            read_examples(path, strict=True, lenient=lenient)
+
+
+def test_a_reader_given_no_list_warns_of_contradicting_rows(tmp_path, caplog):
+    path = write(tmp_path, "dev.csv", SVAMP_HEADER + SVAMP_ROW.replace(",6,", ",7,") * 2)
+    with caplog.at_level("WARNING", logger="neuromath"):
+        assert len(read_examples(path)) == 2
+    assert "2 rows whose answer contradicts their own equation, kept" in caplog.text
+    assert "neuromath data check" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("numbers", "equation", "answer", "contradicts"),
+    [
+        ("10.0 3.0", "/ number0 number1", "3.333", False),  # rounded to 3 places: within half a unit
+        ("10.0 3.0", "/ number0 number1", "3.33333", False),
+        ("10.0 3.0", "/ number0 number1", "3.3", False),  # 10/3 rounds to 3.3
+        ("10.0 3.0", "/ number0 number1", "3.4", True),
+        ("10.0 3.0", "/ number0 number1", "3.0", True),  # 3.0 is written as the integer 3, exact
+        ("10.0 3.0", "/ number0 number1", "3.3333333333333335", False),
+        ("1.0 3.0", "/ number0 number1", "0.333", False),  # beyond value accuracy's 1e-4, within the rounding
+        ("1.0 3.0", "/ number0 number1", "0.335", True),
+        ("100000.0 3.0", "+ number0 number1", "100003.5", False),  # within value accuracy's relative 1e-4
+        ("100000.0 3.0", "+ number0 number1", "100015", True),
+        ("40.0 7.0", "/ number0 number1", "5.0", True),  # MAWPS fold 0: 40 / 7 answered 5
+        ("8.0 2.0", "- number0 number1", "-6", True),  # the sign counts
+    ],
+)
+def test_an_answer_agrees_with_its_equation_within_its_rounding(tmp_path, numbers, equation, answer, contradicts):
+    path = write(tmp_path, "dev.csv", SVAMP_HEADER + svamp_row(numbers, equation, answer))
+    contradicting = []
+    read_svamp_csv(path, contradicting=contradicting)
+    assert len(contradicting) == contradicts
+
+
+def test_json_answers_are_checked_with_the_record_named(tmp_path):
+    records = [
+        mwptoolkit_record(1, "He has 56 books in each of his 9 shelves .", "x=56*9", 504.0),
+        mwptoolkit_record(67, "He has 56 books in each of his 9 shelves .", "x=56*9", 8.5),
+        mwptoolkit_record(3, "5 cakes cut in 6", "x=5/6", "((5)/(6))"),  # an exact fraction
+        mwptoolkit_record(4, "5 cakes cut in 6", "x=5/6", "((4)/(6))"),
+    ]
+    path = write(tmp_path, "MAWPS.json", json.dumps(records))  # one line, as MAWPS.json is
+    contradicting = []
+    assert len(read_mwptoolkit_json(path, contradicting=contradicting)) == 4
+    assert [str(error) for error in contradicting] == [
+        f"{path}:1: record 67: the answer 8.5 contradicts the row's own equation 56 * 9, whose value is 504",
+        f"{path}:1: record 4: the answer ((4)/(6)) contradicts the row's own equation 5 / 6, whose value is "
+        "0.8333333333",
+    ]
+
+
+def test_jsonl_answers_are_checked_and_question_equation_answers_are_their_equations(tmp_path):
+    example = Example(id="a", text="8 and 2", masked_text="n0 and n1", numbers=("8", "2"), equation=("-", "n0", "n1"),
+                      answer=7.0)
+    write_jsonl([example], tmp_path / "x.jsonl")
+    contradicting = []
+    read_jsonl(tmp_path / "x.jsonl", contradicting=contradicting)
+    assert [error.line for error in contradicting] == [1]
+    path = write(tmp_path, "qe.csv", "Question,Equation\n8 and 2,x=8-2\n")
+    contradicting = []
+    read_question_equation_csv(path, contradicting=contradicting)
+    assert contradicting == []
+
+
+REAL_CONTRADICTING = {  # file under the data root -> rows whose answer contradicts their equation (data check)
+    "mawps-json/MAWPS.json": 27,
+    "mawps-cv/fold0/train.csv": 8,
+    "mawps-cv/fold0/dev.csv": 1,
+    "asdiv-a-cv/fold0/dev.csv": 0,
+    "math23k/validset.json": 0,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_CONTRADICTING))
+def test_the_real_corpora_have_the_measured_contradicting_rows(name):
+    from neuromath.dataroot import data_root
+
+    path = data_root() / name
+    if not path.is_file():
+        pytest.skip(f"{name} is not under the data root {data_root()}")
+    contradicting = []
+    read_examples(path, lenient=True, skipped=[], contradicting=contradicting)
+    assert len(contradicting) == REAL_CONTRADICTING[name]
+    if name == "mawps-cv/fold0/dev.csv":
+        assert [error.line for error in contradicting] == [288]  # 40 / 7 answered 5.0
+
+
+def test_mawps_negative_numbers_are_masked_as_one_number_and_stay_in_the_equation():
+    from neuromath.dataroot import data_root
+
+    path = data_root() / "mawps-json/MAWPS.json"
+    if not path.is_file():
+        pytest.skip(f"MAWPS.json is not under the data root {data_root()}")
+    examples = {example.id: example for example in read_examples(path, lenient=True, skipped=[], contradicting=[])}
+    assert examples["446"].numbers == ("-2", "-15", "4", "-1")
+    assert examples["446"].equation == ("*", "*", "*", "n0", "n1", "n2", "n3")
+    assert examples["1339"].numbers == ("5", "2", "9", "-15")  # "... is negative fifteen"
+    assert examples["1339"].equation == ("/", "-", "n2", "/", "neg", "n3", "n0", "n1")

@@ -67,8 +67,10 @@ def test_mask_numbers_leaves_digits_inside_words_and_ordinals_alone():
     assert numbers == ()
 
 
-def test_mask_numbers_keeps_a_minus_sign_as_an_operator_token():
-    assert mask_numbers("between -11 and 2") == ("between - n0 and n1", ("11", "2"))
+def test_mask_numbers_reads_a_sign_against_a_number_and_keeps_subtraction_an_operator():
+    assert mask_numbers("between -11 and 2") == ("between n0 and n1", ("-11", "2"))
+    assert mask_numbers("between - 11 and 2") == ("between - n0 and n1", ("11", "2"))  # a spaced minus: an operator
+    assert mask_numbers("11 -2 and 11-2") == ("n0 - n1 and n2 - n3", ("11", "2", "11", "2"))  # after a number
 
 
 @pytest.mark.parametrize(
@@ -98,6 +100,11 @@ def test_mask_numbers_masks_cardinal_number_words_from_two_upwards(text, masked,
         ("two thousand five hundred and six", 2506),
         ("five hundred thousand", 500_000),
         ("zero", 0),
+        ("twelve hundred", 1200),
+        ("nineteen hundred and five", 1905),
+        ("twenty-five hundred", 2500),
+        ("two thousand and five", 2005),
+        ("one hundred twenty", 120),
     ],
 )
 def test_words_to_number_reads_cardinals(words, value):
@@ -108,7 +115,8 @@ def test_words_to_number_reads_cardinals(words, value):
     "words",
     [
         "fifth", "two three", "fifty-zero", "three-legged", "hundred", "thousand two", "two thousand three million",
-        "and", "",
+        "and", "", "ten hundred", "twenty hundred", "twelve hundred thousand", "two thousand twelve hundred",
+        "one hundred hundred",
     ],
 )
 def test_words_to_number_rejects_what_is_not_one_cardinal(words):
@@ -196,10 +204,26 @@ def test_example_from_equation_matches_word_numbers_and_percentages():
     assert example.answer == 3
 
 
-def test_example_from_equation_keeps_unary_minus_of_negative_text_numbers():
+def test_example_from_equation_points_at_negative_text_numbers():
     example = example_from_equation("1", "Find the product of -2 , 4 and -1 .", "x=((-2.0)*4.0)*(-1.0)")
-    assert example.equation == ("*", "*", "neg", "n0", "n1", "neg", "n2")
+    assert example.numbers == ("-2", "4", "-1")
+    assert example.equation == ("*", "*", "n0", "n1", "n2")
     assert example.answer == 8
+    # the equation writes the magnitude of a text's negative number: neg of its mask, not a constant
+    example = example_from_equation("2", "5 times a number less 9 is negative fifteen .", "x=(9-15/5)/2")
+    assert example.numbers == ("5", "9", "-15")
+    assert example.equation == ("/", "-", "n1", "/", "neg", "n2", "n0", "2")
+    assert example.answer == 3
+    # a spaced minus stays an operator, and the equation's unary minus applies to the positive number
+    example = example_from_equation("3", "Find the product of - 2 and 4 .", "x=(-2)*4")
+    assert example.equation == ("*", "neg", "n0", "n1")
+
+
+def test_example_from_equation_points_a_division_at_a_text_fraction():
+    example = example_from_equation("1", "She ate 3/4 of 8 pies .", "x=3/4*8")
+    assert example.numbers == ("(3/4)", "8")
+    assert example.equation == ("*", "n0", "n1")
+    assert example.answer == 6
 
 
 def test_example_from_equation_masks_the_segmented_text_but_keeps_the_original():

@@ -8,7 +8,9 @@ readers) may be ``expr``, ``x=expr`` or ``expr=x`` for any one unknown name (``x
 ``40/(60+x)=...``) are rejected with a reason. Square brackets count as parentheses.
 Each number of the equation stands for the first number of the text with the same value; a
 fraction literal ``(a/b)`` only stands for a text number written as a fraction and is
-otherwise read as the division ``a / b`` (MAWPS writes divisions such as ``(25/5)`` that way).
+otherwise read as the division ``a / b`` (MAWPS writes divisions such as ``(25/5)`` that way), while a division
+of two integers ``3/4`` stands for a text number written as that fraction (``3/4``, ``(3/4)``). A negative text
+number (``-11``, ``negative fifteen``) stands for ``-11`` in the equation, and for ``15`` as ``neg nK``.
 Every other number is a constant, written canonically (``27.0`` -> ``27``).
 """
 
@@ -35,8 +37,18 @@ def _mask_equation(node: Node, numbers: Sequence[str]) -> Node:
     values = [number_value(number) for number in numbers]
     fraction_indices = [k for k, number in enumerate(numbers) if "/" in number]
 
+    def literal_value(node: Node) -> object:
+        return parse_number(node.value) if node.is_leaf and is_number(node.value) else None
+
     def mask(current: Node) -> Node:
         if not current.is_leaf:
+            operands = [literal_value(child) for child in current.children]
+            if current.value == "neg" and operands[0] and -operands[0] in values:  # -5 for a text's -5
+                return Node(f"n{values.index(-operands[0])}")
+            if current.value == "/" and None not in operands and operands[1] != 0:  # 3/4 for a text's fraction 3/4
+                for index in fraction_indices:
+                    if values[index] == operands[0] / operands[1] and all(o.denominator == 1 for o in operands):
+                        return Node(f"n{index}")
             return Node(current.value, tuple(mask(child) for child in current.children))
         if not is_number(current.value):
             return current
@@ -45,6 +57,8 @@ def _mask_equation(node: Node, numbers: Sequence[str]) -> Node:
         for index in fraction_indices if is_fraction else range(len(values)):
             if values[index] == value:
                 return Node(f"n{index}")
+        if not is_fraction and value != 0 and -value in values:  # 15 for a text's "negative fifteen": neg n3
+            return Node("neg", (Node(f"n{values.index(-value)}"),))
         if is_fraction:
             numerator, denominator = current.value[1:-1].split("/")
             return Node("/", (mask(Node(numerator)), mask(Node(denominator))))

@@ -5,9 +5,12 @@
 Readers (``read_<format>(path, *, lenient=False, skipped=None)``) raise ``DataFormatError``
 naming the file, the line and the reason for a malformed record; with ``lenient=True`` they
 skip it instead and append the error to ``skipped``. A file that cannot be read as a whole (it
-is missing or empty, its CSV header lacks a column, its JSON is broken) always raises. An
-equation whose value differs from the gold answer is not an error: ``is_correct(example.equation,
-example)`` tells; a gold answer that is not a finite number (NaN, infinity) is one.
+is missing or empty, its CSV header lacks a column, its JSON is broken) always raises. A gold
+answer that is not a finite number (NaN, infinity) is a malformed record.
+
+A record whose gold answer contradicts its own equation (``answer_contradiction``) is kept and
+appended to ``contradicting`` as a DataFormatError; without a list the reader logs one warning with
+their count; ``strict=True`` raises the first instead.
 
 A CSV row the CSV module cannot split (a field over its limit of 128 KiB) is a bad record like any
 other; reading goes on at the next line. A JSON file whose structure cannot be decoded (a number of
@@ -19,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -26,11 +30,20 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from neuromath.errors import ConfigError, DataFormatError, ExpressionError, NeuromathError
-from neuromath.expr import BINARY_OPERATORS, evaluate, format_number, is_number, parse_infix, parse_number
+from neuromath.expr import (
+    BINARY_OPERATORS,
+    evaluate,
+    format_infix,
+    format_number,
+    is_number,
+    parse_infix,
+    parse_number,
+)
 from neuromath.expr.numbers import MAX_NUMBER_DIGITS, shorten
 from neuromath.fileio import write_text_atomic
+from neuromath.safe_read import open_data, read_data_bytes
 from neuromath.tasks.json_text import check_text
-from neuromath.tasks.word_problems.answer_scoring import equation_value
+from neuromath.tasks.word_problems.answer_scoring import VALUE_REL_TOL, equation_value, fill_numbers
 from neuromath.tasks.word_problems.equation_targets import example_from_equation
 from neuromath.tasks.word_problems.records import Example, number_value
 
@@ -40,7 +53,7 @@ _INVALID_UTF8_REGEX = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8
 def _read_text(path: Path) -> str:
     """The file's text; bytes that are not UTF-8 are kept as lone surrogates for a per-record error."""
     try:
-        data = path.read_bytes()
+        data = read_data_bytes(path)  # a FIFO or a device: refused before it is read
     except OSError as error:
         raise DataFormatError(path, None, f"cannot read the file: {error.strerror or error}") from None
     text = data.decode("utf-8-sig", errors="surrogateescape")
@@ -55,22 +68,30 @@ def _check_utf8(strings: Sequence[object]) -> None:
             raise DataFormatError(None, None, "the record holds bytes that are not UTF-8 text")
 
 
+_WARNED_CONTRADICTING: set = set()  # files whose contradicting rows were logged
+
+
 def _build_all(
     path: Path,
     records: Iterator[tuple[int, object]],
-    build: Callable[[object, int], Example],
+    build: Callable[[object, int], tuple[Example, str | None]],
     lenient: bool,
     skipped: list | None,
+    contradicting: list | None = None,
+    strict: bool = False,
 ) -> list[Example]:
     """Build one Example per (line, record); a bad record raises, or is skipped and reported when lenient.
-    A record that is a NeuromathError (the file's reader could not even split it) counts as a bad record."""
+    A record that is a NeuromathError (the file's reader could not even split it) counts as a bad record.
+    ``build`` returns the Example and its gold answer as written (None when the answer is the equation's value); a
+    record whose answer contradicts its equation is kept and reported (see the module docstring)."""
     examples = []
     ids: dict[str, int] = {}
+    found: list[DataFormatError] = []
     for line, record in records:
         try:
             if isinstance(record, NeuromathError):
                 raise record
-            example = build(record, line)
+            example, written_answer = build(record, line)
             if example.id in ids:
                 raise DataFormatError(None, None, f"id {example.id!r} was already used on line {ids[example.id]}")
         except NeuromathError as error:
@@ -83,7 +104,45 @@ def _build_all(
             continue
         ids[example.id] = line
         examples.append(example)
+        reason = answer_contradiction(example, written_answer)
+        if reason is not None:
+            if example.id != str(line):  # a file of one line (MAWPS.json) names every record on line 1
+                reason = f"record {shorten(example.id)}: {reason}"
+            if strict:
+                raise DataFormatError(path, line, f"{reason}; strict reading refuses such rows")
+            found.append(DataFormatError(path, line, reason))
+    if contradicting is not None:
+        contradicting.extend(found)
+    elif found and path not in _WARNED_CONTRADICTING:  # once per file and process: verify reads a fold many times
+        _WARNED_CONTRADICTING.add(path)
+        logging.getLogger("neuromath").warning(
+            "%s: %d rows whose answer contradicts their own equation, kept (the first: %s); neuromath data check "
+            "%s lists them", path, len(found), found[0], path)
     return examples
+
+
+def answer_contradiction(example: Example, written_answer: str | None) -> str | None:
+    """Why the gold answer of ``example`` contradicts its own equation, or None when they agree.
+
+    They agree when the equation's value is within value accuracy's tolerance of the answer (``VALUE_REL_TOL``,
+    relative), or within the answer's rounding: half a unit of the last decimal place it is written with
+    (``3.333`` for 10/3, ``0.25`` for 0.2492; ``5.0`` counts as ``5``, exact). An answer that is the equation's own
+    value (``written_answer`` None) always agrees."""
+    if written_answer is None or not example.equation:
+        return None
+    try:
+        value = float(equation_value(example.equation, example.numbers))
+    except (NeuromathError, OverflowError):
+        return None  # the readers refuse an equation without a value; one beyond the float range cannot be compared
+    # the decimal places of a plain decimal (3.333 -> 3; 5.0 -> 0); any other form (a fraction, 50%, 1e-05) is exact
+    decimal = re.fullmatch(r"\s*[-+]?[0-9]*\.([0-9]*?)0*\s*", written_answer)
+    rounding = 0.5 * 10.0 ** -len(decimal[1]) if decimal and decimal[1] else 0.0
+    tolerance = max(VALUE_REL_TOL * max(abs(value), abs(example.answer)), rounding) * (1 + 1e-9) + 1e-12
+    if abs(value - example.answer) <= tolerance:
+        return None
+    equation = shorten(format_infix(fill_numbers(example.equation, example.numbers)), 60)
+    return (f"the answer {shorten(written_answer.strip(), 30)} contradicts the row's own equation {equation}, whose "
+            f"value is {value:.10g}")
 
 
 def _csv_error(error: csv.Error) -> DataFormatError:
@@ -150,7 +209,7 @@ _SVAMP_MASK_REGEX = re.compile(r"\bnumber(\d{1,4})\b")  # 4 digits at most, as M
 SVAMP_COLUMNS = ("Question", "Numbers", "Equation", "Answer")
 
 
-def _svamp_example(header_and_row: tuple[list[str], list[str]], line: int) -> Example:
+def _svamp_example(header_and_row: tuple[list[str], list[str]], line: int) -> tuple[Example, str]:
     question, numbers_text, equation_text, answer_text = _row_fields(header_and_row, SVAMP_COLUMNS)
     question = " ".join(question.split())
     numbers = tuple(_canonical_number(number) for number in numbers_text.split())
@@ -181,30 +240,34 @@ def _svamp_example(header_and_row: tuple[list[str], list[str]], line: int) -> Ex
         numbers=numbers,
         equation=tuple(equation),
         answer=answer,
-    )
+    ), answer_text
 
 
-def read_svamp_csv(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[Example]:
+def read_svamp_csv(
+    path: str | Path, *, lenient: bool = False, skipped: list | None = None,
+    contradicting: list | None = None, strict: bool = False
+) -> list[Example]:
     """The SVAMP repository's CSV (MAWPS, ASDiv-A, SVAMP): ``Question,Numbers,Equation,Answer,...``
     with numbers masked as ``number0..`` and prefix equations. Ids are line numbers."""
     path = Path(path)
     rows = _csv_rows(path, _read_text(path), SVAMP_COLUMNS)
-    return _build_all(path, rows, _svamp_example, lenient, skipped)
+    return _build_all(path, rows, _svamp_example, lenient, skipped, contradicting, strict)
 
 
-def _question_equation_example(header_and_row: tuple[list[str], list[str]], line: int) -> Example:
+def _question_equation_example(header_and_row: tuple[list[str], list[str]], line: int) -> tuple[Example, None]:
     question, equation = _row_fields(header_and_row, ("Question", "Equation"))
-    return example_from_equation(str(line), question, equation)
+    return example_from_equation(str(line), question, equation), None  # the answer is the equation's value
 
 
 def read_question_equation_csv(
-    path: str | Path, *, lenient: bool = False, skipped: list | None = None
+    path: str | Path, *, lenient: bool = False, skipped: list | None = None,
+    contradicting: list | None = None, strict: bool = False
 ) -> list[Example]:
     """A MathQA-style CSV with the header ``Question,Equation`` and infix equations such as
     ``x=((120/50)*100)``; the answer is the equation's value. Ids are line numbers."""
     path = Path(path)
     rows = _csv_rows(path, _read_text(path), ("Question", "Equation"))
-    return _build_all(path, rows, _question_equation_example, lenient, skipped)
+    return _build_all(path, rows, _question_equation_example, lenient, skipped, contradicting, strict)
 
 
 def _json_array_items(path: Path, text: str) -> Iterator[tuple[int, object]]:
@@ -287,7 +350,12 @@ def _parse_answer(raw: object) -> float:
 MWPTOOLKIT_KEYS = ("id", "original_text", "equation", "ans")
 
 
-def _mwptoolkit_example(record: object, line: int) -> Example:
+def _written_answer(raw: object) -> str:
+    """A gold answer as its file writes it: the text, or a JSON number as Python writes it back (``8.5``, ``95``)."""
+    return raw if isinstance(raw, str) else repr(raw)
+
+
+def _mwptoolkit_example(record: object, line: int) -> tuple[Example, str]:
     if not isinstance(record, dict):
         raise DataFormatError(None, None, f"a record must be a JSON object, got {type(record).__name__}")
     missing = [key for key in MWPTOOLKIT_KEYS if key not in record]
@@ -301,22 +369,27 @@ def _mwptoolkit_example(record: object, line: int) -> Example:
         raise DataFormatError(None, None, "original_text, segmented_text and equation must be strings")
     answer = _parse_answer(record["ans"])
     try:
-        return example_from_equation(str(record["id"]), text, equation, answer, segmented_text=segmented_text)
+        example = example_from_equation(str(record["id"]), text, equation, answer, segmented_text=segmented_text)
     except ExpressionError as error:
         raise DataFormatError(None, None, f"record {shorten(str(record['id']))}: {error}") from None
+    return example, _written_answer(record["ans"])
 
 
-def read_mwptoolkit_json(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[Example]:
+def read_mwptoolkit_json(
+    path: str | Path, *, lenient: bool = False, skipped: list | None = None,
+    contradicting: list | None = None, strict: bool = False
+) -> list[Example]:
     """MWPToolkit JSON (MAWPS, Math23K): a list of ``{id, original_text, segmented_text, equation, ans}``
     with raw numbers and infix equations such as ``x=56*9``. The segmented text is masked when given."""
     path = Path(path)
-    return _build_all(path, _json_array_items(path, _read_text(path)), _mwptoolkit_example, lenient, skipped)
+    records = _json_array_items(path, _read_text(path))
+    return _build_all(path, records, _mwptoolkit_example, lenient, skipped, contradicting, strict)
 
 
 _EXAMPLE_FIELDS = tuple(field.name for field in fields(Example))
 
 
-def _jsonl_example(line_text: object, line: int) -> Example:
+def _jsonl_example(line_text: object, line: int) -> tuple[Example, str]:
     _check_utf8([line_text])
     try:
         record = json.loads(line_text)
@@ -357,14 +430,17 @@ def _jsonl_example(line_text: object, line: int) -> Example:
         numbers=numbers,
         equation=tuple(record["equation"]),
         answer=answer,
-    )
+    ), _written_answer(record["answer"])
 
 
-def read_jsonl(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[Example]:
+def read_jsonl(
+    path: str | Path, *, lenient: bool = False, skipped: list | None = None,
+    contradicting: list | None = None, strict: bool = False
+) -> list[Example]:
     """This project's JSON Lines: one Example per line with its dataclass fields (see ``write_jsonl``)."""
     path = Path(path)
     lines = ((number, line) for number, line in enumerate(_read_text(path).splitlines(), 1) if line.strip())
-    return _build_all(path, lines, _jsonl_example, lenient, skipped)
+    return _build_all(path, lines, _jsonl_example, lenient, skipped, contradicting, strict)
 
 
 def write_jsonl(examples: Sequence[Example], path: str | Path) -> None:
@@ -387,7 +463,7 @@ def detect_format(path: str | Path) -> str:
     """The name in FORMATS of a file's format, from its extension and its first record or CSV header."""
     path = Path(path)
     try:
-        with path.open("rb") as stream:  # the start of the file is enough; the reader reads it all
+        with open_data(path) as stream:  # the start of the file is enough; the reader reads it all
             head = stream.read(_DETECT_BYTES).decode("utf-8-sig", errors="replace")
     except OSError as error:
         raise DataFormatError(path, None, f"cannot read the file: {error.strerror or error}") from None
@@ -410,11 +486,14 @@ def detect_format(path: str | Path) -> str:
 
 
 def read_examples(
-    path: str | Path, format: str | None = None, *, lenient: bool = False, skipped: list | None = None
+    path: str | Path, format: str | None = None, *, lenient: bool = False, skipped: list | None = None,
+    contradicting: list | None = None, strict: bool = False
 ) -> list[Example]:
-    """Read word problems from a file in one of FORMATS (detected when ``format`` is None)."""
+    """Read word problems from a file in one of FORMATS (detected when ``format`` is None). Rows whose answer
+    contradicts their equation are kept and appended to ``contradicting`` (logged as one warning when it is None);
+    ``strict`` refuses the first."""
     if format is None:
         format = detect_format(path)
     if format not in FORMATS:
         raise ConfigError(f"unknown word-problem format {format!r}; known: {', '.join(FORMATS)}")
-    return FORMATS[format](path, lenient=lenient, skipped=skipped)
+    return FORMATS[format](path, lenient=lenient, skipped=skipped, contradicting=contradicting, strict=strict)
