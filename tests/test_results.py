@@ -133,7 +133,9 @@ def test_verify_names_the_run_and_the_difference(experiment):
     summary["test"]["value_correct"] += 1
     summary_path.write_text(json.dumps(summary), encoding="utf-8")
     problems, _ = verify_recipe(load_recipe(folder), root)
-    assert any("tiny/jaccard-tiny/fold1" in p and "value_correct" in p for p in problems), problems
+    stated, n = summary["test"]["value_correct"], summary["test"]["n"]
+    expected = f"{summary_path}: test.value_correct is {stated}; recomputed from its {n} predictions: {stated - 1}"
+    assert expected in problems, problems
 
 
 def test_verify_recomputes_verdicts_from_the_gold_data(experiment):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import documented, positive_int
+from neuromath.cli.common import documented, worker_count
 
 
 def command_results_build(args: argparse.Namespace) -> int:
@@ -33,9 +33,13 @@ def command_results_build(args: argparse.Namespace) -> int:
 def command_results_verify(args: argparse.Namespace) -> int:
     from neuromath.dataroot import data_root
     from neuromath.experiments.evidence import verify_recipe
-    from neuromath.experiments.recipes import find_recipes, load_recipe
+    from neuromath.experiments.recipes import RECIPE_FILE, find_recipes, load_recipe
 
-    recipes = [load_recipe(path) for path in args.recipes] if args.recipes else find_recipes(args.results)
+    recipes = []
+    for path in args.recipes or [args.results]:  # an experiment's folder or recipe, or a results folder of them
+        folder = Path(path)
+        whole = folder.is_dir() and not (folder / RECIPE_FILE).exists() and any(folder.glob(f"*/{RECIPE_FILE}"))
+        recipes += find_recipes(folder) if whole else [load_recipe(folder)]
     root = data_root()
     problems = []
     for recipe in recipes:
@@ -47,7 +51,7 @@ def command_results_verify(args: argparse.Namespace) -> int:
         print(f"FAILED {problem}", file=sys.stderr)
     if problems:
         return 1
-    print(f"every reported score of {len(recipes)} experiments follows from its predictions")
+    print(f"every reported score, mean and spread of {len(recipes)} experiments follows from its records")
     return 0
 
 
@@ -96,15 +100,21 @@ def register(commands) -> None:
     verify = sub.add_parser(
         "verify", help="recompute every reported accuracy from its predictions and the gold data",
         **documented(
-            "For every run with evidence: the test scores of each summary.json are recomputed from its predictions "
-            "(and, where the data root holds the recipe's files with the recipe's sha256, from the gold data), the "
-            "folds' report from its folds, and the evidence is checked against its recipe (command, model, data "
-            "files). Each difference is printed with the run it belongs to; the exit status is 1 when there is one.",
+            "For every run with evidence: the test scores of each summary.json (per depth, per module, per beam width) "
+            "are recomputed from its predictions (and, where the data root holds the recipe's files with the "
+            "recipe's sha256, from the gold data), its best validation score, epochs and steps from its metrics.csv, "
+            "the means and standard deviations of report.json and seeds.json from its folds' and seeds' summaries, "
+            "and the evidence is checked against its recipe (command, model, data files). Each difference is "
+            "printed with the file, the number it states and the number recomputed; the exit status is 1 when there "
+            "is one. RECIPE may be an experiment's folder or a whole results folder (a copy, say).",
             "neuromath results verify",
             "neuromath results verify results/word-problems-cv --no-gold",
+            "neuromath results verify ~/results-copy --no-gold",
         ),
     )
-    verify.add_argument("recipes", nargs="*", metavar="RECIPE", help="results/<experiment> folders (default: all)")
+    verify.add_argument("recipes", nargs="*", metavar="RECIPE",
+                        help="results/<experiment> folders or recipe.yaml files, or results folders holding them "
+                             "(default: every experiment of --results)")
     verify.add_argument("--results", default="results", help="the results folder (default: results)")
     verify.add_argument("--work", default=None,
                         help="the work folder of `results run`, which holds the files a recipe's setup generated "
@@ -124,7 +134,7 @@ def register(commands) -> None:
         ),
     )
     run.add_argument("recipe", type=Path, metavar="RECIPE", help="a results/<experiment> folder or its recipe.yaml")
-    run.add_argument("--jobs", type=positive_int, default=1, help="runs at a time (default 1)")
+    run.add_argument("--jobs", type=worker_count, default=1, help="runs at a time (default 1)")
     run.add_argument("--work", default="runs/results", help="where the run folders go (default: runs/results)")
     run.add_argument("--only", nargs="+", metavar="RUN", default=None, help="run only these runs of the recipe")
     run.add_argument("--force", action="store_true", help="run again, and replace, runs that have evidence")

@@ -15,13 +15,13 @@ Table metrics (``beam_metric``): ``verified@K`` and ``exact@K`` on the full test
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.symbolic import dedup_mask
 from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
+from neuromath.safe_read import load_json, open_data
 from neuromath.tasks.symbolic import read_pairs
 
 EVALUATION = "evaluation"  # the folder ``evaluate --report {out}/evaluation`` writes, in the run and its evidence
@@ -75,6 +75,11 @@ def recount(records: list[dict], widths: list[str]) -> dict:
     return counts
 
 
+def width_order(width: str) -> tuple[int, str]:
+    """Beam widths (strings of digits) in numeric order; any other text after them."""
+    return (len(width), width) if width.isdigit() else (10**9, width)
+
+
 def verify_beams(label: str, folder: Path, test: Path | None, train: Path | None) -> tuple[list[str], bool]:
     """The differences between a run's beam report and its kept records, and, where ``test`` (and ``train``) are given,
     between the records and the gold pairs; and whether the gold pairs were read."""
@@ -87,8 +92,15 @@ def verify_beams(label: str, folder: Path, test: Path | None, train: Path | None
     widths = [str(width) for width in report.get("beams") or []]
     problems = []
     counts = recount(records, widths)
+    recorded = sorted({width for record in records for width in (record.get("beams") or {})}, key=width_order)
+    if sorted(widths, key=width_order) != recorded:  # a width left out of "beams" would be left out of the recount
+        problems.append(f"{label}: {BEAM_REPORT} lists beam widths {widths}, the records hold {recorded}")
     for subset, reported in (report.get("subsets") or {}).items():
         overall = reported.get("overall") or {}
+        stated = sorted((key for key in overall if key != "n"), key=width_order)
+        if stated != sorted(widths, key=width_order):
+            problems.append(f"{label}: {BEAM_REPORT} states {subset} scores at beam widths {stated}, its list of "
+                            f"widths is {widths}")
         if subset not in counts:
             problems.append(f"{label}: {BEAM_REPORT} has a subset {subset!r} that no record belongs to")
             continue
@@ -100,9 +112,12 @@ def verify_beams(label: str, folder: Path, test: Path | None, train: Path | None
                 count = counts[subset][width][f"{kind}_count"]
                 entry = overall.get(width) or {}
                 accuracy = count / n if n else 0.0
-                if entry.get(f"{kind}_count") != count or abs(float(entry.get(kind, -1)) - accuracy) > 1e-9:
+                stated_accuracy = entry.get(kind)
+                if (entry.get(f"{kind}_count") != count or not isinstance(stated_accuracy, (int, float))
+                        or abs(stated_accuracy - accuracy) > 1e-9):
                     problems.append(f"{label}: {BEAM_REPORT} says {subset} beam {width} {kind} "
-                                    f"{entry.get(f'{kind}_count')} ({entry.get(kind)}), the records give {count}")
+                                    f"{entry.get(f'{kind}_count')} ({stated_accuracy}), the records give {count} "
+                                    f"({accuracy})")
     for index, record in enumerate(records):
         for width in widths:
             entry = (record.get("beams") or {}).get(width) or {}
@@ -145,10 +160,10 @@ def keep_beam_evidence(out: Path, staging: Path, relative) -> None:
     if not source.is_file():
         return
     records = []
-    with source.open(encoding="utf-8") as stream:
+    with open_data(source, encoding="utf-8") as stream:  # a FIFO: refused
         for number, line in enumerate(stream, start=1):
             try:
-                records.append(slim_beam_record(json.loads(relative(line))))
+                records.append(slim_beam_record(load_json(relative(line), source, number)))
             except ValueError:
                 raise NeuromathError(f"{source}: line {number}: not valid JSON") from None
     write_gzip_lines(records, staging / BEAM_RECORDS_GZ)

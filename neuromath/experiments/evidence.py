@@ -16,8 +16,9 @@ answer's characters; an equation's depth, label and predicted label): the proble
 which the recipe names with their sha256 (a generated folder: every file in it). Paths are written relative to the
 data root and the run folder, so evidence reads the same on every machine.
 
-``verify_run`` recomputes every reported accuracy from the predictions and, where the data root holds the gold files,
-from the gold data: a summary whose predictions do not give it fails, naming the run and the difference."""
+``verify_run`` recomputes every reported score from the predictions (and every mean and spread of ``report.json`` and
+``seeds.json`` from the units: ``evidence_checks``) and, where the data root holds the gold files, from the gold data:
+a number its records do not give fails, naming the file, the number stated and the number recomputed."""
 
 from __future__ import annotations
 
@@ -32,13 +33,22 @@ from neuromath.config import config_from_dict
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import REFIT_DIR, scored_fold
-from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.verification import blank_positions, completion_metrics
 from neuromath.experiments.beam_evidence import BEAM_REPORT, beam_metric, keep_beam_evidence, verify_beams
+from neuromath.experiments.evidence_checks import (
+    check_beam_groups,
+    check_classifier_scores,
+    check_cv_report,
+    check_modules_report,
+    check_seeds,
+    check_sequence_scores,
+    check_training_log,
+    same,
+)
 from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
 from neuromath.experiments.recipes import Recipe, Run, sha256_of
 from neuromath.fileio import write_text_atomic
-from neuromath.safe_read import SUMMARY_LIMIT, read_run_file
+from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_data_text, read_run_file
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import read_candidates, read_equations
 
@@ -51,7 +61,6 @@ CLASSIFIER_FIELDS = ("depth", "label", "predicted", "correct")
 COMPLETION = "completion.json"  # complete --out: top-1, top-5 and MRR of each run
 SCORES, SCORES_GZ = "scores.jsonl", "scores.jsonl.gz"  # complete --scores: each blank's candidate scores
 COMPLETION_METRICS = ("top1", "top5", "mrr", "seconds")
-TOLERANCE = 1e-9
 WORK_PREFIX = "{work}/"  # a file a recipe's setup generated, under the work folder of results run
 
 
@@ -137,15 +146,15 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
                 text = relative_text(raw, out, work, root)
             if source.suffix == ".json":  # where the run was when it ran is no evidence: its place in the evidence is
                 unit = source.parent.relative_to(out).as_posix()
-                text = json.dumps(scrub_run_dirs(json.loads(text), unit), indent=2, ensure_ascii=False) + "\n"
+                text = json.dumps(scrub_run_dirs(load_json(text, source), unit), indent=2, ensure_ascii=False) + "\n"
             destination.write_text(text, encoding="utf-8")
 
     for name in ("report.json", "seeds.json", BEAM_REPORT, COMPLETION):
         keep_text(out / name, staging / name)
     keep_beam_evidence(out, staging, lambda text: relative_text(text, out, work, root))
     if (out / SCORES).is_file():  # every blank's candidate scores (complete --scores): what completion is scored from
-        lines = (out / SCORES).read_text(encoding="utf-8").splitlines()
-        write_gzip_lines([json.loads(line) for line in lines], staging / SCORES_GZ)
+        lines = read_data_text(out / SCORES).splitlines()  # a FIFO: refused; too deep JSON: an error naming it
+        write_gzip_lines([load_json(line, out / SCORES, n) for n, line in enumerate(lines, 1)], staging / SCORES_GZ)
     units = scored_units(out, run.kind)
     if not units or not any((unit / "summary.json").is_file() for unit in units):
         raise NeuromathError(f"{out}: no finished run (no summary.json) to collect evidence from")
@@ -158,8 +167,9 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
         for name in KEPT:
             keep_text(unit / name, staging / relative / name)
         if (unit / PREDICTIONS).is_file():
-            lines = (unit / PREDICTIONS).read_text(encoding="utf-8").splitlines()
-            write_gzip_lines([slim_record(json.loads(line)) for line in lines], staging / relative / PREDICTIONS_GZ)
+            lines = read_data_text(unit / PREDICTIONS).splitlines()
+            write_gzip_lines([slim_record(load_json(line, unit / PREDICTIONS, n)) for n, line in enumerate(lines, 1)],
+                             staging / relative / PREDICTIONS_GZ)
         if threads is None and (unit / "config.yaml").is_file():
             threads = (yaml.safe_load((unit / "config.yaml").read_text(encoding="utf-8")).get("train") or {}).get(
                 "num_threads") or None
@@ -249,10 +259,6 @@ def metric_values(evidence: Evidence, metric: str) -> list[float]:
 # -- verification -----------------------------------------------------------------------------------------------------
 
 
-def close(a: float, b: float) -> bool:
-    return abs(a - b) <= TOLERANCE
-
-
 def pinned(used: str, data: dict) -> bool:
     """Whether a run's data path is one of the recipe's pinned files, or a folder (a generated Mathematics Dataset)
     whose files the recipe pins."""
@@ -287,27 +293,11 @@ def verify_unit(name: str, unit: Path, summary: dict, locate, with_gold: bool) -
         return [f"{name}: no {PREDICTIONS_GZ}: the reported scores cannot be recomputed"], False
     records = read_gzip_lines(path)
     n = len(records)
-    if test.get("n") != n:
-        problems.append(f"{name}: summary.json says n = {test.get('n')}, the predictions hold {n} records")
+    if not all(isinstance(record, dict) for record in records):
+        return [f"{path}: a line that is not a JSON object: the scores cannot be recomputed"], False
     classifier = bool(records) and "label" in records[0]
-    if classifier:
-        for index, record in enumerate(records):
-            if record.get("correct") != (record.get("predicted") == record.get("label")):
-                problems.append(f"{name}: prediction {index + 1}: 'correct' does not follow from label and predicted")
-                break
-        accuracy = sum(bool(r["correct"]) for r in records) / n if n else 0.0
-        if not close(accuracy, float(test.get("accuracy", -1))):
-            problems.append(f"{name}: summary.json says accuracy {test.get('accuracy')}, the predictions give "
-                            f"{accuracy}")
-    else:
-        for key, field_name in (("value_correct", "correct"), ("equation_correct", "equation_correct")):
-            count = sum(bool(r.get(field_name)) for r in records)
-            if test.get(key) != count:
-                problems.append(f"{name}: summary.json says {key} = {test.get(key)}, the predictions give {count}")
-        accuracy = sum(bool(r.get("correct")) for r in records) / n if n else 0.0
-        if not close(accuracy, float(test.get("value_accuracy", -1))):
-            problems.append(f"{name}: summary.json says value_accuracy {test.get('value_accuracy')}, the "
-                            f"predictions give {accuracy}")
+    check = check_classifier_scores if classifier else check_sequence_scores
+    problems += check(unit / "summary.json", test, records)
     read_gold = False
     if with_gold and (unit / "config.yaml").is_file():
         config = yaml.safe_load((unit / "config.yaml").read_text(encoding="utf-8"))
@@ -319,9 +309,10 @@ def verify_unit(name: str, unit: Path, summary: dict, locate, with_gold: bool) -
                                 f"{n}")
             for index, (record, example) in enumerate(zip(records, examples)):
                 if classifier:
-                    if record["label"] != example.label:
-                        problems.append(f"{name}: prediction {index + 1}: label {record['label']}, the gold file "
-                                        f"says {example.label}")
+                    if record.get("label") != example.label or record.get("depth") != example.depth:
+                        problems.append(f"{name}: prediction {index + 1}: label {record.get('label')} at depth "
+                                        f"{record.get('depth')}, the gold file says {example.label} at depth "
+                                        f"{example.depth}")
                         break
                     continue
                 if str(record.get("id")) != str(example.id):
@@ -368,7 +359,7 @@ def verify_completion(label: str, evidence: Evidence, run: Run, locate, with_gol
     problems = []
     for name, row in evidence.completion.items():
         for metric in ("top1", "top5", "mrr"):
-            if not close(float(row.get(metric, -1)), recomputed[metric]):
+            if not same(row.get(metric), recomputed[metric]):
                 problems.append(f"{label}: {COMPLETION} says {name} {metric} {row.get(metric)}, its scores and the "
                                 f"gold classes give {recomputed[metric]}")
     return problems, True
@@ -409,9 +400,14 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
         test, train = beam_files(evidence, beams, locate) if with_gold else (None, None)
         beam_problems, read_gold = verify_beams(label, evidence.folder, test, train)
         problems += beam_problems
+        if isinstance(evidence.evaluation, dict):
+            problems += check_beam_groups(evidence.folder / BEAM_REPORT, evidence.evaluation)
         gold_units += read_gold
     for name, summary in evidence.units.items():
         unit = evidence.folders[name]
+        problems += check_training_log(unit, summary)
+        if name in evidence.selections:  # cv --refit: the selection run that chose the refit's epochs
+            problems += check_training_log(unit.parent, evidence.selections[name])
         config_path = unit / "config.yaml"
         if config_path.is_file():
             config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
@@ -430,21 +426,37 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
         unit_problems, read_gold = verify_unit(f"{label}/{name}", unit, summary, locate, with_gold)
         problems += unit_problems
         gold_units += read_gold
-    if run.kind == "cv" and evidence.report is not None:
-        rows = {row["fold"]: row for row in evidence.report.get("folds", [])}
-        for name, summary in evidence.units.items():
-            row = rows.get(name)
-            reported = (summary.get("test") or {}).get("value_accuracy")
-            if row is None or reported is None or not close(row["value_accuracy"], reported):
-                problems.append(f"{label}: report.json's {name} row does not match its summary.json")
-        values = metric_values(evidence, "value_accuracy")
-        if values:
-            mean = mean_std(values)["mean"]
-            if not close(mean, evidence.report["value_accuracy"]["mean"]):
-                problems.append(f"{label}: report.json says mean value accuracy "
-                                f"{evidence.report['value_accuracy']['mean']}, its folds give {mean}")
+    problems += verify_combined(evidence, run)
     gold = f"gold data for {gold_units} of {len(evidence.units)}" if with_gold else "gold data not read"
     return problems, f"{len(evidence.units)} scored sets, {gold}"
+
+
+def verify_combined(evidence: Evidence, run: Run) -> list[str]:
+    """The numbers of a run's evidence that combine its units or records: ``report.json`` of a cross-validation,
+    ``seeds.json`` of a training with seeds, and a per-module report (``evaluation/report.json`` of a Mathematics
+    Dataset run)."""
+    problems = []
+    folder = evidence.folder
+    if evidence.report is not None and not isinstance(evidence.report, dict):
+        return [f"{folder}: report.json or seeds.json is not a JSON object"]
+    if run.kind == "cv":
+        if evidence.report is None:
+            problems.append(f"{folder / 'report.json'}: missing: the folds' mean and spread cannot be checked")
+        else:
+            problems += check_cv_report(folder / "report.json", evidence.report, evidence.units, evidence.selections)
+    elif any(name.startswith("seed") for name in evidence.units):
+        if evidence.report is None:
+            problems.append(f"{folder / 'seeds.json'}: missing: the seeds' mean and spread cannot be checked")
+        else:
+            problems += check_seeds(folder / "seeds.json", evidence.report, evidence.units)
+    if isinstance(evidence.evaluation, dict) and "modules" in evidence.evaluation:
+        units = [evidence.folders[name] / PREDICTIONS_GZ for name in evidence.units]
+        if len(units) != 1 or not units[0].is_file():
+            problems.append(f"{folder / BEAM_REPORT}: a per-module report, but not one scored set with predictions "
+                            "to recompute it from")
+        else:
+            problems += check_modules_report(folder / BEAM_REPORT, evidence.evaluation, read_gzip_lines(units[0]))
+    return problems
 
 
 def verify_recipe(recipe: Recipe, root: Path, with_gold: bool = True,
