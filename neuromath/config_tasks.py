@@ -66,6 +66,9 @@ class WordProblemsData(SequenceData):
     rules: ClassVar = (augmentations_are_known,)
     task: str = "word_problems"
     lowercase: bool = True  # lower-case the source words; False keeps their case
+    # refuse a row whose gold answer contradicts its own equation (an error naming the file, line and reason); false
+    # keeps such rows and counts them in the run's data.json (neuromath data check lists them)
+    strict: bool = False
     # a source word seen fewer times in the training set is <unk> (the numbers n0, n1, ... never); 1: every word kept
     min_count: int = ranged(1, COUNT)
     # training only: each ordinary source word is replaced by <unk> with this probability (1 would leave none)

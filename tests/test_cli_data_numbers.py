@@ -128,3 +128,23 @@ def test_the_other_word_problem_data_commands_take_strict(data_file, tmp_path, c
     }[command]
     assert main(["data", *arguments, "--lenient", "--strict"]) == 2
     assert "dev.csv:3: the answer 7 contradicts" in capsys.readouterr().err
+
+
+def test_a_run_counts_contradicting_rows_in_data_json_and_data_strict_refuses_them(tmp_path, caplog):
+    from neuromath.config import load_config
+    from neuromath.errors import DataFormatError
+    from neuromath.tasks import get_task
+    from neuromath.training.run import prepare_data
+
+    path = tmp_path / "train.csv"
+    path.write_text(HEADER + GOOD + CONTRADICTING + GOOD, encoding="utf-8")
+    overrides = ["data.task=word_problems", f"data.train={path}", f"data.test={path}"]
+    config = load_config(None, overrides)
+    prepared = prepare_data(config, get_task("word_problems"))
+    assert len(prepared.train) + len(prepared.valid) == 3  # kept, not dropped
+    [reason] = prepared.report["train"]["contradicting"]
+    assert reason.startswith(f"{path}:3: the answer 7 contradicts")
+    assert prepared.report["test"]["contradicting"] == [reason]
+    assert f"{path}: 1 rows whose answer contradicts their own equation, kept" in caplog.text
+    with pytest.raises(DataFormatError, match=r"train.csv:3: .*strict reading refuses such rows"):
+        prepare_data(load_config(None, [*overrides, "data.strict=true"]), get_task("word_problems"))

@@ -123,7 +123,8 @@ def read_data_file(config: Config, path: str | Path) -> tuple[list, list]:
     ``lenient``): ``(examples, skipped)``."""
     task = word_problem_task(config)
     skipped: list = []
-    examples = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped)
+    examples = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped,
+                         strict=config.data.strict)  # rows contradicting their equation: logged once, or refused
     return examples, skipped
 
 
@@ -170,7 +171,8 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
     data_report, splits = {}, {}
     for split, path in (("train", train_path), ("test", test_path)):
         skipped: list = []
-        splits[split] = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped)
+        splits[split] = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped,
+                                  strict=config.data.strict)
         data_report[split] = {"source": str(path), "read": len(splits[split]), "skipped": [str(e) for e in skipped]}
     baseline = RetrievalBaseline(config.model.name).fit(splits["train"])
     # the nearest training problem's target in the task's own notation (prefix, or normalised postfix)

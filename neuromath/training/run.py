@@ -68,11 +68,18 @@ class PreparedData:
 
 def read_split(task: SequenceTask, path: str, config: Config, report: dict, split: str) -> list:
     skipped: list = []
-    examples = task.read(path, config.data.format, lenient=config.data.lenient, skipped=skipped,
-                         **task.read_options(config.data, split))
+    options = task.read_options(config.data, split)
+    examples = task.read(path, config.data.format, lenient=config.data.lenient, skipped=skipped, **options)
     report[split] = {"source": path, "read": len(examples), "skipped": [str(error) for error in skipped]}
     if skipped:
         logging.getLogger("neuromath").warning("%s: skipped %d malformed rows (see data.json)", path, len(skipped))
+    contradicting = options.get("contradicting")
+    if isinstance(contradicting, list):  # a task whose rows state an answer beside their equation (word problems)
+        report[split]["contradicting"] = [str(error) for error in contradicting]
+        if contradicting:
+            logging.getLogger("neuromath").warning(
+                "%s: %d rows whose answer contradicts their own equation, kept (see data.json; "
+                "--set data.strict=true refuses them)", path, len(contradicting))
     return examples
 
 

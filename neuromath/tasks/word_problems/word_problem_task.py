@@ -98,10 +98,17 @@ CARD = CardText(
     ),
 )
 
+def read_options(data, role: str) -> dict:
+    """Keywords of ``read_examples`` for a run's split: ``data.strict`` refuses rows whose answer contradicts their
+    own equation; otherwise they are kept and collected in ``contradicting`` (the run's data.json counts them)."""
+    return {"strict": bool(getattr(data, "strict", False)), "contradicting": []}
+
+
 WORD_PROBLEMS = SequenceTask(
     name="word_problems",
     vocab_level="word",
     read=read_examples,
+    read_options=read_options,
     generate=generate,
     source_tokens=source_tokens,
     target_tokens=lambda example: list(example.equation),
