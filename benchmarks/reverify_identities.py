@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 import time
 from collections import Counter, defaultdict
@@ -35,7 +34,7 @@ from pathlib import Path
 from neuromath.dataroot import find_data
 from neuromath.errors import NeuromathError
 from neuromath.experiments.evidence_io import read_gzip_lines
-from neuromath.experiments.recipes import expand, load_recipe, sha256_of
+from neuromath.experiments.recipes import load_recipe, pinned_file
 from neuromath.tasks.identities import read_equations
 from neuromath.tasks.identities.exact_check import NOT_VERIFIED, UNKNOWN, VERIFIED, check_identity_tree
 from neuromath.tasks.identities.identity_labels import SympyJudge
@@ -50,16 +49,7 @@ def test_file(recipe, work: Path) -> Path:
                 names.add(item.split("=", 1)[1])
     if len(names) != 1:
         raise NeuromathError(f"{recipe.path}: expected one data.test file in the runs, found {sorted(names)}")
-    name = names.pop()
-    path = Path(expand(name, work))
-    if not path.is_file():
-        setup = "\n  ".join(expand(shlex.join(["neuromath", *argv]), work) for argv in recipe.setup)
-        raise NeuromathError(f"{name} is not at {path}; the recipe's setup makes it:\n  {setup}")
-    digest = recipe.data.get(name)
-    if digest is None or sha256_of(path) != digest:
-        raise NeuromathError(f"{path} is not the test file of the evidence (its sha256 is not the one in "
-                             f"{recipe.path})")
-    return path
+    return pinned_file(recipe, names.pop(), Path("."), work)
 
 
 def contradicted(label: bool, verdict: str) -> bool:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from collections import Counter
 from pathlib import Path
@@ -35,7 +34,7 @@ from neuromath.errors import NeuromathError
 from neuromath.evaluation.symbolic import summarise
 from neuromath.experiments.beam_evidence import BEAM_RECORDS_GZ, BEAM_REPORT, width_order
 from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
-from neuromath.experiments.recipes import expand, load_recipe, sha256_of
+from neuromath.experiments.recipes import load_recipe, pinned_file
 from neuromath.fileio import write_text_atomic
 from neuromath.tasks.symbolic import read_pairs
 from neuromath.tasks.symbolic import verify as symbolic_verify
@@ -51,15 +50,7 @@ def test_file(recipe, work: Path) -> Path:
     if len(names) != 1:
         raise NeuromathError(f"{recipe.path}: expected one test file in the runs' evaluate steps, found "
                              f"{sorted(names)}")
-    name = names.pop()
-    path = Path(expand(name, work))
-    if not path.is_file():
-        setup = "\n  ".join(expand(shlex.join(["neuromath", *argv]), work) for argv in recipe.setup)
-        raise NeuromathError(f"{name} is not at {path}; the recipe's setup makes it:\n  {setup}")
-    digest = recipe.data.get(name)
-    if digest is not None and sha256_of(path) != digest:
-        raise NeuromathError(f"{path} is not the test file of the evidence (sha256 differs from {recipe.path})")
-    return path
+    return pinned_file(recipe, names.pop(), Path("."), work)
 
 
 def line_of(identifier) -> str:
@@ -67,9 +58,9 @@ def line_of(identifier) -> str:
 
 
 def counts(records: list[dict], widths: list[str], solved) -> dict:
-    """Verified counts per width, full and deduplicated: ``solved(record, width) -> bool``."""
-    subsets = {"full": records, "dedup": [r for r in records if r.get("in_dedup")]}
-    return {name: {"n": len(members), **{width: sum(bool(solved(r, width)) for r in members) for width in widths}}
+    """Verified counts per width, full and deduplicated: ``solved(index, width) -> bool`` of record ``index``."""
+    subsets = {"full": range(len(records)), "dedup": [i for i, r in enumerate(records) if r.get("in_dedup")]}
+    return {name: {"n": len(members), **{width: sum(bool(solved(i, width)) for i in members) for width in widths}}
             for name, members in subsets.items()}
 
 
@@ -133,10 +124,7 @@ def reverify(folder: Path, work: Path, workers: int, time_limit: float, apply: b
     for (name, index, width, role), verdict, (tokens, example) in zip(places, verdicts, pairs):
         tally[(role, verdict)] += 1
         before = role == "verified"
-        if role == "verified":
-            after = verdict == "correct"
-        else:  # an unverified record: its best hypothesis could only add a solve
-            after = verdict == "correct"
+        after = verdict == "correct"  # of an unverified record's best hypothesis: it could only add a solve
         now[(name, index, width)] = after
         if after != before:
             changes.append({"run": name, "test_line": line_of(runs[name][index].get("id")), "width": width,
@@ -149,9 +137,9 @@ def reverify(folder: Path, work: Path, workers: int, time_limit: float, apply: b
     for name, records in runs.items():
         widths = sorted({w for r in records for w in (r.get("beams") or {})}, key=width_order)
         summary["runs"][name] = {
-            "recorded": counts(records, widths, lambda r, w: (r["beams"].get(w) or {}).get("verified")),
-            "reverified": counts(records, widths, lambda r, w, name=name, records=records:
-                                 now[(name, records.index(r), w)]),
+            "recorded": counts(records, widths, lambda i, w, records=records:
+                               (records[i]["beams"].get(w) or {}).get("verified")),
+            "reverified": counts(records, widths, lambda i, w, name=name: now[(name, i, w)]),
         }
     if apply:  # after the counts as recorded were taken
         write_reverified(recipe, runs, examples, now)

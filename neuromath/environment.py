@@ -40,6 +40,15 @@ def git_commit(path: str | Path | None = None) -> str | None:
     return f"{commit}+dirty" if dirty else commit or None
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system tells it: a container's or taskset's limit),
+    else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
 def cpu_name() -> str:
     """The CPU's model name (from /proc/cpuinfo on Linux), else what ``platform`` says."""
     try:

@@ -6,6 +6,10 @@ import json
 import pytest
 
 from neuromath.cli import main
+from neuromath.config import load_config
+from neuromath.errors import DataFormatError
+from neuromath.tasks import get_task
+from neuromath.training.run import prepare_data
 
 
 def numbers_json(capsys, text):
@@ -131,11 +135,6 @@ def test_the_other_word_problem_data_commands_take_strict(data_file, tmp_path, c
 
 
 def test_a_run_counts_contradicting_rows_in_data_json_and_data_strict_refuses_them(tmp_path, caplog):
-    from neuromath.config import load_config
-    from neuromath.errors import DataFormatError
-    from neuromath.tasks import get_task
-    from neuromath.training.run import prepare_data
-
     path = tmp_path / "train.csv"
     path.write_text(HEADER + GOOD + CONTRADICTING + GOOD, encoding="utf-8")
     overrides = ["data.task=word_problems", f"data.train={path}", f"data.test={path}"]

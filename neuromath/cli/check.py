@@ -13,39 +13,35 @@ import argparse
 import json
 
 from neuromath.cli.common import documented, float_in
+from neuromath.tasks.identities.exact_check import VERIFIED, check_identity_text
+from neuromath.tasks.symbolic.typed_check import check_integral_text, check_ode_text
+from neuromath.tasks.symbolic.verify import DEFAULT_TIME_LIMIT
 
 MAX_CHECK_TIME_LIMIT = 600.0  # seconds; the default is the verifier's own (5 s), as evaluate uses
-DEFAULT_CHECK_TIME_LIMIT = 5.0
 
 
 def command_check(args: argparse.Namespace) -> int:
     if args.kind == "integral":
-        from neuromath.tasks.symbolic.typed_check import check_integral_text
-
         verdict, reason = check_integral_text(args.problem, args.answer, args.time_limit)
     elif args.kind == "ode":
-        from neuromath.tasks.symbolic.typed_check import check_ode_text
-
         verdict, reason = check_ode_text(args.problem, args.answer, args.time_limit)
     else:
-        from neuromath.tasks.identities.exact_check import check_identity_text
-
         verdict, reason = check_identity_text(args.equation, args.time_limit)
     if args.json:
         print(json.dumps({"verdict": verdict, "reason": reason}, ensure_ascii=False))
     else:
         print(verdict)
         print(f"reason: {reason}")
-    return 0 if verdict == "verified" else 1
+    return 0 if verdict == VERIFIED else 1
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help='print one JSON object: {"verdict": "verified" | "not verified" | "unknown", '
                              '"reason": "..."}')
-    parser.add_argument("--time-limit", dest="time_limit", default=DEFAULT_CHECK_TIME_LIMIT,
+    parser.add_argument("--time-limit", dest="time_limit", default=DEFAULT_TIME_LIMIT,
                         type=float_in(0.0, MAX_CHECK_TIME_LIMIT, low_open=True),
-                        help=f"seconds the check may take (default {DEFAULT_CHECK_TIME_LIMIT:g}, at most "
+                        help=f"seconds the check may take (default {DEFAULT_TIME_LIMIT:g}, at most "
                              f"{MAX_CHECK_TIME_LIMIT:g}); a check it ends is not verified")
     parser.set_defaults(handler=command_check)
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import textwrap
 from pathlib import Path
 
 from neuromath.config_rules import MAX_BATCH, MAX_BEAM, MAX_LENGTH, MAX_LENGTH_PENALTY, SEED
 from neuromath.dataroot import corpus_of, find_data
+from neuromath.environment import usable_cpus
 from neuromath.errors import DataNotFoundError, NeuromathError
+from neuromath.expr.numbers import shorten
 
 
 def escape_unencodable_output() -> None:
@@ -24,14 +25,6 @@ def escape_unencodable_output() -> None:
     stream = sys.stdout
     if hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
         stream.reconfigure(errors="backslashreplace")
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity where the system tells it, else the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 # Upper bounds of the command line's counts
@@ -78,7 +71,7 @@ def integer_in(low: int, high: int | None = None, why: str = ""):
         try:
             value = int(text.strip())
         except ValueError:  # also an integer of more digits than Python converts
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text)!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text, 40)!r}") from None
         if value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {value}")
         return value
@@ -88,11 +81,6 @@ def integer_in(low: int, high: int | None = None, why: str = ""):
     return parse
 
 
-def shorten(text: str, limit: int = 40) -> str:
-    """``text`` cut to ``limit`` characters for an error message (a value of a million digits is not echoed)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 seed_int = integer_in(0, MAX_SEED)  # a seed, as train.seed takes it
 batch_size = integer_in(1, MAX_BATCH)  # examples per forward pass
 worker_count = integer_in(1, MAX_WORKERS, WORKERS_NOTE)  # --workers, --jobs, --threads
@@ -100,8 +88,6 @@ bootstrap_samples = integer_in(1, MAX_BOOTSTRAP_SAMPLES)  # --samples
 seed_runs = integer_in(1, MAX_SEEDS)  # --seeds of train and sweep
 
 
-positive_int = integer_in(1)  # no upper bound: for a new count, give integer_in its high
-nonnegative_int = integer_in(0)  # no upper bound: for a new count, give integer_in its high
 
 
 def integer_set(low: int, high: int):
@@ -122,6 +108,7 @@ def integer_set(low: int, high: int):
         return values
 
     parse.__name__ = allowed
+    parse.bounded = True
     return parse
 
 
@@ -146,17 +133,9 @@ def finite_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {shorten(text)!r}") from None
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {shorten(text, 40)!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-    return value
-
-
-def nonnegative_float(text: str) -> float:
-    """An argparse type: a finite number >= 0 (a duration)."""
-    value = finite_float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {value}")
     return value
 
 
@@ -186,9 +165,9 @@ def integer_list(low: int, high: int, most: int = 20):
         try:
             values = [int(part) for part in parts]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text)!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text, 40)!r}") from None
         if not values or len(values) > most or not all(low <= value <= high for value in values):
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text)!r}")
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {shorten(text, 40)!r}")
         return ",".join(map(str, values))
 
     parse.__name__ = allowed
@@ -197,7 +176,6 @@ def integer_list(low: int, high: int, most: int = 20):
 
 
 finite_float.bounded = False  # no range of its own: for a new number, give float_in its range
-nonnegative_float.bounded = False
 unit_interval = float_in(0.0, 1.0)  # a share or probability
 
 

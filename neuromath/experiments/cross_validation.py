@@ -124,7 +124,7 @@ def read_data_file(config: Config, path: str | Path) -> tuple[list, list]:
     task = word_problem_task(config)
     skipped: list = []
     examples = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped,
-                         strict=config.data.strict)  # rows contradicting their equation: logged once, or refused
+                         **task.read_options(config.data, "train"))  # data.strict refuses contradicting rows
     return examples, skipped
 
 
@@ -172,7 +172,7 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
     for split, path in (("train", train_path), ("test", test_path)):
         skipped: list = []
         splits[split] = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped,
-                                  strict=config.data.strict)
+                                  **task.read_options(config.data, split))
         data_report[split] = {"source": str(path), "read": len(splits[split]), "skipped": [str(e) for e in skipped]}
     baseline = RetrievalBaseline(config.model.name).fit(splits["train"])
     # the nearest training problem's target in the task's own notation (prefix, or normalised postfix)

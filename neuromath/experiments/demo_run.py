@@ -11,9 +11,9 @@ from typing import Sequence
 
 from neuromath.api import load
 from neuromath.config import load_config
+from neuromath.environment import usable_cpus
 from neuromath.evaluation.scoring import percent
 from neuromath.experiments.fit_then_test import stop_lines, train
-from neuromath.experiments.grid_sweep import usable_cpus
 
 DEMO_PROBLEMS = ("Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?",)
 # Bounded by epochs, not by wall-clock time: a time limit made the demo's result depend on how busy the machine

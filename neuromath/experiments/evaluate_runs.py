@@ -39,7 +39,7 @@ from neuromath.evaluation.verification import (
     write_verification_report,
 )
 from neuromath.registry import EVALUATION
-from neuromath.safe_read import load_json, read_summary
+from neuromath.safe_read import SUMMARY_LIMIT, read_json_file
 from neuromath.tasks.identities import read_equations
 from neuromath.tasks.symbolic import read_pairs
 
@@ -181,7 +181,7 @@ def evaluate_module_runs(run_dirs: list[str], request: EvaluateRequest) -> int:
 def run_meta(run_dir: str) -> dict:
     """Parameters and steps of a run (from summary.json), shown beside its accuracies."""
     try:
-        summary = load_json(read_summary(Path(run_dir) / "summary.json"), Path(run_dir) / "summary.json")
+        summary = read_json_file(Path(run_dir) / "summary.json", SUMMARY_LIMIT, "summary")
     except (OSError, ValueError, NeuromathError):
         return {}
     return {key: summary[key] for key in ("parameters", "steps") if key in summary}

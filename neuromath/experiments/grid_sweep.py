@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from neuromath.config import load_config
+from neuromath.environment import usable_cpus
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.experiments.fit_then_test import combine_runs, combined_runs_table, read_tested_summary
 from neuromath.fileio import check_output_path, write_text_atomic
@@ -107,14 +107,6 @@ def tested_summary(run_dir: Path) -> dict | None:
         return read_tested_summary(run_dir)
     except NeuromathError:
         return None
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (a container's or taskset's limit), else the machine's count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def run_command(config_path: str, run: SweepRun, threads: int | None) -> list[str]:

@@ -34,7 +34,7 @@ from neuromath.evaluation.scoring import PREDICTIONS_FILE, evaluate_examples, pe
 from neuromath.evaluation.significance import compare_paired
 from neuromath.experiments.evaluate_runs import evaluate_symbolic
 from neuromath.registry import PAIRED_SCORING
-from neuromath.safe_read import load_json, read_data_text, read_summary
+from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_data_text, read_json_file
 from neuromath.tasks import get_task
 
 CV_REPORT = "report.json"  # what tells a cross-validation folder from a run folder (which has config.yaml)
@@ -235,7 +235,7 @@ def score_fold(fold_dir: Path) -> tuple[Scored, str]:
     scored = PAIRED_SCORING.get(task.evaluation)(fold_dir, test, format=config.data.format,
                                                  lenient=config.data.lenient)
     try:  # the cross-validation's own count of right answers, when it kept one
-        summary = load_json(read_summary(fold_dir / "summary.json"), fold_dir / "summary.json")
+        summary = read_json_file(fold_dir / "summary.json", SUMMARY_LIMIT, "summary")
         expected = summary["test"]["value_correct"]
     except (OSError, ValueError, KeyError, TypeError, NeuromathError):
         expected = None

@@ -195,21 +195,32 @@ def expand(text: str, work: Path, out: Path | None = None) -> str:
     return text.replace("{out}", str(out)) if out is not None else text
 
 
+def pinned_file(recipe: Recipe, name: str, root: Path, work: Path) -> Path:
+    """The recipe's data file ``name`` (under ``{work}`` when its setup writes it, else under the data root ``root``),
+    checked against the sha256 the recipe pins: a missing file (with the setup commands that make a generated one)
+    or a different digest is an error naming both."""
+    generated = name.startswith("{work}")
+    path = Path(expand(name, work)) if generated else root / name
+    if not path.is_file():
+        where = ("the recipe's setup makes it:\n  " + "\n  ".join(
+            expand(command_line(argv), work) for argv in recipe.setup)) if generated and recipe.setup else (
+            f"data root {root}; set $NEUROMATH_DATA or see docs/data.md")
+        raise NeuromathError(f"{recipe.path}: data file {name} is not at {path} ({where})")
+    digest = recipe.data.get(name)
+    if digest is None:
+        raise NeuromathError(f"{recipe.path}: data file {name} has no sha256 in the recipe")
+    actual = sha256_of(path)
+    if actual != digest:
+        raise NeuromathError(f"{recipe.path}: data file {path} has sha256 {actual}, the recipe says {digest}: "
+                             f"not the data the evidence was made from")
+    return path
+
+
 def check_data(recipe: Recipe, root: Path, work: Path, generated: bool = False) -> list[str]:
     """Check the recipe's data files against their sha256: those under the data root (``generated`` False) or those
     its setup writes under ``{work}`` (``generated`` True). Returns the files checked; a missing file or a different
     digest is an error naming both, raised before anything trains."""
-    checked = []
-    for name, digest in recipe.data.items():
-        if name.startswith("{work}") != generated:
-            continue
-        path = Path(expand(name, work)) if generated else root / name
-        if not path.is_file():
-            raise NeuromathError(f"{recipe.path}: data file {name} is not at {path} (data root {root}; set "
-                                 f"$NEUROMATH_DATA or see docs/data.md)")
-        actual = sha256_of(path)
-        if actual != digest:
-            raise NeuromathError(f"{recipe.path}: data file {path} has sha256 {actual}, the recipe says {digest}: "
-                                 f"not the data the evidence was made from")
-        checked.append(name)
+    checked = [name for name in recipe.data if name.startswith("{work}") == generated]
+    for name in checked:
+        pinned_file(recipe, name, root, work)
     return checked

@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import re
 import stat
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from neuromath.config_models import (
 from neuromath.errors import NeuromathError
 from neuromath.models import ModelInputs, build_model
 from neuromath.models.classifiers import build_classifier
+from neuromath.nn.precision import device_kind
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
@@ -75,8 +77,7 @@ class ResourceLimitError(NeuromathError):
 
 
 def size_text(count: int | float) -> str:
-    """Bytes for a reader: ``812 bytes``, ``5.2 MB``, ``17.2 GB``, ``550 GB`` (decimal units, as the limit is
-    given)."""
+    """Bytes for a reader: ``812 bytes``, ``5.2 MB``, ``17.2 GB`` (decimal units, as the limit is given)."""
     for unit, scale in (("TB", 10**12), ("GB", GB), ("MB", 10**6), ("kB", 10**3)):
         if count >= scale:
             value = count / scale
@@ -470,17 +471,18 @@ def check_training_cost(config, inputs, config_path: Path, checkpoint: Path | No
     return size
 
 
+SEED_FOLDER = re.compile(r"seed\d+")  # the runs of a train --seeds folder
+
+
 def check_resume_cost(config, run_dir: str | Path, max_memory: float | None = None) -> None:
-    """The checks of ``neuromath train --resume`` before a model is built: for the run in ``run_dir`` (or each seed
-    run ``seed<S>/`` of a ``--seeds`` folder) that has a last checkpoint and vocabularies, the model of ``config``
-    measured on the meta device against that checkpoint, and its training state (weights, gradients and the
-    optimizer's two moments) plus one batch of validation decoding within the limit (``max_memory`` GB, else as
-    ``resolve_limits`` finds it, of the GPU's memory when the run trains on one). A folder without them is left
-    to training, which says what is missing."""
-    on_gpu = config.train.accelerator in ("gpu", "cuda") and torch.cuda.is_available()
-    limits = resolve_limits(max_memory, device="cuda" if on_gpu else "cpu")
+    """The checks of ``train --resume`` before a model is built: for each run of ``run_dir`` (or its ``seed<S>/``
+    runs) with a last checkpoint and vocabularies, the model of ``config`` measured on the meta device against that
+    checkpoint, and its training state (weights, gradients, two optimizer moments) plus one batch of validation
+    decoding within the limit (``max_memory`` GB, else ``resolve_limits``'s); other folders are left to training."""
+    limits = resolve_limits(max_memory, device=device_kind(config.train.accelerator))
     run_dir = Path(run_dir)
-    folders = [run_dir, *sorted(path for path in run_dir.glob("seed*") if path.is_dir())] if run_dir.is_dir() else []
+    seeds = sorted(path for path in run_dir.glob("seed*") if SEED_FOLDER.fullmatch(path.name) and path.is_dir())
+    folders = [run_dir, *seeds] if run_dir.is_dir() else []
     for folder in folders:
         checkpoint = folder / "checkpoints" / "last.ckpt"
         if not os.path.lexists(checkpoint):

@@ -46,7 +46,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, VotingSolver, decode_options, json_safe, load
 from neuromath.errors import NeuromathError
-from neuromath.safe_read import json_depth_error, load_json, read_summary
+from neuromath.safe_read import SUMMARY_LIMIT, json_depth_error, read_json_file
 from neuromath.serve.dynamic_batching import Batcher
 from neuromath.serve.page import PAGE
 from neuromath.serve.server import EVERY_ADDRESS, LOCAL_HOSTS, host_of, is_address
@@ -117,7 +117,7 @@ def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
     summary.json (the test accuracy when the run was tested, else the best validation accuracy), or counted from
     the loaded model when it has none."""
     try:
-        summary = load_json(read_summary(path / "summary.json"), path / "summary.json")  # too deep: refused
+        summary = read_json_file(path / "summary.json", SUMMARY_LIMIT, "summary")  # too deep: refused
     except (OSError, ValueError, NeuromathError):  # none, or one that is not a run's (a FIFO, too large, not JSON)
         summary = {}
     summary = summary if isinstance(summary, dict) else {}

@@ -69,12 +69,14 @@ class PreparedData:
 def read_split(task: SequenceTask, path: str, config: Config, report: dict, split: str) -> list:
     skipped: list = []
     options = task.read_options(config.data, split)
+    contradicting = None
+    if "strict" in options:  # a reader that checks each row's answer against its equation (word problems)
+        options["contradicting"] = contradicting = []
     examples = task.read(path, config.data.format, lenient=config.data.lenient, skipped=skipped, **options)
     report[split] = {"source": path, "read": len(examples), "skipped": [str(error) for error in skipped]}
     if skipped:
         logging.getLogger("neuromath").warning("%s: skipped %d malformed rows (see data.json)", path, len(skipped))
-    contradicting = options.get("contradicting")
-    if isinstance(contradicting, list):  # a task whose rows state an answer beside their equation (word problems)
+    if contradicting is not None:
         report[split]["contradicting"] = [str(error) for error in contradicting]
         if contradicting:
             logging.getLogger("neuromath").warning(

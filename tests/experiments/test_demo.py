@@ -1,7 +1,7 @@
 """The demo's choice of torch threads: the cores other work leaves free, at least one, at most two."""
 
+from neuromath.environment import usable_cpus
 from neuromath.experiments.demo_run import MAX_DEMO_THREADS, busy_cores, demo_threads
-from neuromath.experiments.grid_sweep import usable_cpus
 
 
 def test_demo_threads_leave_busy_cores_alone():

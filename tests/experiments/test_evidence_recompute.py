@@ -190,7 +190,8 @@ def test_an_edited_per_width_score_fails(beams):
 
 
 def test_a_per_width_score_whose_width_is_left_out_of_the_list_fails(beams):
-    """A width dropped from the report's list of widths is still recounted: its edited score fails."""
+    """A width dropped from the report's list of widths (so that its edited score would not be recounted) fails:
+    the records hold a width the list leaves out."""
     path = beams / BEAM_REPORT
     report = read(path)
     report["beams"] = [1, 10]

@@ -5,6 +5,7 @@ no CORS headers unless --cors-origin asks for them; a run too large for the mach
 import asyncio
 import json
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from support.run_folders import error_line
@@ -12,6 +13,7 @@ from support.run_folders import error_line
 from neuromath.cli import main
 from neuromath.serve import server
 from neuromath.serve.app import create_app
+from neuromath.serve.launch import serving
 from neuromath.serve.server import host_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # starlette's TestClient on httpx
@@ -162,9 +164,7 @@ def test_a_run_too_large_for_the_limit_stops_the_server_at_start(serve_runs, sta
 
 def test_the_running_server_refuses_a_rebinding_host_and_answers_an_allowed_one(serve_runs):
     """Through uvicorn in a subprocess, as a browser's request would arrive: the Host header decides."""
-    import httpx
 
-    from neuromath.serve.launch import serving
 
     with serving([serve_runs["wp"]], ["--allowed-host", "solver.example.org"]) as url:
         port = url.rsplit(":", 1)[1].strip("/")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import random
 from dataclasses import dataclass
 from fractions import Fraction
@@ -92,12 +93,16 @@ def leaf_float(func: str, value: str) -> float:
         return math.inf if fraction > 0 else -math.inf
 
 
-def evaluate(node: EquationNode, point: dict[str, float]) -> float:
-    """The real value of an expression (not an Equality) at ``point``; OutsideDomain where it has none."""
-    values: list[float] = []  # a value stack: post-order visits children before parents
+def _walk(node: EquationNode, leaf: Callable, functions: dict, power: Callable, fractional: Callable,
+          is_value: Callable):
+    """The value of an expression (not an Equality), its nodes taken in post-order over a value stack: ``leaf(node)``
+    values a leaf, ``functions`` the unary functions, ``power(base, exponent)`` a power whose exponent ``fractional``
+    says is not an integer; a result ``is_value`` refuses, or an arithmetic error, is OutsideDomain. ``evaluate``
+    and ``evaluate_precise`` are this walk in floats and in mpmath."""
+    values: list = []
     for current in postorder(node):
         if current.is_leaf:
-            values.append(leaf_value(current, point))
+            values.append(leaf(current))
             continue
         args = values[-len(current.children):]
         del values[-len(current.children):]
@@ -110,19 +115,29 @@ def evaluate(node: EquationNode, point: dict[str, float]) -> float:
                 base, exponent = args
                 if base == 0 and exponent <= 0:
                     raise OutsideDomain("zero to a non-positive power")
-                if base < 0 and exponent != int(exponent):
+                if base < 0 and fractional(exponent):
                     raise OutsideDomain("negative number to a fractional power")
-                result = base ** exponent
-            elif current.func in REAL_FUNCTIONS:
-                result = REAL_FUNCTIONS[current.func](args[0])
+                result = power(base, exponent)
+            elif current.func in functions:
+                result = functions[current.func](args[0])
             else:
                 raise ExpressionError(f"cannot evaluate {current.func}")
         except (ValueError, OverflowError, ZeroDivisionError) as error:
             raise OutsideDomain(str(error)) from None
-        if isinstance(result, complex) or not math.isfinite(result) or abs(result) > MAGNITUDE_LIMIT:
+        if not is_value(result):
             raise OutsideDomain(f"{current.func} gives {result}")
         values.append(result)
     return values[0]
+
+
+def _is_real_float(value) -> bool:
+    return not isinstance(value, complex) and math.isfinite(value) and abs(value) <= MAGNITUDE_LIMIT
+
+
+def evaluate(node: EquationNode, point: dict[str, float]) -> float:
+    """The real value of an expression (not an Equality) at ``point``; OutsideDomain where it has none."""
+    return _walk(node, lambda leaf: leaf_value(leaf, point), REAL_FUNCTIONS, operator.pow,
+                 lambda exponent: exponent != int(exponent), _is_real_float)
 
 
 def _array_inverse(values):
@@ -262,32 +277,12 @@ def evaluate_precise(node: EquationNode, point: dict[str, Fraction | float], dig
     value (the same domains and the same magnitude limit). Cancellation can still cost digits (cos(pi/2 - 1e-36)
     keeps 24 of 60)."""
     with mpmath.workdps(digits):
-        values: list = []
-        for current in postorder(node):
-            if current.is_leaf:
-                values.append(_precise_leaf(current, point))
-                continue
-            args = values[-len(current.children):]
-            del values[-len(current.children):]
-            if current.func == "Add":
-                result = args[0] + args[1]
-            elif current.func == "Mul":
-                result = args[0] * args[1]
-            elif current.func == "Pow":
-                base, exponent = args
-                if base == 0 and exponent <= 0:
-                    raise OutsideDomain("zero to a non-positive power")
-                if base < 0 and exponent != mpmath.floor(exponent):
-                    raise OutsideDomain("negative number to a fractional power")
-                result = mpmath.power(base, exponent)
-            elif current.func in PRECISE_FUNCTIONS:
-                result = PRECISE_FUNCTIONS[current.func](args[0])
-            else:
-                raise ExpressionError(f"cannot evaluate {current.func}")
-            if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result) or abs(result) > MAGNITUDE_LIMIT:
-                raise OutsideDomain(f"{current.func} gives {result}")
-            values.append(result)
-        return values[0]
+        return _walk(node, lambda leaf: _precise_leaf(leaf, point), PRECISE_FUNCTIONS, mpmath.power,
+                     lambda exponent: exponent != mpmath.floor(exponent), _is_real_mpf)
+
+
+def _is_real_mpf(value) -> bool:
+    return isinstance(value, mpmath.mpf) and mpmath.isfinite(value) and abs(value) <= MAGNITUDE_LIMIT
 
 
 def precise_gap(left: EquationNode, right: EquationNode, point: dict[str, Fraction | float],

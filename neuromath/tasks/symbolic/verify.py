@@ -78,7 +78,6 @@ MODES = ("numeric_first", "simplify_only")
 KINDS = ("integration", "ode1")
 DEFAULT_TIME_LIMIT = 5.0  # seconds per hypothesis: parse, numbers and simplify together
 
-MIN_AGREEING_POINTS = 4
 AGREE_TOLERANCE = 1e-7
 DISAGREE_TOLERANCE = 1e-4
 CONFIRM_TOLERANCE = 1e-6
@@ -327,18 +326,6 @@ def user_verdict(verdict: str) -> str:
     if verdict == "correct":
         return "verified"
     return "unknown" if verdict == "error" else "not verified"
-
-
-# What each verdict means, for answers that carry the verdict's name alone (solve, the server).
-VERDICT_REASONS = {
-    "correct": "proven: SymPy reduces the difference to 0",
-    "wrong": "wrong: the difference is not 0",
-    "unparsable": "not a well-formed expression",
-    "invalid": "undefined, or not real where the problem is",
-    "undecided": "not proven: SymPy does not reduce the difference to 0",
-    "timeout": "not proven within the time limit",
-    "error": "the check could not run",
-}
 
 
 # ----------------------------------------------------------------------------------------- worker pools

@@ -100,8 +100,8 @@ CARD = CardText(
 
 def read_options(data, role: str) -> dict:
     """Keywords of ``read_examples`` for a run's split: ``data.strict`` refuses rows whose answer contradicts their
-    own equation; otherwise they are kept and collected in ``contradicting`` (the run's data.json counts them)."""
-    return {"strict": bool(getattr(data, "strict", False)), "contradicting": []}
+    own equation; otherwise they are kept and counted."""
+    return {"strict": data.strict}
 
 
 WORD_PROBLEMS = SequenceTask(
