@@ -202,9 +202,10 @@ def pinned_file(recipe: Recipe, name: str, root: Path, work: Path) -> Path:
     generated = name.startswith("{work}")
     path = Path(expand(name, work)) if generated else root / name
     if not path.is_file():
-        where = ("the recipe's setup makes it:\n  " + "\n  ".join(
-            expand(command_line(argv), work) for argv in recipe.setup)) if generated and recipe.setup else (
-            f"data root {root}; set $NEUROMATH_DATA or see docs/data.md")
+        where = f"data root {root}; set $NEUROMATH_DATA or see docs/data.md"
+        if generated and recipe.setup:
+            where = "the recipe's setup makes it:\n  " + "\n  ".join(
+                expand(command_line(["neuromath", *argv]), work) for argv in recipe.setup)
         raise NeuromathError(f"{recipe.path}: data file {name} is not at {path} ({where})")
     digest = recipe.data.get(name)
     if digest is None:
