@@ -33,7 +33,7 @@ from neuromath.experiments.card import training_command, write_card, write_envir
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
-from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_json_file, read_summary
+from neuromath.safe_read import load_json, read_summary
 from neuromath.tasks import get_task
 from neuromath.training.classifier_training import fit_classifier
 from neuromath.training.run import STOP_REASONS, TrainResult, fit_sequence_model, limit_that_ended
@@ -249,7 +249,10 @@ def read_tested_summary(run_dir: Path) -> dict:
     path = run_dir / "summary.json"
     if not path.exists():  # one that is there but no regular file (a FIFO, a folder): read_summary names it
         raise NeuromathError(f"{run_dir}: no summary.json (not a run folder, or its training has not finished)")
-    summary = read_json_file(path, SUMMARY_LIMIT, "summary")  # not JSON, too deep: an error naming the file
+    try:
+        summary = load_json(read_summary(path), path)
+    except json.JSONDecodeError as error:
+        raise NeuromathError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
     if "test" not in summary:
         raise NeuromathError(f"{path}: no test scores (the run was trained without a test set; score it with "
                              "neuromath evaluate)")
