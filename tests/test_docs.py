@@ -17,7 +17,7 @@ TEXTS = [README, *PAGES, ROOT / "CHANGELOG.md"]
 HISTORY = re.compile(r"/tmp/|/work/|\.\./shared|\bstops? \d|\bcommit [0-9a-f]{7}|not measured yet|no result yet|"
                      r"\bissue #?\d|\bsession \d", re.IGNORECASE)
 DEMO = "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e . && neuromath demo"
-TESTS = ('python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e ".[test]" && '
+TESTS = ('python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e ".[dev]" && '
          "ruff check && python -m pytest -q")
 
 

@@ -12,7 +12,7 @@ from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.config_presets import PRESETS, preset_description, preset_names
 from neuromath.errors import MissingExtraError
-from neuromath.extras import EXTRAS, require
+from neuromath.extras import DISTRIBUTION, EXTRAS, require
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,10 +45,23 @@ def test_the_version_is_written_once():
 def test_every_extra_named_in_the_code_exists_in_pyproject():
     extras = PYPROJECT["project"]["optional-dependencies"]
     assert set(EXTRAS.values()) <= set(extras)
-    assert {"serve", "analysis", "mathematics", "docs", "test"} <= set(extras)
+    assert {"serve", "plots", "hub", "analysis", "mathematics", "docs", "dev"} <= set(extras)
+    assert "test" not in extras, "development tools are not a published user extra"
     core = " ".join(PYPROJECT["project"]["dependencies"])
-    for optional in ("fastapi", "uvicorn", "scikit-learn", "scipy", "mathematics_dataset", "numpy<2"):
+    for optional in ("fastapi", "uvicorn", "scikit-learn", "scipy", "mathematics_dataset", "numpy<2", "matplotlib",
+                     "huggingface"):
         assert optional not in core, optional
+    users = " ".join(" ".join(extras[name]) for name in extras if name != "dev")
+    for tool in ("pytest", "ruff", "selenium", "twine", "build", "hypothesis"):
+        assert tool not in users, tool
+
+
+def test_the_distribution_name_is_not_the_taken_one_and_no_message_names_it():
+    assert PYPROJECT["project"]["name"] == DISTRIBUTION == "neuromath-toolkit"
+    for path in [*(ROOT / "neuromath").rglob("*.py"), *(ROOT / "docs").rglob("*.md"), ROOT / "README.md"]:
+        text = path.read_text(encoding="utf-8")
+        assert "install 'neuromath[" not in text and 'install "neuromath[' not in text, path
+        assert "pip install neuromath\n" not in text and "pip install neuromath " not in text, path
 
 
 @pytest.mark.parametrize("module", sorted(EXTRAS))
@@ -56,13 +69,14 @@ def test_a_missing_extra_is_an_error_naming_it(monkeypatch, module):
     monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
     with pytest.raises(MissingExtraError) as error:
         require(module, "this command")
-    assert f"neuromath[{EXTRAS[module]}]" in str(error.value) and "this command" in str(error.value)
+    assert f"pip install 'neuromath-toolkit[{EXTRAS[module]}]'" in str(error.value)
+    assert "this command" in str(error.value)
 
 
 def test_serve_without_its_extra_stops_with_one_line(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "uvicorn", None)
     assert main(["serve", str(tmp_path)]) == 2
-    assert "pip install 'neuromath[serve]'" in capsys.readouterr().err
+    assert "pip install 'neuromath-toolkit[serve]'" in capsys.readouterr().err
 
 
 def test_config_list_prints_every_preset_once():
@@ -91,3 +105,35 @@ def test_a_preset_is_named_without_a_path_and_a_wrong_name_suggests_the_closest(
     assert main(["config", "show", "word_problems/graph2tre"]) == 2
     error = capsys.readouterr().err
     assert "did you mean word_problems/graph2tree" in error and "neuromath config list" in error
+
+
+HIDE_MATPLOTLIB = (  # lightning's torchmetrics imports matplotlib when its metadata is there: import it first, then
+    # forget every matplotlib module and make importing one fail as it does where the plots extra is not installed
+    "import sys, lightning.pytorch\n"
+    "class Hide:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name.split('.')[0] == 'matplotlib':\n"
+    "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+    "sys.meta_path.insert(0, Hide())\n"
+    "for name in [name for name in sys.modules if name.split('.')[0] == 'matplotlib']:\n"
+    "    del sys.modules[name]\n")
+
+
+def test_training_without_the_plots_extra_leaves_the_figure_out_and_says_how_to_get_it(tmp_path):
+    """matplotlib is the plots extra: a run trains without it, and only the figure is missing."""
+    script = HIDE_MATPLOTLIB + (
+        "from neuromath.cli import main\n"
+        "sys.exit(main(['train', '--config', 'word_problems/transformer', '--set', 'model.d_model=32', '--set',"
+        " 'model.n_heads=2', '--set', 'model.d_ff=64', '--set', 'train.progress=false', '--set',"
+        " 'train.max_epochs=1', '--set', 'data.generate_train=40', '--set', 'data.generate_valid=8', '--set',"
+        f" 'data.generate_test=0', '--out', {str(tmp_path / 'run')!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "run" / "model.pt").is_file() and (tmp_path / "run" / "metrics.csv").is_file()
+    assert not (tmp_path / "run" / "learning_curves.png").exists()
+    assert "pip install 'neuromath-toolkit[plots]'" in done.stdout + done.stderr
+    blocked = HIDE_MATPLOTLIB + ("from neuromath.evaluation.verification import plot_accuracy_by_depth\n"
+                                 "plot_accuracy_by_depth({'m': {8: 0.5}}, 'x.png')\n")
+    refused = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, cwd=tmp_path)
+    assert refused.returncode != 0 and "neuromath-toolkit[plots]" in refused.stderr
+    assert not (tmp_path / "x.png").exists()

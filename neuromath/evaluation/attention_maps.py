@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
+from neuromath.extras import require
 from neuromath.fileio import figure_text, save_figure
 
 MAX_PIXELS = 40_000_000  # a figure larger than this is drawn at a lower resolution
@@ -29,6 +30,7 @@ def panel_inches(tokens: int) -> float:
 def plot_attention(maps: Sequence, path: str | Path, title: str = "") -> Path:
     """Draw ``maps`` into ``path`` (PNG, written to a temporary name and renamed); returns the path. Uses matplotlib's
     object API with the Agg canvas: no display, no global pyplot state (safe from a server's threads)."""
+    require("matplotlib", "drawing attention maps")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

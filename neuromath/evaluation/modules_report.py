@@ -17,6 +17,7 @@ import io
 import json
 from pathlib import Path
 
+from neuromath.extras import require
 from neuromath.fileio import figure_text, save_figure, write_text_atomic
 
 SPLIT_ORDER = ("interpolate", "extrapolate")
@@ -271,6 +272,7 @@ def plot(report: dict, path) -> None:
     with the number of modules so labels do not overlap. Uses a private ``Figure`` with the Agg
     canvas, so no pyplot state is created or changed.
     """
+    require("matplotlib", "the plot of the modules report")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch

@@ -181,6 +181,7 @@ def to_markdown(analyses: Sequence[HeadAnalysis], best: HeadAnalysis, meta: dict
 def plot_pca(analysis: HeadAnalysis, vectors: np.ndarray, path: str | Path, seed: int = 0) -> None:
     """Two panels of the head's roles projected on their first two principal components: coloured by token class,
     and by the same classes shuffled among the points (the chance picture)."""
+    require("matplotlib", "the PCA plot of role vectors")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     require("sklearn", "the PCA plot of the role vectors (neuromath analyze roles)")

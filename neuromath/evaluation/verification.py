@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from neuromath.evaluation.spread import mean_std, mean_std_cell
+from neuromath.extras import require
 from neuromath.fileio import figure_text, save_figure, write_text_atomic
 from neuromath.tasks.identities import (
     Candidate,
@@ -139,6 +140,7 @@ def mean_std_table(rows: dict[str, dict], measure: str = "accuracy") -> str:
 
 def plot_accuracy_by_depth(rows: dict[str, dict], path: str | Path, title: str = "Accuracy by depth") -> None:
     """A PNG line plot, one line per model (matplotlib's object API with the Agg canvas: no display needed)."""
+    require("matplotlib", "the plot of accuracy by depth")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -22,6 +22,7 @@ from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from neuromath.config import Config, config_to_dict
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
+from neuromath.extras import install_line
 from neuromath.fileio import figure_text, save_figure, sync_folder, write_atomic, write_text_atomic
 from neuromath.models.weights import read_plain
 from neuromath.nn.distributed import is_rank_zero
@@ -33,6 +34,8 @@ COSMETIC_CHANGES = {("train", "progress")}
 RESUMABLE_CHANGES = COSMETIC_CHANGES | {
     ("train", "max_epochs"), ("train", "max_steps"), ("train", "max_time_minutes"), ("train", "patience"),
 }
+
+log = logging.getLogger(__name__)
 
 
 def config_differences(saved: Config, new: Config, allowed: set[tuple[str, str]]) -> list[str]:
@@ -310,12 +313,17 @@ def epoch_curves(rows: list[dict]) -> dict[str, list[tuple[int, float]]]:
 
 def plot_learning_curves(rows: list[dict], path: Path) -> None:
     """RUN_DIR/learning_curves.png: the training loss per epoch and every validation metric against the epoch,
-    one panel each (matplotlib's object API with the Agg canvas: no display needed)."""
+    one panel each (matplotlib's object API with the Agg canvas: no display needed). Without the ``plots`` extra the
+    figure is left out and a log line says how to get it: the curves stay in metrics.csv."""
     curves = epoch_curves(rows)
     if not curves:
         return
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        log.warning("learning_curves.png not drawn (the curves are in metrics.csv): %s", install_line("plots"))
+        return
 
     figure = Figure(figsize=(4.2 * len(curves), 3.4))
     FigureCanvasAgg(figure)
