@@ -276,6 +276,52 @@ def _source(key: str, overrides: Sequence[str]) -> str | None:
     return None
 
 
+EXTENDS_DEPTH = 4  # a config may extend one that extends another, this many deep
+
+
+def read_config_values(path: str | Path, chain: tuple[str, ...] = ()) -> dict:
+    """The values of a config file or preset, with those of the config it ``extends`` underneath: ``extends:
+    word_problems/graph2tree`` (a preset, or a file relative to this one) then only the keys that differ. Each
+    section merges key by key; a value written here wins."""
+    file = find_config(path)  # messages name the config as the user wrote it
+    try:  # a regular file of at most CONFIG_LIMIT bytes: a FIFO or a link to /dev/zero is refused, not read
+        text = read_run_file(file, CONFIG_LIMIT, "config file").decode("utf-8")
+    except DataFormatError as error:
+        raise ConfigError(f"{path}: {error.reason.replace('cannot read:', 'cannot read config:')}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not a config file (not UTF-8 text at byte {error.start})") from None
+    try:
+        values = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, RecursionError) as error:  # ValueError: e.g. !!int x, a date 2021-02-30
+        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    if values is None or values == {}:
+        raise ConfigError(f"{path}: the config file is empty: it names no task (data.task, one of "
+                          f"{', '.join(TASK_NAMES)}); the presets (neuromath config list) show what a config "
+                          "holds")
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: a config file must hold a mapping")
+    if "extends" not in values:
+        return values
+    base = values.pop("extends")
+    if not isinstance(base, str) or not base.strip():
+        raise ConfigError(f"{path}: extends names one preset (word_problems/graph2tree) or config file, not "
+                          f"{base!r}")
+    beside = file.parent / base
+    if not Path(base).is_absolute() and beside.is_file() and beside.suffix in (".yaml", ".yml"):
+        base = str(beside)  # a file named relative to the config that extends it
+    here = str(file.resolve())
+    if here in chain or len(chain) >= EXTENDS_DEPTH:
+        raise ConfigError(f"{path}: extends {base}: " + ("the configs extend each other in a circle" if here in chain
+                          else f"more than {EXTENDS_DEPTH} configs deep"))
+    merged = read_config_values(base, (*chain, here))
+    for section, mapping in values.items():
+        if isinstance(mapping, dict) and isinstance(merged.get(section), dict):
+            merged[section] = {**merged[section], **mapping}
+        else:
+            merged[section] = mapping
+    return merged
+
+
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *, strict: bool = False) -> Config:
     """Read a YAML config (or the defaults when ``path`` is None) and apply ``key=value`` overrides.
 
@@ -291,25 +337,7 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *
     ``config_to_dict(..., applicable_only=True)`` leave them out. Unknown keys are errors either way, and so is an
     override of a key that does not apply: what a user asks for is never dropped silently.
     """
-    values: dict = {}
-    if path is not None:
-        file = find_config(path)  # messages name the config as the user wrote it
-        try:  # a regular file of at most CONFIG_LIMIT bytes: a FIFO or a link to /dev/zero is refused, not read
-            text = read_run_file(file, CONFIG_LIMIT, "config file").decode("utf-8")
-        except DataFormatError as error:
-            raise ConfigError(f"{path}: {error.reason.replace('cannot read:', 'cannot read config:')}") from None
-        except UnicodeDecodeError as error:
-            raise ConfigError(f"{path}: not a config file (not UTF-8 text at byte {error.start})") from None
-        try:
-            values = yaml.safe_load(text)
-        except (yaml.YAMLError, ValueError, RecursionError) as error:  # ValueError: e.g. !!int x, a date 2021-02-30
-            raise ConfigError(f"{path}: not valid YAML: {error}") from None
-        if values is None or values == {}:
-            raise ConfigError(f"{path}: the config file is empty: it names no task (data.task, one of "
-                              f"{', '.join(TASK_NAMES)}); the presets (neuromath config list) show what a config "
-                              "holds")
-        if not isinstance(values, dict):
-            raise ConfigError(f"{path}: a config file must hold a mapping")
+    values: dict = read_config_values(path) if path is not None else {}
     for override in overrides:
         values = apply_override(values, override)
     try:

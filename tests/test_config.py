@@ -361,3 +361,27 @@ def test_vocabulary_keys_apply_to_the_word_problem_tasks_only(tmp_path, key):
             load_config(None, [f"data.task={task}", key], strict=True)
         save_config(load_config(None, [f"data.task={task}"]), tmp_path / "config.yaml")
         assert name.split(".")[1] not in yaml.safe_load((tmp_path / "config.yaml").read_text())["data"]
+
+
+def test_a_config_extends_a_preset_or_a_file_beside_it_and_names_only_what_differs(tmp_path):
+    base = load_config("word_problems/graph2tree")
+    (tmp_path / "mine.yaml").write_text("extends: word_problems/graph2tree\nmodel:\n  dropout: 0.3\n", encoding="utf-8")
+    mine = load_config(tmp_path / "mine.yaml", ["train.max_epochs=3"], strict=True)
+    assert mine.model.dropout == 0.3 and base.model.dropout == 0.5
+    assert mine.model.d_ff == base.model.d_ff == 512 and mine.data.train == base.data.train  # kept from the preset
+    assert mine.train.max_epochs == 3
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "child.yaml").write_text("extends: ../mine.yaml\ntrain:\n  patience: 2\n", encoding="utf-8")
+    child = load_config(tmp_path / "sub" / "child.yaml")
+    assert child.model.dropout == 0.3 and child.train.patience == 2
+
+
+@pytest.mark.parametrize("text, message", [
+    ("extends: [word_problems/graph2tree]\n", "extends names one preset"),
+    ("extends: word_problems/graph2tre\n", "did you mean word_problems/graph2tree"),
+    ("extends: loop.yaml\n", "in a circle"),
+])
+def test_a_bad_extends_is_one_clear_error(tmp_path, text, message):
+    (tmp_path / "loop.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_config(tmp_path / "loop.yaml")

@@ -50,14 +50,19 @@ def test_there_are_presets_for_every_task():
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_each_preset_loads_strictly_and_names_its_task_and_model_and_only_what_differs(preset):
-    load_config(preset, strict=True)
+    config = load_config(preset, strict=True)
     text = find_config(preset).read_text(encoding="utf-8")
     assert text.startswith("#"), f"{preset}: the comment that explains the preset comes first"
     values = yaml.safe_load(text)
+    base = values.pop("extends", None)  # a variant names only what differs from the preset it extends
     assert list(values) == [section for section in SECTIONS if section in values]  # data, model, optim, train, decode
-    assert "task" in values["data"] and "name" in values["model"]
-    task, model = values["data"]["task"], values["model"]["name"]
-    defaults = class_defaults(task, model)
+    if base is None:
+        assert "task" in values["data"] and "name" in values["model"]
+        defaults = class_defaults(values["data"]["task"], values["model"]["name"])
+    else:
+        assert base in PRESETS, f"{preset}: extends {base}, not a shipped preset"
+        defaults = config_to_dict(load_config(base, strict=True))
+    task, model = config.data.task, config.model.name
     for section, keys in values.items():
         assert list(keys) == [key for key in defaults[section] if key in keys], f"{preset}: {section} out of order"
         for key, value in keys.items():

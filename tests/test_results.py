@@ -17,6 +17,7 @@ from neuromath.errors import ConfigError, NeuromathError
 from neuromath.experiments.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
 from neuromath.experiments.pages import RECIPE_ONLY, build_pages, stale_pages
 from neuromath.experiments.paired_pages import render_robustness
+from neuromath.experiments.recipe_configs import extra_settings
 from neuromath.experiments.recipes import find_recipes, load_recipe, sha256_of
 from neuromath.experiments.runner import run_recipe
 
@@ -166,6 +167,33 @@ def test_evidence_made_by_another_command_fails_verify(experiment):
     path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
     problems, _ = verify_recipe(load_recipe(folder), root)
     assert any("the evidence was made by" in p for p in problems), problems
+
+
+def test_evidence_of_an_older_command_verifies_only_while_the_recipe_gives_its_config(experiment):
+    """made_by names the command that made the evidence; the recipe's command must give, with today's presets, the
+    config each unit trained with."""
+    folder, root, work = experiment
+    run_recipe(load_recipe(folder), work, echo=lambda line: None)
+    path = folder / "recipe.yaml"
+    recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
+    made_by = recipe["runs"]["jaccard-tiny"]["command"]
+    recipe["runs"]["jaccard-tiny"].update(made_by=made_by, command=made_by.replace("--folds", "--jobs 1 --folds"))
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    assert verify_recipe(load_recipe(folder), root)[0] == []  # another command, the same config: it holds
+    recipe["runs"]["jaccard-tiny"]["command"] = made_by + " --set data.lowercase=false"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    problems, _ = verify_recipe(load_recipe(folder), root)
+    assert any("data.lowercase is True in the evidence" in p and "gives False" in p for p in problems), problems
+
+
+def test_every_committed_recipe_runs_its_preset_with_only_paths_threads_seeds_and_device():
+    """The preset beside a number is the recipe behind it: a results row sets nothing else."""
+    for recipe in find_recipes(RESULTS):
+        for run in recipe.runs.values():
+            assert extra_settings(run) == [], f"{recipe.name}/{run.name}: put these values in a preset"
+            for key in (value.split("=", 1)[0] for flag, value in zip(run.argv, run.argv[1:]) if flag == "--set"):
+                assert key.split(".")[0] not in ("model", "optim", "decode"), f"{recipe.name}/{run.name}: {key}"
+                assert not key.startswith("train.") or key in ("train.num_threads", "train.seed"), key
 
 
 def test_a_missing_or_changed_data_file_stops_the_run_before_anything_trains(experiment):

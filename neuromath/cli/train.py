@@ -15,7 +15,8 @@ def command_train(args: argparse.Namespace) -> int:
     from neuromath.training.run_folder import check_run_folder
 
     check_run_folder(args.out)  # not a link, nor a folder of files the run did not write
-    config = load_config(args.config, args.set or [], strict=True)
+    overrides = [*(args.set or []), *([f"train.init_from={args.init_from}"] if args.init_from else [])]
+    config = load_config(args.config, overrides, strict=True)
     if args.resume:  # the model the run folder holds, checked before it is built (--max-memory)
         from neuromath.models.cost import check_resume_cost
 
@@ -46,6 +47,8 @@ def register(commands) -> None:
     train.add_argument("--config", required=True,
                        help="the config: a preset named <task>/<model> (e.g. word_problems/graph2tree) or a YAML file")
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    train.add_argument("--init-from", dest="init_from", metavar="RUN",
+                       help="start from the weights of a trained run (train.init_from): a run folder or an export")
     train.add_argument("--out", required=True,
                        help="run directory (with --seeds: the folder of OUT/seed<S>): absent, empty or a run folder "
                             "of its own; a link, or a folder of other files, is refused")

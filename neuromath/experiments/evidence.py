@@ -46,6 +46,7 @@ from neuromath.experiments.evidence_checks import (
     same,
 )
 from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
+from neuromath.experiments.recipe_configs import command_config, config_differences
 from neuromath.experiments.recipes import Recipe, Run, sha256_of
 from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_data_text, read_run_file
@@ -387,9 +388,10 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
         return [], "recipe only: no evidence"
     label = f"{recipe.name}/{run.name}"
     problems = []
-    if evidence.environment.get("command") != run.command:
+    if evidence.environment.get("command") != run.evidence_command:
         problems.append(f"{label}: the evidence was made by `{evidence.environment.get('command')}`, the recipe "
-                        f"says `{run.command}`")
+                        f"says `{run.evidence_command}`")
+    today = command_config(run)  # the recipe's command with today's presets, compared with each unit's config
     gold_units = 0
     if evidence.completion is not None:
         completion_problems, read_gold = verify_completion(label, evidence, run, locate, with_gold)
@@ -411,6 +413,10 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
         config_path = unit / "config.yaml"
         if config_path.is_file():
             config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+            if today is not None:  # a refit trains the epochs its selection run chose: that run had the recipe's
+                trained = config if unit.name != REFIT_DIR else yaml.safe_load(  # config
+                    (unit.parent / "config.yaml").read_text(encoding="utf-8")) or {}
+                problems += config_differences(f"{label}/{name}", today, trained)
             data = config.get("data") or {}
             for key in ("train", "valid", "test"):
                 used = data.get(key)

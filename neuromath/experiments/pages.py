@@ -42,6 +42,7 @@ from neuromath.evaluation.spread import mean_std
 from neuromath.experiments.evidence import Evidence, metric_values, read_evidence
 from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
 from neuromath.experiments.paired_pages import paired_line, render_robustness
+from neuromath.experiments.recipe_configs import command_settings
 from neuromath.experiments.recipes import Recipe, command_line, find_recipes
 from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import open_data
@@ -53,7 +54,8 @@ README_TEMPLATE = "readme-table.md"  # results/pages/readme-table.md: the README
 RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
 DIRECTIVE = re.compile(
-    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)\}\}")
+    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|cpu|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)"
+    r"\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy", "symbolic": "dedup verified@10"}
 PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
 
@@ -143,6 +145,15 @@ class Book:
             return f"({RECIPE_ONLY})"
         return text if is_count(parts[2]) or text == "n/a" else f"{text} %"
 
+    def cpu(self, argument: str, where: str) -> str:
+        """``{{ cpu EXPERIMENT.RUN }}``: the CPU time its evidence took to train (every fold or seed, by threads)."""
+        parts = argument.strip().split(".")
+        if len(parts) != 2:
+            raise NeuromathError(f"{where}: cpu takes EXPERIMENT.RUN, not {argument!r}")
+        evidence = self.run_evidence(self.recipe(parts[0], where), parts[1], where)
+        seconds = None if evidence is None else cpu_seconds(evidence)
+        return "not recorded" if seconds is None else duration(seconds)
+
     def paired(self, argument: str, where: str) -> str:
         words = argument.split()
         names, metric = words[:2], " ".join(words[2:]) or None  # a beam metric: runs scored by evaluate --beams
@@ -219,7 +230,7 @@ class Book:
         return f"![{metric} per epoch, {run}](images/{name})"
 
     def leaderboard(self, argument: str, where: str) -> str:
-        lines = ["| task | data | model | score, mean ± std | scored sets | selection | compute | run |",
+        lines = ["| task | data | preset | score, mean ± std | scored sets | selection | training time | run |",
                  "| --- | --- | --- | ---: | ---: | --- | --- | --- |"]
         rows, missing = [], {}
         for name, recipe in self.recipes.items():
@@ -230,9 +241,12 @@ class Book:
                     missing.setdefault(name, []).append(run)
                     continue
                 metric = PRIMARY_OF_KIND.get(run.kind) or PRIMARY.get(run.task, "value_accuracy")
-                rows.append((run.task, run.dataset, f"`{run.model}`",
+                preset = command_settings(run.argv)[0]
+                seconds = cpu_seconds(evidence)
+                rows.append((run.task, run.dataset, f"`{preset or run.model}`",
                              f"{format_metric(evidence, metric)} ({metric.replace('_', ' ')})",
-                             str(len(evidence.units)), selection, describe_compute(evidence),
+                             str(len(evidence.units)), selection,
+                             describe_compute(evidence) if seconds is None else f"{duration(seconds)} CPU",
                              f"`{name}/{run.name}`"))
         rows.sort(key=lambda row: (row[0], row[1], -leading_number(row[3])))
         lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -273,7 +287,7 @@ class Book:
             def replace(match: re.Match) -> str:
                 kind, argument = match.group(1), match.group(2).strip()
                 handler = {"table": self.table, "recipe": self.recipe_block, "published": self.published,
-                           "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value,
+                           "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value, "cpu": self.cpu,
                            "paired": self.paired, "gpu_check": self.gpu_check,
                            "decode_compile": self.decode_compile, "robustness": self.robustness}[kind]
                 return handler(argument, where)
@@ -287,12 +301,24 @@ def leading_number(text: str) -> float:
     return float(match.group()) if match else -1.0
 
 
+def duration(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 5400 else f"{seconds / 60:.0f} min" if seconds >= 90 else \
+        f"{seconds:.0f} s"
+
+
+def cpu_seconds(evidence: Evidence) -> float | None:
+    """The training time of a run's folds or seeds times the threads each used: CPU time (None: not recorded or a
+    GPU run). A run that set no thread count (a retrieval baseline, which trains nothing) counts one."""
+    seconds, threads = evidence.wall_seconds, evidence.environment.get("threads") or 1
+    if seconds is None or evidence.environment.get("gpu") or not isinstance(threads, int) or threads < 1:
+        return None
+    return seconds * threads
+
+
 def describe_compute(evidence: Evidence) -> str:
     environment = evidence.environment
     seconds = evidence.wall_seconds
-    time_text = "time not recorded" if seconds is None else (
-        f"{seconds / 3600:.1f} h" if seconds >= 5400 else f"{seconds / 60:.0f} min" if seconds >= 90 else
-        f"{seconds:.0f} s")
+    time_text = "time not recorded" if seconds is None else duration(seconds)
     threads = environment.get("threads")
     where = environment.get("gpu") or "CPU"
     return f"{time_text} on {where}" + (f", {threads} thread{'s' if threads != 1 else ''}" if threads else "")

@@ -36,7 +36,7 @@ RECIPE_LIMIT = 1 << 20
 KINDS = ("cv", "train", "import")  # the commands whose folders the evidence collector knows
 TOP_KEYS = {"title", "page", "description", "protocol", "data", "setup", "runs", "left_out", "published", "tables",
             "compute"}
-RUN_KEYS = {"command", "model", "dataset", "cost", "task", "then"}
+RUN_KEYS = {"command", "model", "dataset", "cost", "task", "then", "made_by"}
 
 
 SAFE_ARGUMENT = re.compile(r"[\w@%+=:,./{}<>-]+")
@@ -56,6 +56,9 @@ class Run:
     task: str
     cost: str | None = None
     then: list[list[str]] = field(default_factory=list)  # commands run after it ({out}: its folder), e.g. evaluate
+    # the command that made the evidence, where it was written before a preset took over its --set values: results
+    # verify accepts it only while today's command gives the config every unit trained with
+    made_by: list[str] | None = None
 
     @property
     def kind(self) -> str:
@@ -65,6 +68,11 @@ class Run:
     def command(self) -> str:
         """The command line as a reader types it, with ``--out`` pointing at a runs folder."""
         return command_line(["neuromath", *self.argv, "--out", f"runs/{self.name}"])
+
+    @property
+    def evidence_command(self) -> str:
+        """The command line the evidence must name: ``made_by`` where the recipe keeps one, else ``command``."""
+        return command_line(["neuromath", *(self.made_by or self.argv), "--out", f"runs/{self.name}"])
 
     @property
     def commands(self) -> list[str]:
@@ -166,7 +174,8 @@ def load_recipe(path: str | Path) -> Recipe:
             raise recipe_error(path, f"{where}.then", "a list of neuromath commands run after the run")
         runs[name] = Run(name, parse_command(path, f"{where}.command", spec["command"]), str(spec["model"]),
                          str(spec["dataset"]), str(spec["task"]), spec.get("cost"),
-                         [parse_command(path, f"{where}.then[{i}]", line, kinds=None) for i, line in enumerate(then)])
+                         [parse_command(path, f"{where}.then[{i}]", line, kinds=None) for i, line in enumerate(then)],
+                         parse_command(path, f"{where}.made_by", spec["made_by"]) if "made_by" in spec else None)
     setup = [parse_command(path, f"setup[{i}]", line, kinds=None) for i, line in enumerate(raw.get("setup") or [])]
     text = {key: str(raw.get(key) or "").strip() for key in ("left_out", "description", "compute")}
     return Recipe(path, str(raw["title"]), str(raw["page"]), str(raw["protocol"]).strip(), dict(data), runs, setup,
