@@ -4,18 +4,21 @@ Presets name benchmark files relative to the data root (``mawps-cv/fold0/train.c
 machine that holds the corpora. The root is ``data.root`` when a config sets it, else the environment variable
 ``NEUROMATH_DATA``, else ``./data``. A relative path is read from the working directory when it exists there (the
 files a user names on the command line), otherwise from the data root. A path found in neither place is a
-``DataNotFoundError`` that names the corpus it belongs to and where to get it (the docs' Data page). A path that is
-found but is neither a file nor a folder (a FIFO, a device, a socket, or a link to one) is refused
-(``neuromath.safe_read.check_data_path``), so that no command waits on a pipe or reads a device.
+``DataNotFoundError`` that names the corpus it belongs to and where to get it: for a corpus of the catalogue
+(``neuromath.corpora.catalogue``) the one command that fetches it, ``neuromath data get NAME``, and the docs' Data
+page. A path that is found but is neither a file nor a folder (a FIFO, a device, a socket, or a link to one) is
+refused (``neuromath.safe_read.check_data_path``), so that no command waits on a pipe or reads a device.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
+from neuromath.corpora.catalogue import corpus_names
 from neuromath.errors import DataNotFoundError
 from neuromath.safe_read import check_data_path
 
@@ -79,7 +82,10 @@ def find_data(path: str | Path, root: str | Path | None = None) -> Path:
              f"${ENVIRONMENT_VARIABLE}, else ./data)")
     if corpus is None:
         raise DataNotFoundError(where)
-    raise DataNotFoundError(f"{where}. It is {corpus}: {DATA_PAGE} says how to get it and where to put it")
+    name = Path(path).parts[0]
+    command = f"neuromath data get {name}" + ("" if root == data_root() else f" --root {shlex.quote(str(root))}")
+    fetch = f"`{command}` fetches it into the data root; " if name in corpus_names() else ""
+    raise DataNotFoundError(f"{where}. It is {corpus}: {fetch}{DATA_PAGE} says how to get it and where to put it")
 
 
 def present(path: Path) -> Path:

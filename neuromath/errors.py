@@ -30,6 +30,11 @@ class DataNotFoundError(NeuromathError):
     when it is a known one, and where to get it."""
 
 
+class DownloadError(NeuromathError):
+    """A corpus could not be fetched, checked or unpacked (``neuromath data get``), or is not in the catalogue; the
+    message names the URL, the file or the archive member, and why."""
+
+
 class DataFormatError(NeuromathError):
     """A data file is malformed. The message names the file, the line (or row) and the reason."""
 

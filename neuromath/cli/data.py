@@ -10,6 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from neuromath.cli.common import data_path, documented, integer_in, seed_int, unit_interval
+from neuromath.corpora.catalogue import CATALOGUE
+from neuromath.corpora.download import get_corpora, summary
+from neuromath.dataroot import data_root
 from neuromath.errors import DataFormatError, ExpressionError, NeuromathError
 from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
@@ -217,6 +220,30 @@ def command_data_unseen(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_data_list(args: argparse.Namespace) -> int:
+    """The public corpora that data get fetches: name, source, licence, size, files and whether they are pinned."""
+    if args.json:
+        print(json.dumps([corpus.as_json() for corpus in CATALOGUE]))
+        return 0
+    print("| corpus | source | licence | size | files | sha256 |\n| --- | --- | --- | --- | ---: | --- |")
+    for corpus in CATALOGUE:
+        pinned = {"all": "pinned", "some": "partly pinned", "none": "not pinned"}[corpus.pinned]
+        print(f"| {corpus.name} | {corpus.source} | {corpus.licence} | {corpus.size} | {len(corpus.files)} "
+              f"| {pinned} |")
+    return 0
+
+
+def command_data_get(args: argparse.Namespace) -> int:
+    """Download corpora of the catalogue into the data root, each file checked against its sha256 first."""
+    root = Path(args.root).expanduser() if args.root else data_root()
+    outcomes = get_corpora(args.names, root, mirror=args.mirror, force=args.force, unpinned=args.unpinned)
+    if args.json:
+        print(json.dumps({"root": str(root), "files": [outcome.as_json() for outcome in outcomes]}))
+    else:
+        print("\n".join(summary(outcomes, root)))
+    return 0
+
+
 def check_outputs(outputs: dict[str, Path], inputs: dict[str, str],
                   hint: str = "name distinct outputs with --train-out and --test-out") -> None:
     """Refuse output files that are one file with each other or with an input: the second write would replace the
@@ -249,14 +276,55 @@ def register(commands) -> None:
             "their equation (check), write the variations that data.augment trains on (augment) or a "
             "robustness variation of a test file or of every fold (vary), write the test problems whose story is "
             "in no training file (unseen), print the quantities read from a word problem's text (numbers), or "
-            "remove duplicate inputs from symbolic pair files (dedup). Run "
-            "neuromath data COMMAND --help for each one's options.",
+            "remove duplicate inputs from symbolic pair files (dedup); list the public corpora (list) and download "
+            "them into the data root, checked (get). Run neuromath data COMMAND --help for each one's options.",
+            "neuromath data get mawps-cv asdiv-a-cv",
             "neuromath data templates mawps-json/MAWPS.json --lenient",
             "neuromath data dedup data/train.txt data/test.txt",
         ),
     )
     data_commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND",
                                         help="what to do with the files")
+    listed = data_commands.add_parser(
+        "list", help="the public corpora that data get downloads: source, licence, size, files",
+        **documented(
+            "List the public corpora that neuromath data get downloads: each one's name (its folder under the data "
+            "root), source, licence, size, number of files and whether their sha256 is pinned. --json prints a list "
+            "of {name, title, source, licence, size, files: [{url, sha256, path, size}]}; a path is relative to the "
+            "data root, a sha256 null where none is pinned.",
+            "neuromath data list",
+            "neuromath data list --json",
+        ),
+    )
+    listed.add_argument("--json", action="store_true", help="print one JSON list")
+    listed.set_defaults(handler=command_data_list)
+    get = data_commands.add_parser(
+        "get", help="download corpora into the data root, each file checked against its sha256",
+        **documented(
+            "Download the corpora NAME (neuromath data list names them; symbolic/prim_bwd.tar.gz names one file) "
+            "into the data root ($NEUROMATH_DATA, else ./data; or --root), in the layout the presets read. A file "
+            "comes into FILE.part; a cut download resumes where it stopped when the command runs again. Its sha256 "
+            "is checked before it is renamed into place: a mismatch deletes the download and leaves the file there "
+            "as it was. A file already there with the right sha256 is skipped; one with another is refused unless "
+            "--force. An archive is unpacked after its check; one with a member outside its folder, a link or a "
+            "device file is refused whole. Files with no pinned sha256 (SVAMP, Lample & Charton, the Mathematics "
+            "Dataset) need --unpinned, which prints the sha256 received.",
+            "neuromath data get mawps-cv asdiv-a-cv",
+            "neuromath data get identities --root ~/neuromath-data",
+            "neuromath data get mawps-cv --mirror http://mirror.example.org:8080/corpora",
+            "neuromath data get symbolic/prim_bwd.tar.gz --unpinned",
+        ),
+    )
+    get.add_argument("names", nargs="+", metavar="NAME", help="corpora of neuromath data list, or files of one")
+    get.add_argument("--root", default=None, metavar="DIR",
+                     help="the data root (default: $NEUROMATH_DATA, else ./data)")
+    get.add_argument("--mirror", default=None, metavar="BASE",
+                     help="fetch each URL's path from BASE (http://host:port/prefix) instead of its own host")
+    get.add_argument("--force", action="store_true",
+                     help="replace files whose sha256 is not the catalogue's, and archives unpacked before")
+    get.add_argument("--unpinned", action="store_true", help="also fetch files with no pinned sha256")
+    get.add_argument("--json", action="store_true", help="print each file's outcome as one JSON object")
+    get.set_defaults(handler=command_data_get)
     templates = data_commands.add_parser(
         "templates", help="word problems: distinct equation templates before and after normalisation",
         **documented(
