@@ -26,6 +26,7 @@ from neuromath.cli import (
     export,
     generate,
     imports,
+    push,
     results,
     serve,
     solve,
@@ -37,7 +38,7 @@ from neuromath.errors import NeuromathError
 
 # in the order --help lists them
 COMMANDS = (demo, generate, train, sweep, evaluate, complete, export, imports, cv, compare, analyze, data, solve, check,
-            serve, results, config)
+            serve, results, config, push)
 
 
 DESCRIPTION = (

@@ -26,6 +26,7 @@ def command_complete(args: argparse.Namespace) -> int:
     import torch  # torch and the api: loaded only by the commands that use them
 
     from neuromath.api import load_classifier
+    from neuromath.models.hub import model_folder
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -42,7 +43,8 @@ def command_complete(args: argparse.Namespace) -> int:
     rows, run_scores = {}, []  # run_scores: each run's scores by blank, kept for the ensemble row
     for run_dir, name in zip(args.run_dirs, run_names(args.run_dirs)):
         started = time.perf_counter()
-        scorer, scores = load_classifier(run_dir).completion_scorer([c.tree for c in candidates]), {}
+        model = load_classifier(model_folder(run_dir))  # a folder, or a model on the hub by id
+        scorer, scores = model.completion_scorer([c.tree for c in candidates]), {}
 
         def remembered(equation, path, scorer=scorer, scores=scores):
             if (id(equation), path) not in scores:  # the examples stay alive, so ids are stable

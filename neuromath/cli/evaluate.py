@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 
 from neuromath.cli.common import (
     MAX_BEAM,
@@ -24,12 +25,19 @@ def command_evaluate(args: argparse.Namespace) -> int:
     # torch: loaded only by the commands that use it
     from neuromath.api import DECODE_OPTIONS
     from neuromath.experiments.evaluate_runs import EvaluateRequest, evaluate_runs
+    from neuromath.models.hub import hub_id_of, model_folder
 
-    fields = {field.name for field in dataclasses.fields(EvaluateRequest)} - {"decode"}
+    fields = {field.name for field in dataclasses.fields(EvaluateRequest)} - {"decode", "output_dirs"}
     decode = {name: getattr(args, name) for name in DECODE_OPTIONS if getattr(args, name) is not None}
     request = EvaluateRequest(**{name: getattr(args, name) for name in fields}, decode=decode)
+    hub_ids = [hub_id_of(run) for run in args.run_dirs]
+    run_dirs = [str(model_folder(run)) for run in args.run_dirs]  # a hub id: its folder in the Hugging Face cache
+    outputs = {folder: hub_id.folder_name for folder, hub_id in zip(run_dirs, hub_ids) if hub_id is not None}
+    request = dataclasses.replace(request, output_dirs=outputs)  # a hub model's outputs go to ./org--name
+    if len(run_dirs) == 1 and hub_ids[0] is not None and not request.report:
+        request = dataclasses.replace(request, report=str(Path(hub_ids[0].folder_name) / "report"))
     with cost_limits_of(args):  # --max-memory, --max-decode-len: each run checked before its model is built
-        return evaluate_runs(args.run_dirs, request)
+        return evaluate_runs(run_dirs, request)
 
 
 def register(commands) -> None:
@@ -49,7 +57,10 @@ def register(commands) -> None:
             "neuromath evaluate runs/tp runs/plain --data md4-test --per-module 1000 --report runs/md_report",
         ),
     )
-    evaluate.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="runs to evaluate (compared side by side)")
+    evaluate.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                          help="runs to evaluate (compared side by side): run or exported folders, or models on the "
+                               "Hugging Face Hub by id, org/name[@revision] (one alone writes its predictions and "
+                               "report under ./org--name)")
     evaluate.add_argument("--data", type=data_path, required=True,
                           help="the examples to score: a data file, or for Mathematics Dataset runs a release "
                                "folder, a split folder or a module file")

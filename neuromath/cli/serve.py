@@ -85,7 +85,9 @@ def register(commands) -> None:
             "Jerry have left?\"}'",
         ),
     )
-    serve.add_argument("runs", nargs="+", metavar="RUN", help="run folders; each is named by its folder's name")
+    serve.add_argument("runs", nargs="+", metavar="RUN",
+                       help="run folders, exported folders or models on the Hugging Face Hub by id (org/name or "
+                            "org/name@revision); each is named by its folder's name (a hub model by its name)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=integer_in(0, 65535), default=8000, help="TCP port to listen on (default 8000)")
     serve.add_argument("--allowed-host", dest="allowed_host", action="append", type=host_name, metavar="NAME",

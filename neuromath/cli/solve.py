@@ -82,10 +82,14 @@ def register(commands) -> None:
             'have left?"',
             'neuromath solve runs/int "x*cos(x)" --beam 10 --nbest 5',
             'neuromath solve runs/verify "sin(x)^2 + cos(x)^2 = 1" --json',
+            'neuromath solve my-org/graph2tree-mawps "Tom has 5 apples. He buys 3 more. How many apples does he '
+            'have?"   # a model on the hub',
         ),
     )
     solve.add_argument("run_dir", metavar="RUN_DIR",
-                       help="a trained run folder (written by neuromath train or demo, or a fold of cv)")
+                       help="a trained run folder (written by neuromath train or demo, or a fold of cv), an exported "
+                            "folder, or a model on the Hugging Face Hub by id: org/name or org/name@revision "
+                            "(downloaded once into the Hugging Face cache; the 'hub' extra)")
     solve.add_argument("text", metavar="TEXT", help="the problem, quoted as one argument")
     solve.add_argument("--json", action="store_true",
                        help="print one JSON object: the answer that neuromath serve's POST /api/solve gives")

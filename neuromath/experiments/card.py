@@ -6,7 +6,12 @@ trained and on what, its scores, the software and machine that made them, and wh
 test scores is final; ``neuromath export`` copies the card, or writes it from the run folder's files when the run has
 none. What the card says of a task comes from the task's description (``CardText``), so this module never branches
 on a task's name, and it works for sequence runs and equation classifiers alike (their summaries differ: it reads
-the scores it finds)."""
+the scores it finds).
+
+The card is the evidence that made the model: the command, the data files with the sha256 of their contents when
+training ended (``train`` hashes them; a card written later from the run's files cannot know them), the scores of
+summary.json and the software that trained it. ``neuromath push`` uploads it with the model, its usage rewritten
+for the model's hub id (``hub_card``)."""
 
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ from neuromath.config import Config, load_config
 from neuromath.dataroot import data_root
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
+from neuromath.experiments.recipes import sha256_of
+from neuromath.extras import DISTRIBUTION, install_line
 from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_run_file
 from neuromath.tasks import EquationTask, get_task
@@ -82,10 +89,21 @@ def write_environment(run_dir: str | Path) -> dict:
 
 def write_card(run_dir: str | Path, config: Config, summary: dict, environment: dict | None,
                command: str | None) -> Path:
-    """Write ``RUN/README.md``, the model card of the run trained by ``command`` (see ``model_card``)."""
+    """Write ``RUN/README.md``, the model card of the run trained by ``command`` (see ``model_card``), with the
+    sha256 of each data file the run read, hashed now (``data_digests``)."""
     path = Path(run_dir) / CARD_FILE
-    write_text_atomic(path, model_card(config, summary, environment, command))
+    write_text_atomic(path, model_card(config, summary, environment, command, data_digests(config)))
     return path
+
+
+def data_digests(config: Config) -> dict[str, str]:
+    """The sha256 of each data file config.yaml names that is a regular file now, by its path as config.yaml has it
+    (a folder, as the Mathematics Dataset's, or a file that is gone has none)."""
+    digests = {}
+    for _, path in named_data_files(config):
+        if Path(path).is_file():
+            digests[path] = sha256_of(Path(path))
+    return digests
 
 
 def card_of_run(run_dir: str | Path) -> str:
@@ -119,10 +137,12 @@ def read_json(path: Path, what: str) -> dict:
 # ------------------------------------------------------------------------------------------ what the card says
 
 
-def model_card(config: Config, summary: dict, environment: dict | None, command: str | None) -> str:
+def model_card(config: Config, summary: dict, environment: dict | None, command: str | None,
+               digests: dict[str, str] | None = None) -> str:
     """The card of a run: its resolved ``config``, its ``summary`` (summary.json, with the test scores where it was
-    tested), the ``environment`` it was trained in (None: not recorded) and the ``command`` that trained it (None:
-    not recorded)."""
+    tested), the ``environment`` it was trained in (None: not recorded), the ``command`` that trained it (None:
+    not recorded) and the sha256 of its data files by path as config.yaml names them (``data_digests``; None or a
+    path it lacks: not recorded)."""
     task = get_task(config.data.task)
     split, scores = reported_scores(summary, task)
     header = front_matter(config, task, split, scores)
@@ -130,8 +150,8 @@ def model_card(config: Config, summary: dict, environment: dict | None, command:
     sections = [
         f"# {config.model.name} for {task.name} (neuromath)",
         what_it_is(config, summary, task),
-        "## How to use it\n\n" + usage(task),
-        "## Training\n\n" + training(config, summary, command),
+        f"{USAGE_HEADING}\n\n" + usage(task),
+        "## Training\n\n" + training(config, summary, command, digests or {}),
         "## Scores\n\n" + scores_text(summary, split, scores),
         "## Software and machine\n\n" + environment_text(environment, summary),
         "## Intended use and limits\n\n" + limits(config, summary, task),
@@ -208,14 +228,19 @@ def shown_path(path: str, config: Config) -> str:
         return path
 
 
-def data_files(config: Config) -> list[tuple[str, str]]:
-    """(role, file as shown) of every data file config.yaml names: train, valid, test, each extra training file and
-    the candidates of the completion ranking loss."""
+def named_data_files(config: Config) -> list[tuple[str, str]]:
+    """(role, path as config.yaml has it) of every data file config.yaml names: train, valid, test, each extra
+    training file and the candidates of the completion ranking loss."""
     data = config.data
     files = [(role, getattr(data, role)) for role in ("train", "valid", "test") if getattr(data, role)]
     files += [("train_extra", name.strip()) for name in (data.option("train_extra") or "").split(",") if name.strip()]
     files += [("candidates", data.option("candidates"))] if data.option("candidates") else []
-    return [(role, shown_path(path, config)) for role, path in files]
+    return files
+
+
+def data_files(config: Config) -> list[tuple[str, str]]:
+    """(role, file as shown) of every data file config.yaml names (``named_data_files``)."""
+    return [(role, shown_path(path, config)) for role, path in named_data_files(config)]
 
 
 def dataset_names(config: Config) -> list[str]:
@@ -250,7 +275,7 @@ def usage(task) -> str:
     example = task.card.example
     vocabularies = vocabulary_files(task)
     named = " and ".join(f"`{name}`" for name in vocabularies)
-    return ("With neuromath installed, in the folder that holds this card:\n\n"
+    return (f"With neuromath installed (`pip install {DISTRIBUTION}`), in the folder that holds this card:\n\n"
             f"```bash\nneuromath solve . {shlex.quote(example)}\n```\n\n"
             f"```python\nimport neuromath\n\nmodel = neuromath.load(\".\")\nprint(model.solve({example!r}))\n```\n\n"
             "`neuromath serve .` answers the same over HTTP. The weights are `model.pt` in a run folder and "
@@ -258,13 +283,47 @@ def usage(task) -> str:
             f"code. {named} map{'s' if len(vocabularies) == 1 else ''} tokens to the model's ids.")
 
 
-def training(config: Config, summary: dict, command: str | None) -> str:
+USAGE_HEADING = "## How to use it"
+
+
+def hub_usage(task, repo_id: str) -> str:
+    """How to use a model from the hub by its id ``repo_id``: the usage section of the card ``neuromath push``
+    uploads."""
+    example = task.card.example
+    return (f"With neuromath and its `hub` extra installed (`{install_line('hub')}`):\n\n"
+            f"```bash\nneuromath solve {repo_id} {shlex.quote(example)}\n```\n\n"
+            f"```python\nimport neuromath\n\nmodel = neuromath.load(\"{repo_id}\")\nprint(model.solve({example!r}))\n"
+            "```\n\n"
+            f"`neuromath serve {repo_id}` answers the same over HTTP, and `{repo_id}@REVISION` names a branch, tag or "
+            "commit. The first use downloads the model into the Hugging Face cache; later uses read it from there, "
+            "also with `HF_HUB_OFFLINE=1`. neuromath loads only the files of an export and the weights only from "
+            "`model.safetensors`: plain tensors, never code.")
+
+
+def hub_card(card: str, task, repo_id: str) -> str:
+    """The model card ``card`` with its usage section (``## How to use it``) saying how to use the model by its hub
+    id ``repo_id``; a card without one gets the section after its title. The rest, the evidence, is kept as it is."""
+    section = f"{USAGE_HEADING}\n\n{hub_usage(task, repo_id)}"
+    start = card.find(f"\n{USAGE_HEADING}\n")
+    if start >= 0:
+        end = card.find("\n## ", start + 1)
+        return card[:start + 1] + section + ("\n" + card[end:] if end >= 0 else "\n")
+    title = card.find("\n# ")
+    after = card.find("\n\n", title + 1) if title >= 0 else -1
+    if after < 0:
+        return card.rstrip("\n") + "\n\n" + section + "\n"
+    return card[:after] + "\n\n" + section + card[after:]
+
+
+def training(config: Config, summary: dict, command: str | None, digests: dict[str, str]) -> str:
     lines = [f"Command: `{command or NOT_RECORDED}` (seed {config.train.seed}).", "", "Data:", ""]
     test = summary.get("test") if isinstance(summary.get("test"), dict) else {}
     counts = {"train": summary.get("train_examples"), "valid": summary.get("valid_examples"), "test": test.get("n")}
     if not config.data.train:
         lines.append(f"- train: generated by the task's built-in generator (seed {config.data.generate_seed})")
-    lines += [f"- {role}: `{shown}`" for role, shown in data_files(config)]
+    for (role, shown), (_, path) in zip(data_files(config), named_data_files(config)):
+        digest = f"sha256 `{digests[path]}`" if path in digests else f"sha256 {NOT_RECORDED}"
+        lines.append(f"- {role}: `{shown}` ({digest})")
     lines += ["", "Examples: " + ", ".join(f"{count:,} {role}" for role, count in counts.items()
                                            if is_number(count)) + ".", ""]
     stopped_by = summary.get("stopped_by")

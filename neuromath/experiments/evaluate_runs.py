@@ -62,6 +62,8 @@ class EvaluateRequest:
     per_module: int | None = None
     beams: str | None = None  # symbolic: beam widths, and the training file of the deduplicated test set
     train: str | None = None
+    # run folder -> the folder that takes its evaluations/ instead (a model from the hub lives in a read-only cache)
+    output_dirs: dict[str, str] = field(default_factory=dict)
     robustness: bool = False  # word problems: the robustness report (neuromath.evaluation.robustness)
     seed: int = 0  # the seed of its variations
     decode: dict = field(default_factory=dict)
@@ -120,7 +122,8 @@ def evaluate_sequence_runs(run_dirs: list[str], request: EvaluateRequest, module
         if not examples:
             raise NeuromathError(f"{request.data}: no examples to evaluate")
         metrics, records = evaluate_examples(solver, examples)
-        predictions = Path(request.predictions) if request.predictions else evaluation_file(run_dir, request.data)
+        home = request.output_dirs.get(str(run_dir), run_dir)  # a hub model's evaluations: not in the cache
+        predictions = Path(request.predictions) if request.predictions else evaluation_file(home, request.data)
         write_predictions(records, predictions)
         metrics.update({"run": str(run_dir), "data": str(request.data), "skipped": len(skipped),
                         "predictions": str(predictions)})

@@ -8,7 +8,10 @@ takes (a card with a YAML front matter, safetensors weights, a config), but noth
 checkpoint, log or pickle is copied.
 
 The folder is staged beside OUT, checked (it loads, and holds exactly the run's weights), then renamed to OUT: a
-reader sees no OUT or the whole of it. An OUT that exists and is not an empty folder is refused."""
+reader sees no OUT or the whole of it. An OUT that exists and is not an empty folder is refused.
+
+``export_for_hub`` writes what ``neuromath push`` uploads: the export of a run, or a copy of a folder that export
+wrote, with the card's usage saying how to load the model by its hub id."""
 
 from __future__ import annotations
 
@@ -20,9 +23,16 @@ import torch
 
 from neuromath.api import check_run, load, run_task
 from neuromath.errors import NeuromathError
-from neuromath.experiments.card import CARD_FILE, ENVIRONMENT_FILE, card_of_run, read_json, vocabulary_files
+from neuromath.experiments.card import (
+    CARD_FILE,
+    ENVIRONMENT_FILE,
+    card_of_run,
+    hub_card,
+    read_json,
+    vocabulary_files,
+)
 from neuromath.fileio import current_umask, locked, remove_staging, sync_folder, write_atomic, write_text_atomic
-from neuromath.models.weights import EXPORTED_WEIGHTS, read_weights, save_safetensors, weights_file
+from neuromath.models.weights import EXPORTED_WEIGHTS, RUN_WEIGHTS, read_weights, save_safetensors, weights_file
 from neuromath.safe_read import CONFIG_LIMIT, SUMMARY_LIMIT, VOCABULARY_LIMIT, read_run_file
 
 CARD_LIMIT = SUMMARY_LIMIT  # a model card is a page of text; a larger README.md is not one that train wrote
@@ -51,10 +61,7 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[str]:
             raise NeuromathError(f"{run_dir}: no {name} (not a finished run folder of the {task.name} task)")
     check_run(run_dir)  # a config its weights or the memory limit cannot hold: refused before anything is written
     check_out(out)
-    copies = [("config.yaml", CONFIG_LIMIT, "config file"), ("summary.json", SUMMARY_LIMIT, "summary"),
-              *((name, VOCABULARY_LIMIT, "vocabulary") for name in vocabulary_files(task))]
-    if os.path.lexists(run_dir / ENVIRONMENT_FILE):
-        copies.append((ENVIRONMENT_FILE, SUMMARY_LIMIT, "environment file"))
+    copies = copied_files(run_dir, task)
     read_json(run_dir / "summary.json", "summary")  # a summary that is not a JSON object is refused here
     with locked(out, is_folder=False):  # a second export to the same OUT is refused while this one writes it
         check_out(out)
@@ -83,6 +90,61 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[str]:
             raise
         sync_folder(out.parent)
     return sorted(path.name for path in out.iterdir())
+
+
+def copied_files(folder: Path, task) -> list[tuple[str, int, str]]:
+    """(name, size limit, what it is) of the files an export copies from ``folder``, a run or an export: the
+    config, the summary, the vocabularies and the environment file when there is one."""
+    copies = [("config.yaml", CONFIG_LIMIT, "config file"), ("summary.json", SUMMARY_LIMIT, "summary"),
+              *((name, VOCABULARY_LIMIT, "vocabulary") for name in vocabulary_files(task))]
+    if os.path.lexists(folder / ENVIRONMENT_FILE):
+        copies.append((ENVIRONMENT_FILE, SUMMARY_LIMIT, "environment file"))
+    return copies
+
+
+def is_export(folder: str | Path) -> bool:
+    """Whether ``folder`` is one that ``neuromath export`` wrote: a config and safetensors weights, no model.pt."""
+    folder = Path(folder)
+    return (os.path.lexists(folder / "config.yaml") and os.path.lexists(folder / EXPORTED_WEIGHTS)
+            and not os.path.lexists(folder / RUN_WEIGHTS))
+
+
+def export_for_hub(source: str | Path, out: str | Path, repo_id: str) -> list[str]:
+    """Write to the new folder ``out`` what ``neuromath push`` uploads as the model ``repo_id``: the export of the
+    run ``source`` (``export_run``), or a checked copy of ``source`` when it is a folder that export wrote; its card
+    keeps the evidence of the run and says how to load the model by ``repo_id`` (``hub_card``). Returns the names
+    of the files written."""
+    source, out = Path(source), Path(out)
+    if is_export(source):
+        copy_export(source, out)
+    else:
+        export_run(source, out)
+    card = read_run_file(out / CARD_FILE, CARD_LIMIT, "model card")
+    try:
+        text = card.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NeuromathError(f"{source / CARD_FILE}: not UTF-8 text at byte {error.start}") from None
+    write_text_atomic(out / CARD_FILE, hub_card(text, run_task(out), repo_id))
+    return sorted(path.name for path in out.iterdir())
+
+
+def copy_export(source: Path, out: Path) -> None:
+    """Copy the exported folder ``source`` to the new folder ``out``, file by file within the size limits of a run's
+    files, and check that the copy loads and holds the same weights (``check_export``)."""
+    task = run_task(source)
+    for name in (*vocabulary_files(task), "summary.json", CARD_FILE):
+        if not os.path.lexists(source / name):
+            raise NeuromathError(f"{source}: no {name} (not a folder written by neuromath export)")
+    check_run(source)
+    read_json(source / "summary.json", "summary")
+    check_out(out)
+    out.mkdir(parents=True, exist_ok=True)
+    state = read_weights(source / EXPORTED_WEIGHTS)
+    save_safetensors(state, out / EXPORTED_WEIGHTS)
+    for name, limit, what in [*copied_files(source, task), (CARD_FILE, CARD_LIMIT, "model card")]:
+        data = read_run_file(source / name, limit, what)
+        write_atomic(out / name, lambda stream, data=data: stream.write(data))
+    check_export(out, state)
 
 
 def check_export(folder: Path, state: dict[str, torch.Tensor]) -> None:

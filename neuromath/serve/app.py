@@ -170,7 +170,8 @@ def load_runs(paths: Sequence[str | Path], max_memory: float | None = None,
             raise NeuromathError(f"two runs are named {name!r} ({runs[name].path} and {path}): the service names a "
                                  "run by its folder's name, so serve runs from folders of different names")
         solver = load(path, max_memory=max_memory, max_decode_len=max_decode_len)
-        runs[name] = ServedRun(name, path, solver, run_info(name, path, solver))
+        folder = Path(getattr(solver, "run_dir", None) or path)  # a hub id: its folder in the Hugging Face cache
+        runs[name] = ServedRun(name, folder, solver, run_info(name, folder, solver))
     return runs
 
 

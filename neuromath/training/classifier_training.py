@@ -26,6 +26,7 @@ from neuromath.models.classifiers import (
     predict_logits,
     reads_numbers,
 )
+from neuromath.models.hub import model_folder
 from neuromath.models.weights import has_weights, load_run_weights, weights_file
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.tasks import get_task
@@ -143,7 +144,8 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     data = prepare_identity_data(config)
-    init_from = Path(config.train.init_from) if config.train.init_from else None
+    # a trained run or export, or a model on the hub by id (downloaded into the Hugging Face cache)
+    init_from = model_folder(config.train.init_from) if config.train.init_from else None
     if init_from is not None and not has_weights(init_from):
         raise NeuromathError(f"train.init_from: {init_from} is not a trained identities run (no model.pt or "
                              "model.safetensors)")
