@@ -48,7 +48,8 @@ def register(commands) -> None:
                        help="the config: a preset named <task>/<model> (e.g. word_problems/graph2tree) or a YAML file")
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     train.add_argument("--init-from", dest="init_from", metavar="RUN",
-                       help="start from the weights of a trained run (train.init_from): a run folder or an export")
+                       help="start from the weights of a trained identities run (train.init_from): a run folder, "
+                            "an export or a hub id")
     train.add_argument("--out", required=True,
                        help="run directory (with --seeds: the folder of OUT/seed<S>): absent, empty or a run folder "
                             "of its own; a link, or a folder of other files, is refused")
