@@ -18,7 +18,7 @@ HISTORY = re.compile(r"/tmp/|/work/|\.\./shared|\bstops? \d|\bcommit [0-9a-f]{7}
                      r"\bissue #?\d|\bsession \d", re.IGNORECASE)
 DEMO = "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e . && neuromath demo"
 TESTS = ('python3 -m venv .venv && . .venv/bin/activate && pip install -q -c constraints.txt -e ".[dev]" && '
-         "ruff check && python -m pytest -q")
+         "ruff check && python -m pytest -q -n auto")
 
 
 def test_the_readme_is_short_and_holds_both_commands():
