@@ -133,7 +133,7 @@ class TrainConfig(Section):
     # sequence models: pad every training and validation batch's source and target lengths up to a multiple of this
     # (1: to the longest example), so that batches fall into few shapes (compiled graphs, CUDA graphs); pad is masked
     length_multiple: int = ranged(1, LENGTH)
-    progress: bool = True
+    progress: bool | None = None  # null: bars on a terminal, a line per epoch otherwise; true / false force either
     max_time_minutes: float = ranged(0.0, NONNEGATIVE)  # 0 -> no wall-clock limit
     # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;
     # the run trains max_epochs epochs (or max_steps steps) and keeps its last weights: the refit of `cv --refit`

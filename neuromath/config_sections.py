@@ -13,6 +13,7 @@ unknown name is a ConfigError that lists the known ones. Adding a model or a tas
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import types
 import typing
@@ -34,6 +35,30 @@ def one_of(default: str, *names: str) -> Any:
     """A field whose value must be one of ``names``."""
     assert default in names
     return field(default=default, metadata={"choices": names})
+
+
+def unknown_keys_message(unknown: list[str], known: Any, prefix: str, values: Any = None) -> str:
+    """What a ConfigError says of keys no class of a section has: ``unknown key in train: max_epoch; did you mean
+    train.max_epochs?`` (``difflib``'s closest known key), with the known keys listed when a key has no close one.
+    At the top (``prefix`` empty) the keys are sections: a mistyped section holding one key is suggested with it
+    (``trian: {max_epochs: 1}``: ``did you mean train.max_epochs?``)."""
+    names = sorted(str(name) for name in known)
+    suggestions = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, names, n=1)
+        if not close:
+            continue
+        inner = values.get(name) if isinstance(values, dict) else None
+        if not prefix and isinstance(inner, dict) and len(inner) == 1:
+            close = [f"{close[0]}.{next(iter(inner))}"]
+        suggestions.append(f"{prefix}.{close[0]}" if prefix else close[0])
+    where = f" in {prefix}" if prefix else ""
+    message = f"unknown key{'s' if len(unknown) > 1 else ''}{where}: {', '.join(unknown)}"
+    if suggestions:
+        message += f"; did you mean {', '.join(suggestions)}?"
+    if len(suggestions) < len(unknown):
+        message += f"; known: {', '.join(names)}"
+    return message
 
 
 def config_error(message: str, key: str) -> ConfigError:
@@ -155,7 +180,7 @@ class ChosenSection(Section):
         root = cls.family_root()
         owners = root.names_with(key)
         if not owners:
-            return (f"unknown key in {root.section}: {key}; known: {', '.join(sorted(root.keys()))}")
+            return unknown_keys_message([key], root.keys(), root.section)
         return (f"{root.section}.{key} does not apply to the {value} {root.kind_of_name} (it applies to: "
                 f"{', '.join(owners)})")
 
@@ -257,11 +282,7 @@ def build_section(cls: type, values: Any, prefix: str) -> Any:
         known = {item.name for item in dataclasses.fields(cls)}
         unknown = sorted(str(name) for name in set(values) - known)  # YAML keys may be numbers, null, ...
     if unknown:
-        where = f" in {prefix}" if prefix else ""
-        raise ConfigError(
-            f"unknown key{'s' if len(unknown) > 1 else ''}{where}: {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(known))}"
-        )
+        raise ConfigError(unknown_keys_message(unknown, known, prefix, values))
     hints = section_types(cls)
     kwargs = {}
     for name, value in values.items():

@@ -46,7 +46,7 @@ def test_evaluate_json_and_predictions(run_dir, tmp_path, capsys):
     written = run_dir / "evaluations" / f"{tmp_path.parent.name}.{tmp_path.name}.test.jsonl"
     assert metrics["predictions"] == str(written)
     assert own.read_bytes() == before
-    assert main(["evaluate", str(run_dir), "--data", str(data), "--predictions", str(own)]) == 2
+    assert main(["evaluate", str(run_dir), "--data", str(data), "--predictions", str(own)]) == 1
     assert "holds the test predictions train wrote" in capsys.readouterr().err and own.read_bytes() == before
     records = [json.loads(line) for line in written.read_text().splitlines()]
     assert len(records) == 12
@@ -71,7 +71,7 @@ def test_solve_prints_an_equation_or_says_why(run_dir, capsys):
 def test_train_refuses_unknown_config_key(tmp_path, capsys):
     code = main(["train", "--config", "word_problems/transformer", "--set", "model.colour=red",
                  "--out", str(tmp_path / "r")])
-    assert code == 2
+    assert code == 1
     assert "unknown key in model: colour" in capsys.readouterr().err
 
 
@@ -88,7 +88,7 @@ def test_train_refuses_unknown_config_key(tmp_path, capsys):
 def test_bad_data_gives_a_clear_error_not_a_traceback(run_dir, tmp_path, capsys, name, content, message):
     path = tmp_path / name
     path.write_bytes(content)
-    assert main(["evaluate", str(run_dir), "--data", str(path)]) == 2
+    assert main(["evaluate", str(run_dir), "--data", str(path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
 
@@ -106,7 +106,7 @@ def test_solve_without_numbers_and_missing_run(run_dir, tmp_path, capsys):
     assert "no numbers" in capsys.readouterr().err
     assert main(["solve", str(tmp_path / "nowhere"), JERRY]) == 2
     assert "not a run directory" in capsys.readouterr().err
-    assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "absent.jsonl")]) == 2
+    assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "absent.jsonl")]) == 1
     assert "absent.jsonl" in capsys.readouterr().err
 
 
@@ -115,7 +115,7 @@ def test_a_problem_longer_than_the_model_reads_is_a_clear_error(run_dir, tmp_pat
 
     long_text = "Jerry had 135 pens " + "and more pens " * 200 + ". John took 19 pens ."
     write_jsonl([example_from_equation("long", long_text, "x=135-19")], tmp_path / "long.jsonl")
-    assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "long.jsonl")]) == 2
+    assert main(["evaluate", str(run_dir), "--data", str(tmp_path / "long.jsonl")]) == 1
     assert "the model reads at most 512" in capsys.readouterr().err
 
 
@@ -196,7 +196,7 @@ def test_config_show_prints_the_resolved_config_and_refuses_keys_that_do_not_app
     assert shown["model"]["decoder_hidden"] == 256  # the preset's own key
     assert shown["train"]["seed"] == 0 and shown["decode"]["beam"] == 1  # defaults the preset does not name
     assert "attention" not in shown["model"] and "modules" not in shown["data"]  # keys of other models and tasks
-    assert main(["config", "show", "word_problems/group_attention", "--set", "data.modules=x"]) == 2
+    assert main(["config", "show", "word_problems/group_attention", "--set", "data.modules=x"]) == 1
     assert "data.modules does not apply to the word_problems_normalized task" in capsys.readouterr().err
 
 
@@ -204,7 +204,7 @@ def test_evaluate_refuses_runs_that_are_evaluated_differently(run_dir, tmp_path,
     other = tmp_path / "identities_run"
     other.mkdir()
     (other / "config.yaml").write_text("data:\n  task: identities\nmodel:\n  name: majority\n")
-    assert main(["evaluate", str(run_dir), str(other), "--data", str(tmp_path / "x.jsonl")]) == 2
+    assert main(["evaluate", str(run_dir), str(other), "--data", str(tmp_path / "x.jsonl")]) == 1
     error = capsys.readouterr().err
     assert "evaluated the same way" in error and "(sequence)" in error and "(verification)" in error
 
@@ -222,7 +222,7 @@ def test_dedup_refuses_outputs_that_collide_with_each_other_or_an_input(tmp_path
         ([str(pairs), str(pairs), "--train-out", "a.txt", "--test-out", "./a.txt"], "same file as --train-out"),
     ]
     for arguments, message in cases:
-        assert main(["data", "dedup", *arguments]) == 2
+        assert main(["data", "dedup", *arguments]) == 1
         assert message in capsys.readouterr().err
     assert pairs.read_text() == original and sorted(p.name for p in tmp_path.iterdir()) == ["other", "sym.txt"]
     # distinct names go ahead: every test pair is in the training file, so the test output is empty

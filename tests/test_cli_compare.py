@@ -135,9 +135,9 @@ def test_compare_refuses_what_cannot_be_paired(two_runs, tmp_path, capsys):
     other = tmp_path / "symbolic_run"
     other.mkdir()
     save_config(load_config(None, ["data.task=symbolic"]), other / "config.yaml")
-    assert main(["compare", str(run_a), str(other), "--data", str(data)]) == 2
+    assert main(["compare", str(run_a), str(other), "--data", str(data)]) == 1
     assert "of the word_problems task and" in capsys.readouterr().err and "compare runs of one task"
-    assert main(["compare", str(run_a), str(run_b)]) == 2
+    assert main(["compare", str(run_a), str(run_b)]) == 1
     assert "comparing two runs needs --data FILE" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["compare", str(run_a), str(run_b), "--data", str(data), "--confidence", "1"])
@@ -176,7 +176,7 @@ def test_compare_two_identities_classifiers_scores_verdicts_against_labels(tmp_p
     assert result["table"] == {"both_right": 0, "only_a": 4, "only_b": 3, "both_wrong": 0}
     assert result["mcnemar"]["p_value"] == pytest.approx(two_sided_exact(4, 3)) == 1.0
     assert main(["compare", str(runs["mostly_true"]), str(runs["mostly_false"]), "--data", str(test),
-                 "--beam", "2"]) == 2
+                 "--beam", "2"]) == 1
     assert "--beam does not apply to equation classifiers" in capsys.readouterr().err
 
 
@@ -270,17 +270,17 @@ def test_compare_two_retrieval_cross_validations_pairs_every_test_problem(tmp_pa
         packed.unlink()
 
     # cv folders take no --data, and a run is not compared with a cv folder
-    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine"), "--data", "x.csv"]) == 2
+    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine"), "--data", "x.csv"]) == 1
     assert "--data does not apply to cross-validation folders" in capsys.readouterr().err
-    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine"), "--lenient"]) == 2
+    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine"), "--lenient"]) == 1
     assert "--lenient does not apply to cross-validation folders" in capsys.readouterr().err
-    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine" / "fold0"), "--data", "x.csv"]) == 2
+    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine" / "fold0"), "--data", "x.csv"]) == 1
     assert "is a cross-validation folder and" in capsys.readouterr().err
 
     # a predictions.jsonl that does not hold the fold's test problems is refused, not paired by accident
     predictions = tmp_path / "cosine" / "fold1" / "predictions.jsonl"
     predictions.write_text(predictions.read_text().splitlines()[0] + "\n")
-    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine")]) == 2
+    assert main(["compare", str(tmp_path / "jaccard"), str(tmp_path / "cosine")]) == 1
     assert "1 records for the 2 problems of the fold's test file" in capsys.readouterr().err
 
 
@@ -354,5 +354,5 @@ def test_compare_a_trained_cross_validation_reads_its_predictions_or_decodes_its
     assert main(["cv", "--config", str(retrieval), "--data", str(data), "--k", "2", "--seed", "2",
                  "--out", str(tmp_path / "other"), "--no-progress"]) == 0
     capsys.readouterr()
-    assert main(["compare", str(tmp_path / "trained"), str(tmp_path / "other")]) == 2
+    assert main(["compare", str(tmp_path / "trained"), str(tmp_path / "other")]) == 1
     assert "fold0: the test files differ" in capsys.readouterr().err

@@ -30,7 +30,7 @@ def test_identities_refuse_a_depth_outside_the_allowed_range(tmp_path, capsys, d
 def test_a_directory_as_the_output_file_is_named_as_a_directory(tmp_path, capsys, task):
     folder = tmp_path / "out"
     folder.mkdir()
-    assert main(["generate", task, "--n", "4", "--out", str(folder)]) == 2
+    assert main(["generate", task, "--n", "4", "--out", str(folder)]) == 1
     assert capsys.readouterr().err == (f"error: {folder} is a directory; --out names the file to write "
                                        f"(for example {folder / 'data'})\n")
     assert list(folder.iterdir()) == []
@@ -39,7 +39,7 @@ def test_a_directory_as_the_output_file_is_named_as_a_directory(tmp_path, capsys
 def test_a_file_as_the_mathematics_dataset_root_is_refused(tmp_path, capsys):
     out = tmp_path / "release"
     out.write_text("")
-    assert main(["generate", "mathematics_dataset", "--per-module", "1", "--out", str(out)]) == 2
+    assert main(["generate", "mathematics_dataset", "--per-module", "1", "--out", str(out)]) == 1
     assert capsys.readouterr().err == f"error: {out} is a file; --out names the root folder of the release layout\n"
 
 
@@ -65,7 +65,7 @@ def test_a_second_writer_of_an_output_is_refused_with_the_holder_named(tmp_path,
         holder.wait()
     lock_path = out / ".neuromath.lock" if is_folder else tmp_path / ".out.data.lock"
     error = capsys.readouterr().err
-    assert code == 2
+    assert code == 1
     assert error.startswith(f"error: {out} is being written by process {holder.pid} on host ")
     assert error.endswith(f" (lock file {lock_path}; delete it if that process is gone)\n")
     assert not out.exists() or (is_folder and [path.name for path in out.iterdir()] == [".neuromath.lock"])

@@ -385,3 +385,25 @@ def test_a_bad_extends_is_one_clear_error(tmp_path, text, message):
     (tmp_path / "loop.yaml").write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match=message):
         load_config(tmp_path / "loop.yaml")
+
+
+
+@pytest.mark.parametrize("override, message", [
+    ("train.max_epoch=1", "unknown key in train: max_epoch; did you mean train.max_epochs?"),
+    ("trian.max_epochs=1", "unknown key: trian; did you mean train.max_epochs?"),
+    ("model.d_modle=8", "unknown key in model: d_modle; did you mean model.d_model?"),
+])
+def test_a_mistyped_key_or_section_is_answered_with_the_closest_one(override, message):
+    with pytest.raises(ConfigError) as raised:
+        load_config("word_problems/graph2tree", [override])
+    assert message in str(raised.value) and "known:" not in str(raised.value)
+
+
+def test_a_mistyped_key_in_a_file_is_answered_with_the_closest_one_and_a_far_one_with_the_list(tmp_path):
+    path = tmp_path / "typo.yaml"
+    path.write_text("train:\n  max_epoch: 1\n  colour: red\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    message = str(raised.value)
+    assert "unknown keys in train: colour, max_epoch; did you mean train.max_epochs?" in message
+    assert "; known: " in message and "patience" in message  # colour has no close key: the keys are listed

@@ -239,7 +239,7 @@ def test_get_fetches_a_whole_corpus_checked_and_a_second_run_keeps_it(tmp_path, 
 
 
 def test_an_unknown_name_lists_the_known_ones(capsys, tmp_path):
-    assert main(["data", "get", "mawps", "--root", str(tmp_path)]) == 2
+    assert main(["data", "get", "mawps", "--root", str(tmp_path)]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "did you mean mawps-cv" in error
     assert all(corpus.name in error for corpus in CATALOGUE)
@@ -247,14 +247,14 @@ def test_an_unknown_name_lists_the_known_ones(capsys, tmp_path):
 
 
 def test_a_404_and_a_refused_connection_are_one_line_naming_the_url(capsys, tmp_path, server):
-    assert main(["data", "get", "mawps-json", "--root", str(tmp_path), "--mirror", server.base]) == 2
+    assert main(["data", "get", "mawps-json", "--root", str(tmp_path), "--mirror", server.base]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and f"{server.base}/LYH-YF/MWPToolkit/master/dataset/mawps/MAWPS.json" in error
     assert "HTTP 404" in error and files_under(tmp_path) == []
     with socket.socket() as probe:  # a port no one listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    assert main(["data", "get", "mawps-json", "--root", str(tmp_path), "--mirror", f"http://127.0.0.1:{port}"]) == 2
+    assert main(["data", "get", "mawps-json", "--root", str(tmp_path), "--mirror", f"http://127.0.0.1:{port}"]) == 1
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and f"http://127.0.0.1:{port}/LYH-YF" in error and "cannot connect" in error
 

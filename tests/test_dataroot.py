@@ -76,7 +76,7 @@ def test_train_extra_is_a_list_of_files_each_found(monkeypatch, tmp_path):
 def test_train_stops_on_a_missing_corpus_before_it_makes_a_run(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("NEUROMATH_DATA", str(tmp_path / "empty"))
-    assert main(["train", "--config", "word_problems/gts", "--out", str(tmp_path / "run")]) == 2
+    assert main(["train", "--config", "word_problems/gts", "--out", str(tmp_path / "run")]) == 1
     error = capsys.readouterr().err
     assert "mawps-cv/fold0/train.csv" in error and "MAWPS" in error and len(error.strip().splitlines()) == 1
     assert not (tmp_path / "run" / "checkpoints").exists()

@@ -122,8 +122,13 @@ def test_an_export_holds_the_weights_as_safetensors_and_nothing_that_can_run(run
     assert not names & RUN_ONLY
     assert not [path for path in export.rglob("*") if path.suffix in (".pt", ".ckpt", ".pkl", ".pickle")]
     assert not [path for path in export.parent.iterdir() if path.name.startswith(f".{export.name}")]  # no staging
-    for copied in ("config.yaml", "summary.json", *vocabularies):
+    for copied in ("config.yaml", *vocabularies):  # no absolute path in them: copied byte for byte
         assert (export / copied).read_bytes() == (runs[name] / copied).read_bytes()
+    summary, ours = (json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+                     for folder in (runs[name], export))
+    assert ours["run_dir"] == runs[name].name  # the folder's name, not the path of the machine that trained it
+    assert {k: v for k, v in ours.items() if k not in ("run_dir", "best_checkpoint")} == \
+        {k: v for k, v in summary.items() if k not in ("run_dir", "best_checkpoint")}
 
 
 @pytest.mark.parametrize("name", ["wp", "ids"])
@@ -223,7 +228,7 @@ def test_export_refuses_an_out_that_is_not_new_and_leaves_it_alone(runs, tmp_pat
     assert [path.name for path in taken.iterdir()] == ["notes.txt"]
     a_file = tmp_path / "a_file"
     a_file.write_text("mine\n")
-    assert main(["export", str(runs["wp"]), str(a_file)]) == 2
+    assert main(["export", str(runs["wp"]), str(a_file)]) == 1
     assert a_file.read_text() == "mine\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a_file", "taken"]  # no staging folder left
     empty = tmp_path / "empty"
@@ -308,3 +313,22 @@ def test_a_card_names_data_files_under_the_data_root_as_presets_do_and_falls_bac
     untested = model_card(config, {"best_val_value_accuracy": None}, None, None)
     assert "model-index" not in yaml.safe_load(untested.split("---\n")[1])
     assert "None: the run had neither a test split nor validation." in untested
+
+
+def test_an_export_names_no_absolute_path_of_the_machine_that_trained_it(tmp_path):
+    data = tmp_path / "corpus" / "train.jsonl"
+    data.parent.mkdir()
+    assert main(["generate", "word_problems", "--n", "40", "--seed", "3", "--out", str(data)]) == 0
+    run, out = tmp_path / "somewhere" / "run", tmp_path / "export"
+    assert main(["train", "--config", "word_problems/transformer", "--set", f"data.train={data}",
+                 "--set", "data.generate_valid=8", "--set", "data.generate_test=0", "--set", "model.d_model=32",
+                 "--set", "model.n_heads=2", "--set", "model.d_ff=64", "--set", "train.max_epochs=1",
+                 "--set", "train.progress=false", "--out", str(run)]) == 0
+    assert str(tmp_path) in (run / "config.yaml").read_text(encoding="utf-8")  # the run keeps its paths as given
+    assert main(["export", str(run), str(out)]) == 0
+    for path in out.iterdir():
+        if path.suffix in (".yaml", ".json", ".md"):
+            assert str(tmp_path) not in path.read_text(encoding="utf-8"), path.name
+    config = yaml.safe_load((out / "config.yaml").read_text(encoding="utf-8"))
+    assert config["data"]["train"] == "train.jsonl"  # outside the data root: its name
+    assert neuromath.load(out).solve("Tom has 3 apples and buys 4 more. How many apples does he have?") is not None

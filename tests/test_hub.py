@@ -65,9 +65,10 @@ def answers_of(env: dict, *models: str) -> list[list]:
     return [json.loads(line) for line in result.stdout.strip().splitlines()[-len(models):]]
 
 
-def error_line(result: subprocess.CompletedProcess) -> str:
-    """What a command that failed printed on stderr: one line, the error."""
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr[-3000:])
+def error_line(result: subprocess.CompletedProcess, status: int = 2) -> str:
+    """What a command that failed printed on stderr: one line, the error; ``status``: its exit status (solve's 2 for
+    an error, 1 for the other commands)."""
+    assert result.returncode == status, (result.returncode, result.stdout, result.stderr[-3000:])
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, lines
     return lines[0]
@@ -153,7 +154,10 @@ def test_push_uploads_the_export_and_prints_the_models_page(hub, runs, pushed):
     assert set(files) - {".gitattributes"} <= set(MODEL_FILES)
     assert {"model.safetensors", "config.yaml", "summary.json", "README.md", "source_vocab.json",
             "target_vocab.json", "environment.json"} <= set(files)
-    assert files["summary.json"] == (runs["wp"] / "summary.json").read_bytes()
+    pushed_summary, summary = json.loads(files["summary.json"]), json.loads((runs["wp"] / "summary.json").read_bytes())
+    assert pushed_summary["run_dir"] == "wp"  # the folder's name: no path of the machine that trained it travels
+    assert {key: value for key, value in pushed_summary.items() if key not in ("run_dir", "best_checkpoint")} == \
+        {key: value for key, value in summary.items() if key not in ("run_dir", "best_checkpoint")}
     assert hub.repositories["org/ids"].private and "node_vocab.json" in hub.files("org/ids")
     assert hub.files("org/wp", "v1")["model.safetensors"] == files["model.safetensors"]
 
@@ -167,7 +171,8 @@ def test_the_pushed_card_carries_the_evidence_and_says_how_to_load_the_model(hub
     metrics = header["model-index"][0]["results"][0]["metrics"]
     assert {m["type"]: m["value"] for m in metrics} == {key: summary["test"][key] for key in
                                                         ("value_accuracy", "equation_accuracy", "bleu")}
-    assert f"Command: `neuromath train --config word_problems/transformer --out {runs['wp']}" in card
+    assert "Command: `neuromath train --config word_problems/transformer --out wp" in card  # the run folder by name
+    assert str(runs["wp"]) not in card
     assert f"on the {summary['test']['n']} examples of the test split" in card
     for name in ("wp-train.jsonl", "wp-test.jsonl"):
         digest = hashlib.sha256((runs["wp"].parent / name).read_bytes()).hexdigest()
@@ -284,7 +289,7 @@ def test_evaluate_and_serve_take_a_model_by_name(hub, runs, pushed, tmp_path):
 @pytest.mark.slow
 def test_push_without_a_token_or_the_extra_is_one_line(hub, runs, tmp_path):
     line = error_line(neuromath(settings(hub.url, tmp_path / "hf", token=False), "push", str(runs["wp"]),
-                                "org/wp"))
+                                "org/wp"), status=1)
     assert line.startswith("error: org/wp: the hub refused (401): log in")
     refused = neuromath(settings(hub.url, tmp_path / "hf"), "push", str(runs["wp"]), "org/wp@v1")
     assert refused.returncode == 2 and "argument REPO_ID: must be a hub id org/name" in refused.stderr

@@ -1,6 +1,7 @@
 """What the installed package carries and needs: presets and the serve page as package data, one version, extras
 that fail with the name of what to install."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -75,7 +76,7 @@ def test_a_missing_extra_is_an_error_naming_it(monkeypatch, module):
 
 def test_serve_without_its_extra_stops_with_one_line(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "uvicorn", None)
-    assert main(["serve", str(tmp_path)]) == 2
+    assert main(["serve", str(tmp_path)]) == 1
     assert "pip install 'neuromath-toolkit[serve]'" in capsys.readouterr().err
 
 
@@ -102,7 +103,7 @@ def test_a_reader_that_stops_early_gets_no_error():
 def test_a_preset_is_named_without_a_path_and_a_wrong_name_suggests_the_closest(capsys):
     assert main(["config", "show", "word_problems/graph2tree"]) == 0
     assert "name: graph2tree" in capsys.readouterr().out
-    assert main(["config", "show", "word_problems/graph2tre"]) == 2
+    assert main(["config", "show", "word_problems/graph2tre"]) == 1
     error = capsys.readouterr().err
     assert "did you mean word_problems/graph2tree" in error and "neuromath config list" in error
 
@@ -137,3 +138,29 @@ def test_training_without_the_plots_extra_leaves_the_figure_out_and_says_how_to_
     refused = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, cwd=tmp_path)
     assert refused.returncode != 0 and "neuromath-toolkit[plots]" in refused.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_config_list_json_names_each_presets_task_and_model(capsys):
+    assert main(["config", "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["name"] for row in rows] == preset_names()
+    for row in rows:
+        config = load_config(row["name"])
+        assert row == {"name": row["name"], "task": config.data.task, "model": config.model.name,
+                       "description": preset_description(row["name"])}
+    assert main(["config", "list", "--json", "--task", "identities"]) == 0
+    assert {row["name"].split("/", 1)[0] for row in json.loads(capsys.readouterr().out)} == {"identities"}
+
+
+def test_a_redirected_run_writes_a_line_per_epoch_and_no_bar_redraws(tmp_path):
+    """train.progress null (the default): bars only on a terminal; a log file gets one line per epoch."""
+    command = [sys.executable, "-m", "neuromath", "train", "--config", "word_problems/transformer",
+               "--set", "model.d_model=32", "--set", "model.n_heads=2", "--set", "model.d_ff=64",
+               "--set", "train.max_epochs=2", "--set", "train.patience=0", "--set", "data.generate_train=40",
+               "--set", "data.generate_valid=8", "--set", "data.generate_test=0", "--out", str(tmp_path / "run")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in lines] == ["epoch 1/2", "epoch 2/2"]
+    assert "val value accuracy" in lines[-1] and "%" in lines[-1] and "\r" not in done.stderr
+    assert "trained 2 epochs (" in done.stdout

@@ -39,7 +39,7 @@ def test_a_truncated_weights_file_is_one_error_line(run_dir, data_file, capsys, 
     message = f"{weights}: not a file of plain saved data: truncated, corrupt or code"
     assert main(["solve", str(run_dir), JERRY]) == 2
     assert error_line(capsys).startswith(f"error: {message}")
-    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 2
+    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 1
     assert error_line(capsys).startswith(f"error: {message}")
     with pytest.raises(DataFormatError, match="not a file of plain saved data"):
         neuromath.load(run_dir)
@@ -53,7 +53,7 @@ def test_weights_of_another_run_name_the_first_size_mismatch(tmp_path, run_dir, 
                 "source_embedding.weight: checkpoint (13, 16) vs model (10, 16))")
     assert main(["solve", str(run_dir), JERRY]) == 2
     assert error_line(capsys) == expected
-    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 2
+    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 1
     assert error_line(capsys) == expected
     with pytest.raises(DataFormatError, match="size mismatch for source_embedding.weight"):
         neuromath.load(run_dir)
@@ -78,7 +78,7 @@ def test_an_empty_config_of_a_run_is_one_error_line(run_dir, data_file, capsys):
     message = f"error: {run_dir / 'config.yaml'}: the config file is empty: it names no task"
     assert main(["solve", str(run_dir), JERRY]) == 2
     assert error_line(capsys).startswith(message)
-    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 2
+    assert main(["evaluate", str(run_dir), "--data", str(data_file)]) == 1
     assert error_line(capsys).startswith(message)
     with pytest.raises(ConfigError, match="the config file is empty"):
         neuromath.load(run_dir)

@@ -100,7 +100,7 @@ def test_generate_identities_fails_whole_and_leaves_the_previous_files(tmp_path,
         raise NeuromathError("the audit failed")  # after the four equation files were written
 
     monkeypatch.setattr("neuromath.tasks.identities.dataset.audit_report", audit_fails)
-    assert main([*IDENTITIES, "--seed", "1", "--out", str(out)]) == 2
+    assert main([*IDENTITIES, "--seed", "1", "--out", str(out)]) == 1
     assert "the audit failed" in capsys.readouterr().err
     assert contents(tmp_path) == before  # no new split beside an old one, no staging left
 
@@ -118,7 +118,7 @@ def test_generate_identities_locks_the_stem_its_split_files_share(tmp_path, caps
     finally:
         holder.kill()
         holder.wait()
-    assert code == 2
+    assert code == 1
     assert f"{tmp_path / 'ids'} is being written by process {holder.pid}" in capsys.readouterr().err
     assert not list(tmp_path.glob("ids.*"))
 
@@ -146,7 +146,7 @@ def test_dedup_writes_both_outputs_or_neither(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(data_cli, "write_pairs", second_write_fails)
     arguments = ["data", "dedup", str(pairs), str(pairs), "--train-out", str(train_out), "--test-out", str(test_out)]
-    assert main(arguments) == 2
+    assert main(arguments) == 1
     assert "No space left on device" in capsys.readouterr().err
     assert contents(tmp_path) == {"sym.txt": pairs.read_text(), "train.txt": "old train\n", "test.txt": "old test\n"}
     monkeypatch.setattr(data_cli, "write_pairs", real_write)

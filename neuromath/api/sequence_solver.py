@@ -40,8 +40,13 @@ class Candidate:
     tokens: tuple[str, ...]
     score: float  # length-normalised log-probability (beam search's ranking score)
     verified: bool | None  # None when the task has no verifier
-    equation: str = ""  # filled in by solve: the equation over the problem's own numbers, if well-formed
+    # filled in by solve: the equation over the problem's own numbers; None when the tokens are not a well-formed
+    # equation, or the task's answers are not equations (answer_text holds them)
+    equation: str | None = None
     answer_text: str = ""  # filled in by solve: its value
+    # filled in by solve where the answers are equations (word problems): whether the tokens form one over the
+    # problem's numbers (``tokens`` are the model's own either way); None where the answers are not equations
+    well_formed: bool | None = None
     # where the task names its verdicts: "verified", "not verified" or "unknown", the words of ``neuromath check``
     # (``verified`` is then ``verdict == "verified"``); None: a yes / no verifier or none
     verdict: str | None = None
@@ -49,7 +54,8 @@ class Candidate:
     verdict_detail: str | None = None
 
     def to_json(self) -> dict:
-        return {"tokens": list(self.tokens), "equation": self.equation, "answer_text": self.answer_text,
+        return {"tokens": list(self.tokens), "equation": self.equation, "well_formed": self.well_formed,
+                "answer_text": self.answer_text,
                 "score": finite_or_none(self.score), "verified": self.verified, "verdict": self.verdict,
                 "verdict_detail": self.verdict_detail}
 
@@ -85,7 +91,9 @@ class Solution:
     masked_equation: tuple[str, ...]  # the model's prefix tokens over n0, n1, ...
     nbest: tuple[Candidate, ...] = ()  # the beam's n-best list, best first, when nbest > 1
     reason: str = ""  # why there is no answer ("division by zero", "no well-formed equation: ..."); empty otherwise
-    verified: bool | None = None  # the task's verifier on the answer (symbolic: it differentiates back); None: none
+    # the task's verifier on the answer shown, the chosen candidate's (symbolic: it differentiates back; word
+    # problems: the equation is well-formed and has a value); None: the task has no verifier
+    verified: bool | None = None
     unknown_tokens: tuple[str, ...] = ()  # input tokens the run's vocabulary does not hold (read as <unk>)
     attention: tuple[AttentionMap, ...] | None = None  # with solve(..., attention=True): every layer's weights
     verdict: str | None = None  # the verdict on the answer in words (``Candidate.verdict``): "verified", ...
@@ -112,7 +120,10 @@ class Solution:
         if self.reason:
             shown = self.equation or f"model output {' '.join(self.masked_equation) or '(empty)'}"
             return f"no answer: {self.reason} ({shown})"
-        verdict = "" if self.verified is None and self.verdict is None else verdict_mark(self)
+        # a word problem's verifier checks only that the equation is well-formed, which an equation with a value
+        # shows already: the mark where the task names its verdicts, or the answer is not an equation
+        verdict = verdict_mark(self) if self.verdict is not None or (self.verified is not None and not self.equation) \
+            else ""
         return (f"{self.equation} = {self.answer_text}" if self.equation else self.answer_text) + verdict
 
 
@@ -304,11 +315,14 @@ class Solver:
         return [list(self.choose(candidates).tokens) for candidates in self.predict_nbest(examples, batch_size)]
 
     def describe_candidate(self, candidate: Candidate, example) -> Candidate:
+        """``candidate`` with its equation over the problem's numbers and its value, and whether it is well-formed:
+        a candidate that is not keeps ``equation`` None (its ``tokens`` say what the model wrote), never ``""``."""
         record = self.task.describe(list(candidate.tokens), example)
         return dataclasses.replace(
             candidate,
-            equation=record["predicted_equation"] or "",
+            equation=record["predicted_equation"] or None,
             answer_text=record.get("predicted_answer_text") or "",
+            well_formed=bool(record["predicted_equation"]),
         )
 
     def attention_maps(self, example, tokens: Sequence[str]) -> tuple[AttentionMap, ...]:
@@ -411,6 +425,7 @@ class Solver:
             masked_equation=tuple(chosen.tokens),
             nbest=tuple(self.describe_candidate(c, example) for c in candidates) if listed else (),
             reason=record["reason"] or "",  # set exactly when there is no answer text
+            verified=chosen.verified,  # the verdict of the answer shown, as each n-best entry carries its own
             unknown_tokens=unknown,
             attention=maps,
             verdict=chosen.verdict,

@@ -68,8 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Exit status: 0 success; 1 a failure (a NeuromathError: a missing or malformed data file, a config error, a missing
+# extra; an OSError); 2 a usage error, which argparse reports and exits with itself. solve and check keep their
+# verdict codes (0, 1) and exit INPUT_ERROR for an error of theirs: the input they cannot read, as their help says.
+FAILURE = 1
+INPUT_ERROR = 2
+INPUT_ERROR_COMMANDS = ("solve", "check")
+
+
+def failure_status(args: argparse.Namespace) -> int:
+    """The exit status of a command that stopped on an error: INPUT_ERROR for solve and check, else FAILURE."""
+    return INPUT_ERROR if args.command in INPUT_ERROR_COMMANDS else FAILURE
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)  # a usage error exits 2 here (argparse's parser.error)
     escape_unencodable_output()  # an answer that echoes a byte of argv that was not UTF-8 prints, escaped
     try:
         return args.handler(args)
@@ -77,16 +90,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             raise
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return failure_status(args)
     except BrokenPipeError:  # the reader of the output has gone (neuromath config list | head -3): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush must not fail
-        return 1
+        return FAILURE
     except OSError as error:
         if args.verbose:
             raise
         where = f"{error.filename}: " if error.filename else ""
         print(f"error: {where}{error.strerror or error}", file=sys.stderr)
-        return 2
+        return failure_status(args)
 
 
 if __name__ == "__main__":

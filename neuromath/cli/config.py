@@ -4,9 +4,10 @@ defaults, with overrides), so nothing is hidden by presets that name only what d
 from __future__ import annotations
 
 import argparse
+import json
 
 from neuromath.cli.common import documented
-from neuromath.config import show_config
+from neuromath.config import load_config, show_config
 from neuromath.config_presets import preset_description, preset_names
 
 
@@ -17,6 +18,14 @@ def command_config_show(args: argparse.Namespace) -> int:
 
 def command_config_list(args: argparse.Namespace) -> int:
     names = [name for name in preset_names() if args.task is None or name.split("/", 1)[0] == args.task]
+    if args.json:  # each preset resolved (extends: included) for its task and model
+        rows = []
+        for name in names:
+            config = load_config(name)
+            rows.append({"name": name, "task": config.data.task, "model": config.model.name,
+                         "description": preset_description(name)})
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
     width = max((len(name) for name in names), default=0)
     for name in names:
         print(f"{name:<{width}}  {preset_description(name)}")
@@ -43,10 +52,13 @@ def register(commands) -> None:
             "is what --config takes (train, sweep, cv, config show).",
             "neuromath config list",
             "neuromath config list --task word_problems",
+            "neuromath config list --json",
         ),
     )
     listing.add_argument("--task", choices=sorted({name.split("/", 1)[0] for name in preset_names()}),
                          help="only the presets of this task family")
+    listing.add_argument("--json", action="store_true",
+                         help='print a JSON list: {"name", "task", "model", "description"} for each preset')
     listing.set_defaults(handler=command_config_list)
     show = config_commands.add_parser(
         "show", help="print the resolved config: defaults, the file's keys, overrides",

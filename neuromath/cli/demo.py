@@ -37,6 +37,7 @@ def register(commands) -> None:
     demo.add_argument("--config", default=None, help="start from this config instead of the defaults")
     demo.add_argument("--set", action="append", metavar="KEY=VALUE",
                       help="override a config value (repeatable; applied after the demo's own settings)")
-    demo.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                      help="show the training progress bars (default on)")
+    demo.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bars (--progress) or a line per epoch (--no-progress); by default bars on a "
+                           "terminal and lines when the output goes to a file")
     demo.set_defaults(handler=command_demo)

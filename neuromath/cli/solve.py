@@ -37,17 +37,10 @@ def command_solve(args: argparse.Namespace) -> int:
         print_unknown(solution.unknown_tokens)
         return 0
     for rank, candidate in enumerate(solution.nbest, start=1):
-        if candidate.equation:
-            shown = f"{candidate.equation} = {candidate.answer_text}"
-        else:
-            shown = candidate.answer_text or " ".join(candidate.tokens) or "(empty)"
-        if candidate.verified is None:
-            mark = ""
-        elif solver.task.answer_text is None:  # word problems: the verifier checks the equation's form
-            mark = "" if candidate.verified else "  (not well-formed)"
-        else:  # verified, not verified or unknown, with the verifier's own verdict where it says more
-            mark = verdict_mark(candidate)
-        print(f"{rank:>3}. {shown:<40} score {candidate.score:8.4f}{mark}")
+        # word problems: the verifier checks the equation's form, which the entry shows; else the verdict, with the
+        # verifier's own where it says more
+        mark = "" if candidate.verified is None or solver.task.answer_text is None else verdict_mark(candidate)
+        print(f"{rank:>3}. {shown_candidate(candidate):<40} score {candidate.score:8.4f}{mark}")
     if solution.nbest:
         print()
     print_unknown(solution.unknown_tokens)
@@ -60,6 +53,17 @@ def command_solve(args: argparse.Namespace) -> int:
     else:
         print(f"answer: {solution}")
     return 0
+
+
+def shown_candidate(candidate) -> str:
+    """An n-best entry as the list prints it: the equation and its value, the answer, or, for tokens that are no
+    well-formed equation, a label with the tokens, never an empty line."""
+    if candidate.well_formed is False:
+        return f"(not a well-formed equation: {' '.join(candidate.tokens) or 'no tokens'})"
+    if candidate.equation:
+        return f"{candidate.equation} = {candidate.answer_text}" if candidate.answer_text else \
+            f"{candidate.equation} (no value)"
+    return candidate.answer_text or " ".join(candidate.tokens) or "(empty)"
 
 
 def print_unknown(tokens) -> None:

@@ -121,6 +121,11 @@ def unknown_summary(metrics: dict) -> str:
             f"{metrics['examples_with_unknown']}{examples} examples ({example_rate})")
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 epoch``, ``3 epochs``: a count with its noun in the right number (nouns that take an s)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def percent(value: float | None) -> str:
     """``0.9512`` -> ``"95.1%"``; a missing value -> ``"n/a"``."""
     return "n/a" if value is None else f"{100 * value:.1f}%"

@@ -12,7 +12,7 @@ from typing import Sequence
 from neuromath.api import load
 from neuromath.config import load_config
 from neuromath.environment import usable_cpus
-from neuromath.evaluation.scoring import percent
+from neuromath.evaluation.scoring import counted, percent
 from neuromath.experiments.fit_then_test import stop_lines, train
 
 DEMO_PROBLEMS = ("Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?",)
@@ -54,12 +54,13 @@ def demo_threads(cores: int, busy: float | None) -> int:
 
 
 def run_demo(out: str | Path, seed: int = 0, config_path: str | None = None, overrides: Sequence[str] = (),
-             progress: bool = True) -> dict:
+             progress: bool | None = None) -> dict:
     """Train the demo run in ``out`` (replaced on every demo run), print what it does; returns the test metrics."""
     started = time.perf_counter()
     threads = demo_threads(usable_cpus(), busy_cores())
-    overrides = [*DEMO_OVERRIDES, f"train.num_threads={threads}", f"train.seed={seed}",
-                 f"train.progress={str(progress).lower()}", *overrides]  # the caller's overrides come last and win
+    shown = "null" if progress is None else str(progress).lower()  # null: bars on a terminal, lines otherwise
+    overrides = [*DEMO_OVERRIDES, f"train.num_threads={threads}", f"train.seed={seed}", f"train.progress={shown}",
+                 *overrides]  # the caller's overrides come last and win
     config = load_config(config_path, overrides, strict=True)
     out = Path(out)
     if (out / "checkpoints").exists():
@@ -68,19 +69,20 @@ def run_demo(out: str | Path, seed: int = 0, config_path: str | None = None, ove
           f"{config.model.n_encoder_layers}+{config.model.n_decoder_layers}-layer Transformer on the CPU "
           f"({config.train.num_threads} thread{'s' if config.train.num_threads > 1 else ''}) ...", flush=True)
     result = train(config, out)
-    print(f"demo: trained {result.summary['epochs']} epochs in {time.perf_counter() - started:.0f} s "
+    print(f"demo: trained {counted(result.summary['epochs'], 'epoch')} in {time.perf_counter() - started:.0f} s "
           f"(best validation value accuracy {percent(result.summary['best_val_value_accuracy'])})", flush=True)
     for line in stop_lines(result.summary):
         print(f"demo: {line}", flush=True)
     solver = load(out)
     test, metrics = result.data.test, result.summary["test"]
-    print(f"demo: equation accuracy {percent(metrics['equation_accuracy'])} on the held-out problems")
+    print(f"demo: equation accuracy {percent(metrics['equation_accuracy'])} on the held-out problems", flush=True)
     samples = list(DEMO_PROBLEMS) + [example.text for example in random.Random(seed).sample(test, 2)]
     for text in samples:
         solution = solver.solve(text)
         print(f"\nproblem:  {text}\nequation: {solution.equation or '(none)'}\n"
-              f"answer:   {solution.answer_text or '(none)'}")
+              f"answer:   {solution.answer_text or '(none)'}", flush=True)  # in order with stderr's notes
     print(f"\ndemo: finished in {time.perf_counter() - started:.0f} s; run saved in {out} "
-          f"(try: neuromath solve {out} \"...\")")
-    print(f"demo: value accuracy {100 * metrics['value_accuracy']:.1f}% on {metrics['n']} held-out problems")
+          f"(try: neuromath solve {out} \"...\")", flush=True)
+    print(f"demo: value accuracy {100 * metrics['value_accuracy']:.1f}% on {metrics['n']} held-out problems",
+          flush=True)
     return metrics

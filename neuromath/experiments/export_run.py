@@ -31,6 +31,7 @@ from neuromath.experiments.card import (
     read_json,
     vocabulary_files,
 )
+from neuromath.experiments.portable import make_portable
 from neuromath.fileio import current_umask, locked, remove_staging, sync_folder, write_atomic, write_text_atomic
 from neuromath.models.weights import EXPORTED_WEIGHTS, RUN_WEIGHTS, read_weights, save_safetensors, weights_file
 from neuromath.safe_read import CONFIG_LIMIT, SUMMARY_LIMIT, VOCABULARY_LIMIT, read_run_file
@@ -79,6 +80,7 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[str]:
                 write_atomic(staging / CARD_FILE, lambda stream: stream.write(card))
             else:  # a run trained before train wrote cards
                 write_text_atomic(staging / CARD_FILE, card_of_run(run_dir))
+            make_portable(staging, run_dir)  # no absolute path of this machine travels with the export
             check_export(staging, state)
             os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes a private folder; give it the usual mode
             check_out(out)

@@ -21,6 +21,7 @@ from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
+    counted,
     evaluate_examples,
     percent,
     unknown_split_summary,
@@ -53,7 +54,8 @@ def score_sequence_run(run_dir: Path, examples: list) -> tuple[dict, list[dict]]
 
 
 def sequence_outcome(summary: dict, task) -> list[str]:
-    lines = [f"trained {summary['epochs']} epochs ({summary['steps']} steps); best validation {task.accuracy_label} "
+    lines = [f"trained {counted(summary['epochs'], 'epoch')} ({counted(summary['steps'], 'step')}); best validation "
+             f"{task.accuracy_label} "
              f"{percent(summary['best_val_value_accuracy'])}; run saved in {summary['run_dir']}",
              *stop_lines(summary)]
     if "test" in summary:
@@ -92,8 +94,9 @@ def score_classifier_run(run_dir: Path, examples: list) -> tuple[dict, list[dict
 
 
 def classifier_outcome(summary: dict, task) -> list[str]:
-    lines = [f"trained {summary['model']}: {summary['epochs']} epochs ({summary['steps']} steps); best validation "
-             f"accuracy {percent(summary['best_val_accuracy'])}; run saved in {summary['run_dir']}",
+    lines = [f"trained {summary['model']}: {counted(summary['epochs'], 'epoch')} "
+             f"({counted(summary['steps'], 'step')}); best validation accuracy "
+             f"{percent(summary['best_val_accuracy'])}; run saved in {summary['run_dir']}",
              *stop_lines(summary)]
     if "best_val_completion" in summary:  # a run trained and selected on completion (train.rank_weight)
         completion = summary["best_val_completion"]

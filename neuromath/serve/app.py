@@ -6,7 +6,8 @@
   for this request only, as ``solve --beam K --nbest N`` does, without loading the model again.
 - ``GET /api/runs``: name, task, model, parameters and accuracy (from each run's summary.json) of every run.
 - ``GET /api/health``: whether it is up, and the batching settings and batch sizes so far.
-- ``GET /``: the page (``neuromath.serve.page``).
+- ``GET /``: the page (``neuromath.serve.page``); ``GET /docs`` and ``GET /openapi.json``: FastAPI's interactive
+  documentation and the OpenAPI schema, every body typed by the models of ``neuromath.serve.schemas``.
 
 A run is named by its folder's name (``runs/wp`` is ``wp``); a request names a run among those, never a path. Bad
 input is a 4xx answer ``{"error": message}``: an unknown run 404, a text over ``MAX_TEXT_CHARACTERS`` 413, a body over
@@ -41,18 +42,26 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from neuromath import __version__
 from neuromath.api import DECODE_OPTIONS, LoadedClassifier, Solver, VotingSolver, decode_options, json_safe, load
 from neuromath.errors import NeuromathError
 from neuromath.safe_read import SUMMARY_LIMIT, json_depth_error, read_json_file
 from neuromath.serve.dynamic_batching import Batcher
 from neuromath.serve.page import PAGE
+from neuromath.serve.schemas import (
+    ERRORS,
+    MAX_BEAM,
+    HealthAnswer,
+    RunAnswer,
+    SolutionAnswer,
+    SolveRequest,
+    VerdictAnswer,
+)
 from neuromath.serve.server import EVERY_ADDRESS, LOCAL_HOSTS, host_of, is_address
 
 MAX_TEXT_CHARACTERS = 2000  # a longer text is refused (413) before it reaches a model
-MAX_BEAM = 20  # beam and nbest of one request
 MAX_BODY_BYTES = 64 * 1024  # a request body over this is refused (413) before it is read whole
 MAX_BODY_DEPTH = 32  # a body nested deeper (arrays and objects) is refused (400); a request is one flat object
 CLIENT_CLOSED = 499  # the status (nginx's) of a request whose client went away before its answer; nobody reads it
@@ -64,18 +73,6 @@ CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; styl
                            "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'")
 
 log = logging.getLogger("neuromath.serve")
-
-
-class SolveRequest(BaseModel):
-    """The body of ``POST /api/solve``; types are strict (``"5"`` is not a beam width) and unknown keys refused."""
-
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-    run: str | None = None  # a served run's name; may be left out when one run is served
-    text: str
-    beam: int | None = Field(default=None, ge=1, le=MAX_BEAM)  # None: the run's own decoding
-    nbest: int | None = Field(default=None, ge=1, le=MAX_BEAM)
-    attention: bool = False
 
 
 class ServiceError(Exception):
@@ -216,7 +213,8 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
         yield
         batcher.close()
 
-    app = FastAPI(title="neuromath", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+    app = FastAPI(title="neuromath", summary="Solve mathematics problems with trained neuromath runs",
+                  version=__version__, lifespan=lifespan, redoc_url=None,
                   default_response_class=ServiceJSONResponse)
     app.state.runs = served
     app.state.batcher = batcher
@@ -255,24 +253,30 @@ def create_app(runs: Sequence[str | Path], max_batch: int = 32, max_wait_ms: flo
         log.error("internal error on %s %s", request.method, request.url.path, exc_info=error)
         return error_response(500, "internal error")
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page():
         return HTMLResponse(PAGE, headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
 
-    @app.get("/api/health")
+    # the answer models document the answers, which are sent as they are built (response_model=None: not filtered)
+    @app.get("/api/health", response_model=None, responses={200: {"model": HealthAnswer}, 500: ERRORS[500]})
     async def health():
+        """Whether the service is up, its limits, and how many batches of each size it has decoded."""
         return {"status": "ok", "runs": len(served), "batching": batching,
                 "max_batch": batcher.max_batch, "max_wait_ms": max_wait_ms,
                 "max_text_characters": MAX_TEXT_CHARACTERS, "max_beam": MAX_BEAM,
                 "batches": {str(size): count for size, count in sorted(batcher.batch_sizes.items())},
                 "dropped": batcher.dropped}
 
-    @app.get("/api/runs")
+    @app.get("/api/runs", response_model=None, responses={200: {"model": list[RunAnswer]}, 500: ERRORS[500]})
     async def list_runs():
+        """Every served run: its task, model, size, accuracy, decoding settings and what its verifier checks."""
         return [run.info for run in served.values()]
 
-    @app.post("/api/solve")
+    @app.post("/api/solve", response_model=None,
+              responses={200: {"model": SolutionAnswer | VerdictAnswer, "description": "the answer: what "
+                               "neuromath solve --json prints (a VerdictAnswer for an identities run)"}, **ERRORS})
     async def solve(body: SolveRequest, request: Request):
+        """Solve one problem with a served run, decoded in a batch with other requests of the same settings."""
         run = find_run(served, body.run)
         if len(body.text) > MAX_TEXT_CHARACTERS:
             raise ServiceError(413, f"the text has {len(body.text)} characters; at most {MAX_TEXT_CHARACTERS}")

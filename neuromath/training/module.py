@@ -4,6 +4,7 @@ classifiers of the identities task (binary cross-entropy, validation accuracy, t
 from __future__ import annotations
 
 import random
+import sys
 from typing import Callable
 
 import lightning.pytorch as pl
@@ -174,6 +175,29 @@ class ProgressBar(TQDMProgressBar):
         metrics = super().get_metrics(trainer, module)
         metrics.pop("v_num", None)
         return metrics
+
+
+class EpochLines(pl.Callback):
+    """One line per epoch on stderr, with the epoch's logged metrics: what a log file reads where bars would fill it
+    with redraws."""
+
+    def on_train_epoch_end(self, trainer, module) -> None:
+        if not trainer.is_global_zero or trainer.sanity_checking:
+            return
+        metrics = {name.removesuffix("_epoch"): float(value) for name, value in trainer.callback_metrics.items()
+                   if not name.endswith("_step") and getattr(value, "numel", lambda: 1)() == 1}
+        shown = ", ".join(f"{name.replace('_', ' ')} {100 * value:.1f}%" if "accuracy" in name else
+                          f"{name.replace('_', ' ')} {value:.4g}" for name, value in sorted(metrics.items()))
+        limit = f"/{trainer.max_epochs}" if trainer.max_epochs and trainer.max_epochs > 0 else ""
+        print(f"epoch {trainer.current_epoch + 1}{limit}" + (f": {shown}" if shown else ""), file=sys.stderr,
+              flush=True)
+
+
+def progress_callbacks(progress: bool | None) -> tuple[list, bool]:
+    """The callbacks that show a run's progress, and whether Lightning's bar is on: ``train.progress`` true draws
+    bars, false writes a line per epoch, null (the default) draws bars on a terminal and writes lines otherwise."""
+    bars = sys.stderr.isatty() if progress is None else progress
+    return ([ProgressBar()] if bars else [EpochLines()]), bars
 
 
 class ClassifierModule(RandomStatesInCheckpoint, pl.LightningModule):

@@ -38,7 +38,7 @@ from neuromath.tasks.word_problems.normalisation import with_canonical_equation
 from neuromath.tasks.word_problems.overlap import new_stories
 from neuromath.tasks.word_problems.variations import augment, vary
 from neuromath.text import SPECIALS, Vocabulary
-from neuromath.training.module import ProgressBar, SequenceModule
+from neuromath.training.module import SequenceModule, progress_callbacks
 from neuromath.training.run_folder import (
     RunCheckpoint,
     RunCheckpointIO,
@@ -375,8 +375,8 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
     latest = RunCheckpoint(dirpath=checkpoints, filename="last", save_top_k=1, enable_version_counter=False)
     clock = TrainingClock()
     callbacks = [*(callbacks or []), clock, *([best] if best else []), latest]
-    if config.train.progress:
-        callbacks.append(ProgressBar())
+    shown, bars = progress_callbacks(config.train.progress)  # bars on a terminal, a line per epoch otherwise
+    callbacks += shown
     if config.train.patience > 0 and valid_loader is not None:
         callbacks.append(EarlyStopping(patience=config.train.patience, **target))
     if config.optim.ema_decay > 0:
@@ -403,7 +403,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         callbacks=callbacks,
         logger=CSVLogger(run_dir / "logs", name="", version=session.name),
         plugins=[RunCheckpointIO()],  # checkpoints written beside their target, synced, renamed: never half
-        enable_progress_bar=config.train.progress,
+        enable_progress_bar=bars,
         enable_model_summary=False,
         log_every_n_steps=max(1, min(10, len(train_loader) // planned_processes(config))),
         num_sanity_val_steps=0,

@@ -109,7 +109,7 @@ def test_analyze_roles_collects_every_head_of_every_layer_over_every_token(tmp_p
 
 def test_analyze_roles_of_a_run_without_roles_says_so(tmp_path, capsys):
     run, data, _, _ = tp_run(tmp_path / "run", attention="standard")
-    assert main(["analyze", "roles", str(run), "--data", str(data), "--out", str(tmp_path / "roles")]) == 2
+    assert main(["analyze", "roles", str(run), "--data", str(data), "--out", str(tmp_path / "roles")]) == 1
     assert "binds no role vectors" in capsys.readouterr().err
 
 
@@ -122,5 +122,5 @@ def test_the_detailed_head_is_the_chosen_row_and_a_row_out_of_range_is_refused(t
     assert report["detailed"]["row"] == 4 and report["detailed"]["layer"] == report["heads"][3]["layer"]
     assert report["detailed"]["head"] == report["heads"][3]["head"] == 2
     assert "(row 4)" in (out / "report.md").read_text()
-    assert main([*common, "--head", "11"]) == 2
+    assert main([*common, "--head", "11"]) == 1
     assert "there are 10 heads (rows 1 to 10), not row 11" in capsys.readouterr().err

@@ -269,18 +269,18 @@ def test_cv_command_trains_every_fold_then_reuses_and_resumes(tmp_path, capsys, 
     assert summary["steps"] == 2 and (out / "fold1" / "logs" / "session1").is_dir()  # a second session, no new steps
 
     assert main(["cv", "--config", str(config_path), "--data", str(data), "--k", "41",
-                 "--out", str(tmp_path / "x")]) == 2
+                 "--out", str(tmp_path / "x")]) == 1
     assert main(["cv", "--config", str(config_path), "--folds", str(tmp_path), "--data", str(data),
-                 "--out", str(tmp_path / "x")]) == 2
+                 "--out", str(tmp_path / "x")]) == 1
     assert "either --folds" in capsys.readouterr().err
 
     # a finished fold is reused only under the very same settings: more epochs would be another experiment
-    assert main(command + ["--set", "train.max_epochs=3"]) == 2
+    assert main(command + ["--set", "train.max_epochs=3"]) == 1
     assert (f"{out / 'fold0'} was finished with another config (train.max_epochs: 2 -> 3); choose another --out"
             in capsys.readouterr().err)
     # and one cv writes a folder at a time
     holder = lock_held_elsewhere(out)
-    assert main(command) == 2
+    assert main(command) == 1
     assert f"{out} is being written by process {holder} on host" in capsys.readouterr().err
 
 
@@ -328,7 +328,7 @@ def test_cv_refit_trains_the_whole_fold_for_the_chosen_epochs_and_tests_its_last
     retrieval = tmp_path / "jaccard.yaml"
     retrieval.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"name": "jaccard"}}))
     assert main(["cv", "--config", str(retrieval), "--data", str(data), "--k", "2", "--seed", "1",
-                 "--out", str(tmp_path / "jaccard"), "--refit"]) == 2
+                 "--out", str(tmp_path / "jaccard"), "--refit"]) == 1
     assert "the retrieval baseline jaccard trains nothing" in capsys.readouterr().err
 
 
@@ -371,9 +371,9 @@ def test_cv_seeds_trains_each_seed_and_votes_their_answers(tmp_path, capsys, one
         row["value_accuracy"] * row["test_examples"] / 40 for row in report["folds"]))
     # a plain cv into the vote's folder, and a vote into a plain cv's folder, would write over the other's folds
     plain = ["cv", "--config", str(config_path), "--data", str(data), "--k", "2", "--seed", "1"]
-    assert main(plain + ["--out", str(out)]) == 2
+    assert main(plain + ["--out", str(out)]) == 1
     assert "holds the vote of a cv --seeds" in capsys.readouterr().err
-    assert main(plain + ["--out", str(out / "seed4"), "--seeds", "2"]) == 2
+    assert main(plain + ["--out", str(out / "seed4"), "--seeds", "2"]) == 1
     assert "holds a fold run of a cross-validation without --seeds" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(command[:-1] + ["1"])
@@ -381,7 +381,7 @@ def test_cv_seeds_trains_each_seed_and_votes_their_answers(tmp_path, capsys, one
     retrieval = tmp_path / "jaccard.yaml"
     retrieval.write_text(yaml.safe_dump({"data": {"task": "word_problems"}, "model": {"name": "jaccard"}}))
     assert main(["cv", "--config", str(retrieval), "--data", str(data), "--k", "2", "--out", str(tmp_path / "j"),
-                 "--seeds", "2"]) == 2
+                 "--seeds", "2"]) == 1
     assert "the retrieval baseline jaccard trains nothing" in capsys.readouterr().err
 
 
@@ -445,7 +445,7 @@ def test_cv_jobs_reports_a_folds_failure_and_keeps_the_other_folds(tmp_path, cap
     broken.write_text(broken.read_text() + "{not json\n")
     out = tmp_path / "cv"
     assert main(["cv", "--config", str(config_path), "--folds", str(tmp_path / "folds"), "--out", str(out),
-                 "--jobs", "2", "--set", "data.format=jsonl"]) == 2
+                 "--jobs", "2", "--set", "data.format=jsonl"]) == 1
     captured = capfd.readouterr()
     assert f"{broken}:" in captured.err and "fold1 failed" in captured.err
     assert (out / "fold0" / "summary.json").exists() and not (out / "fold1" / "summary.json").exists()

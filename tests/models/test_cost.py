@@ -147,7 +147,7 @@ def test_a_huge_config_is_refused_by_solve_serve_and_export_with_one_error_line(
                       model__n_heads=1)
     (run / "summary.json").write_text("{}")  # a finished run, as export wants it
     for command in (["solve", str(run), JERRY], ["serve", str(run)], ["export", str(run), str(tmp_path / "out")]):
-        assert main(command) == 2, command
+        assert main(command) == (2 if command[0] == "solve" else 1), command  # solve: 2 for an error
         line = error_line(capsys)
         assert line.startswith("error: ") and "parameters" in line and "model.pt" in line, line
     assert not (tmp_path / "out").exists()
@@ -259,6 +259,6 @@ def test_train_resume_stops_before_building_a_model_past_the_limit(tmp_path, cap
     (run / "checkpoints").mkdir()
     torch.save({"state_dict": torch.load(run / "model.pt")}, run / "checkpoints" / "last.ckpt")
     command = ["train", "--config", str(run / "config.yaml"), "--out", str(run), "--resume"]
-    assert main([*command, "--max-memory", "0.000001"]) == 2
+    assert main([*command, "--max-memory", "0.000001"]) == 1
     line = error_line(capsys)
     assert "--max-memory" in line and "gradients, optimizer moments" in line and "parameters" in line

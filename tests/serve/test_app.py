@@ -315,7 +315,7 @@ def test_the_serve_command_binds_to_this_machine_by_default_and_refuses_two_runs
     assert (args.host, args.port, args.max_batch, args.max_wait_ms, args.no_batching) == (
         "127.0.0.1", 8000, 32, 5.0, False)
     copy = shutil.copytree(serve_runs["wp"], tmp_path / "elsewhere" / "wp")
-    assert main(["serve", str(serve_runs["wp"]), str(copy)]) == 2
+    assert main(["serve", str(serve_runs["wp"]), str(copy)]) == 1
     assert "two runs are named 'wp'" in capsys.readouterr().err
 
 

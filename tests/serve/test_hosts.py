@@ -155,7 +155,7 @@ def test_the_command_refuses_a_host_or_origin_that_is_not_one(serve_runs, option
 
 
 def test_a_run_too_large_for_the_limit_stops_the_server_at_start(serve_runs, started, capsys):
-    assert main(["serve", str(serve_runs["wp"]), "--max-memory", "0.000001"]) == 2
+    assert main(["serve", str(serve_runs["wp"]), "--max-memory", "0.000001"]) == 1
     line = error_line(capsys)
     assert "--max-memory" in line and "parameters" in line
     assert "app" not in started  # never served

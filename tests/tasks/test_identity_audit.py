@@ -315,5 +315,5 @@ def test_analyze_edits_scores_each_run_on_the_files_false_equations_by_edit_leve
     assert "| level 3 (n=1) |" in table and table.count(f"| {run} |") == 1
 
     write_equations(data, [example(true, True)])
-    assert main(["analyze", "edits", str(run), "--data", str(data)]) == 2
+    assert main(["analyze", "edits", str(run), "--data", str(data)]) == 1
     assert "no false equations" in capsys.readouterr().err

@@ -60,7 +60,7 @@ def test_data_dedup_of_a_deeply_nested_file_is_one_error_line(tmp_path, capsys):
     deep, other = tmp_path / "deep.txt", tmp_path / "test.txt"
     write_lines(deep, ["1|" + " ".join(DEEP_SIN) + "\tx"])
     write_lines(other, ["1|cos x\tsin x"])
-    assert main(["data", "dedup", str(deep), str(other)]) == 2
+    assert main(["data", "dedup", str(deep), str(other)]) == 1
     assert capsys.readouterr().err == f"error: {deep}:1: input: expression nested deeper than 100 levels " \
                                       "(at position 100)\n"
 
@@ -85,7 +85,7 @@ def test_evaluate_on_a_deeply_nested_file_is_one_error_line(tmp_path, capsys):
     deep = tmp_path / "deep.txt"
     write_lines(deep, ["1|cos x\tsin x", "1|" + " ".join(DEEP_SIN) + "\tx"])
     capsys.readouterr()
-    assert main(["evaluate", str(tmp_path / "run"), "--data", str(deep)]) == 2
+    assert main(["evaluate", str(tmp_path / "run"), "--data", str(deep)]) == 1
     assert capsys.readouterr().err.endswith(f"error: {deep}:2: input: expression nested deeper than 100 levels "
                                             "(at position 100)\n")
 
