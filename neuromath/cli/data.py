@@ -352,7 +352,7 @@ def register(commands) -> None:
             "3.333 agrees with 10/3) and value accuracy's relative tolerance of 1e-4. Such rows are kept and counted "
             "by every command that reads the file (a warning); a model that writes the row's own equation is "
             "scored wrong on them. --strict stops at the first malformed or contradicting row with an error naming "
-            "the file, the line and the reason (exit status 2). Prints one summary line per file and a line per "
+            "the file, the line and the reason (exit status 1). Prints one summary line per file and a line per "
             "row (--json: a JSON list); writes nothing.",
             "neuromath data check mawps-json/MAWPS.json",
             "neuromath data check mawps-cv/fold0/train.csv mawps-cv/fold0/dev.csv --json",

@@ -52,3 +52,16 @@ def serve_runs(tmp_path_factory):
         "sym": sequence_run(root / "sym", "symbolic", SYMBOLIC_TOKENS, SYMBOLIC_TOKENS),
         "ids": identities_run(root / "ids"),
     }
+
+
+@pytest.fixture(scope="module")
+def client(serve_runs):
+    """A test client of the app over the three tiny runs (server errors come back as answers, as a client sees
+    them)."""
+    from fastapi.testclient import TestClient  # the serve extra: only the tests that ask for a client need it
+
+    from neuromath.serve.app import create_app
+
+    app = create_app(list(serve_runs.values()), max_batch=8, max_wait_ms=2)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client

@@ -24,13 +24,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # starlet
 PROBLEM = "Tom has 5 apples. He buys 3 more. How many apples does he have?"
 
 
-@pytest.fixture(scope="module")
-def client(serve_runs):
-    app = create_app(list(serve_runs.values()), max_batch=8, max_wait_ms=2)
-    with TestClient(app, raise_server_exceptions=False) as client:
-        yield client
-
-
 def solve_json(run, text, *options, capsys):
     """What ``neuromath solve RUN TEXT --json OPTIONS`` prints, read back."""
     capsys.readouterr()

@@ -23,13 +23,6 @@ PROBLEM = "Tom has 5 apples. He buys 3 more. How many apples does he have?"
 
 
 @pytest.fixture(scope="module")
-def client(serve_runs):
-    app = create_app(list(serve_runs.values()), max_batch=8, max_wait_ms=2)
-    with TestClient(app, raise_server_exceptions=False) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def schema(client):
     response = client.get("/openapi.json")
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")

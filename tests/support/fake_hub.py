@@ -184,27 +184,32 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.error(404, "RevisionNotFound", "Invalid rev id: " + revision, send_body=send_body)
         return commit
 
+    def files_at(self, parts: list[str]) -> tuple[str, Repository, str, dict] | None:
+        """The repository, commit and files that ``/api/models/ORG/NAME/.../REVISION`` names; None when an error
+        answer was sent. Call with the hub's lock held."""
+        repo_id, repository = self.repository(parts)
+        if repository is None:
+            return None
+        commit = self.commit_of(repository, parts[5])
+        if commit is None:
+            return None
+        return repo_id, repository, commit, repository.commits[commit]
+
     def model_info(self, parts: list[str]) -> None:
         with self.hub.lock:
-            repo_id, repository = self.repository(parts)
-            if repository is None:
+            found = self.files_at(parts)
+            if found is None:
                 return
-            commit = self.commit_of(repository, parts[5])
-            if commit is None:
-                return
-            files = repository.commits[commit]
+            repo_id, repository, commit, files = found
             self.answer_json({"id": repo_id, "modelId": repo_id, "sha": commit, "private": repository.private,
                               "library_name": "neuromath", "siblings": [{"rfilename": path} for path in files]})
 
     def tree(self, parts: list[str]) -> None:
         with self.hub.lock:
-            _, repository = self.repository(parts)
-            if repository is None:
+            found = self.files_at(parts)
+            if found is None:
                 return
-            commit = self.commit_of(repository, parts[5])
-            if commit is None:
-                return
-            files = repository.commits[commit]
+            files = found[3]
             self.answer_json([{"type": "file", "path": path, "size": len(data), "oid": blob_id(data)}
                               for path, data in sorted(files.items())])
 
