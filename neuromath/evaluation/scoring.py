@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from neuromath.errors import DataFormatError
-from neuromath.evaluation.bleu import equation_bleu
+from neuromath.evaluation.bleu import bleu_scores
 from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import load_json, open_data, read_data_text
 
@@ -64,9 +64,7 @@ def evaluate_examples(solver, examples: Sequence) -> tuple[dict, list[dict]]:
     }
     if decode.nbest > 1:
         metrics["nbest_value_accuracy"] = any_correct / n if n else 0.0
-    bleu = equation_bleu(records)
-    if bleu is not None:
-        metrics["bleu"] = bleu
+    metrics.update(bleu_scores(records))  # bleu and its bleu_definition
     return metrics, records
 
 

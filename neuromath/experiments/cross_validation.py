@@ -40,7 +40,7 @@ from typing import Sequence
 from neuromath.config import Config, load_config, save_config
 from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.evaluation.bleu import equation_bleu
+from neuromath.evaluation.bleu import bleu_scores
 from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
     REFIT_DIR,
@@ -197,9 +197,7 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
         summary["test"] = {"value_accuracy": value_correct / n, "equation_accuracy": equation_correct / n, "n": n,
                            "value_correct": value_correct, "equation_correct": equation_correct,
                            **unknown_input(source_vocab, task, splits["test"])}
-        bleu = equation_bleu(records)
-        if bleu is not None:
-            summary["test"]["bleu"] = bleu
+        summary["test"].update(bleu_scores(records))
     return summary
 
 

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Sequence
 
 from neuromath.config import Config
-from neuromath.evaluation.bleu import equation_bleu
+from neuromath.evaluation.bleu import (
+    bleu_definition_of,
+    bleu_label,
+    bleu_scores,
+    common_definition,
+)
 from neuromath.evaluation.spread import mean_std
 
 
@@ -28,6 +33,7 @@ def fold_row(name: str, train_path: Path, test_path: Path, summary: dict, reused
         "equation_accuracy": test["equation_accuracy"],
         # corpus BLEU (0-100) of the predicted equations; None in the summary of a fold run before it was measured
         "bleu": test.get("bleu"),
+        "bleu_definition": bleu_definition_of(test),
         # the test fold's source tokens (and examples with any) unknown to the run's vocabulary; None in the summary
         # of a fold run before they were measured
         "unknown_token_rate": test.get("unknown_token_rate"),
@@ -51,6 +57,7 @@ def refit_row(row: dict, refit: dict, reused: bool) -> dict:
         "value_accuracy": test["value_accuracy"],
         "equation_accuracy": test["equation_accuracy"],
         "bleu": test.get("bleu"),
+        "bleu_definition": bleu_definition_of(test),
         "unknown_token_rate": test.get("unknown_token_rate"),
         "unknown_example_rate": test.get("unknown_example_rate"),
         "refit_epochs": refit.get("epochs"),
@@ -73,9 +80,18 @@ def cross_validation_report(config: Config, rows: Sequence[dict], out_dir: Path,
             report[measure] = None
         else:
             report[measure] = mean_std(values)
+    add_bleu_definition(report, rows)
     report["test_examples"] = sum(row["test_examples"] for row in rows)
     report["wall_seconds"] = sum(row["wall_seconds"] or 0.0 for row in rows)  # every fold's run, reused ones too
     return report
+
+
+def add_bleu_definition(report: dict, rows: Sequence[dict]) -> None:
+    """The report's ``bleu_definition``: the one its rows share (``common_definition``); where they do not share one,
+    no mean of their BLEU either (``bleu`` None)."""
+    report["bleu_definition"] = common_definition(rows)
+    if report["bleu_definition"] is None:
+        report["bleu"] = None
 
 
 def vote_row(index: int, name: str, train_path: Path, test_path: Path, fold_dir: Path, voted: Sequence[dict],
@@ -89,7 +105,7 @@ def vote_row(index: int, name: str, train_path: Path, test_path: Path, fold_dir:
         "valid_examples": reports[0]["folds"][index]["valid_examples"], "test_examples": n,
         "value_accuracy": sum(bool(record["correct"]) for record in voted) / n,
         "equation_accuracy": sum(bool(record.get("equation_correct")) for record in voted) / n,
-        "bleu": equation_bleu(voted),
+        "bleu": None, "bleu_definition": None, **bleu_scores(voted),
         "unknown_token_rate": reports[0]["folds"][index].get("unknown_token_rate"),
         "seed_value_accuracy": [report["folds"][index]["value_accuracy"] for report in reports],
         "any_correct": sum(any(bool(member[i]["correct"]) for member in members) for i in range(n)) / n,
@@ -108,7 +124,7 @@ def vote_summary(row: dict, voted: Sequence[dict], seeds: Sequence[int]) -> dict
             "n": len(voted), "value_correct": sum(bool(record["correct"]) for record in voted),
             "equation_correct": sum(bool(record.get("equation_correct")) for record in voted)}
     if row["bleu"] is not None:
-        test["bleu"] = row["bleu"]
+        test.update(bleu=row["bleu"], bleu_definition=row["bleu_definition"])
     return {"vote_of_seeds": list(seeds), "test": test, "wall_seconds": row["wall_seconds"]}
 
 
@@ -124,6 +140,7 @@ def vote_report(config: Config, out_dir: Path, rows: Sequence[dict], reports: Se
     for measure in ("value_accuracy", "equation_accuracy", "bleu", "unknown_token_rate", "any_correct", "unanimous"):
         values = [row[measure] for row in rows]
         report[measure] = None if None in values else mean_std(values)
+    add_bleu_definition(report, rows)
     report["test_examples"] = sum(row["test_examples"] for row in rows)
     report["wall_seconds"] = sum(row["wall_seconds"] for row in rows)
     return report
@@ -175,7 +192,8 @@ def format_vote_report(report: dict) -> str:
                  f"{bleu_mean} | | {mean_cell(report['any_correct'])} | {mean_cell(report['unanimous'])} | "
                  f"{report['wall_seconds']:.1f} (sum) |")
     lines += ["", "some seed right: the share of the fold's problems that at least one seed answered right (what no "
-                  "vote can exceed); unanimous: the share on which every seed gave the same answer"]
+                  "vote can exceed); unanimous: the share on which every seed gave the same answer; BLEU: "
+                  f"{bleu_label(bleu_definition_of(report))}"]
     return "\n".join(lines) + "\n"
 
 
@@ -226,7 +244,7 @@ def format_report(report: dict) -> str:
         f"{cell(equation['mean'])} ± {cell(equation['std'])} | {bleu_mean} | {unknown_mean} | | | "
         f"{report['wall_seconds']:.1f} (sum) |"
     )
-    lines += ["", "BLEU: corpus BLEU-4 (0-100, no smoothing) of the fold's predicted equations against the gold ones; "
-                  "unk %: the share of the test fold's input tokens that are not in the fold's source vocabulary "
+    lines += ["", f"BLEU: {bleu_label(bleu_definition_of(report))} of the fold's predicted equations against the gold "
+                  "ones; unk %: the share of the test fold's input tokens that are not in the fold's source vocabulary "
                   "(read as <unk>)"]
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from typing import Sequence
 from neuromath.api import decode_options, load, load_classifier, run_task
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
+from neuromath.evaluation.bleu import bleu_definition_of, bleu_label
 from neuromath.evaluation.modules_report import build_report, to_markdown, write_report
 from neuromath.evaluation.robustness import robustness_report, write_robustness
 from neuromath.evaluation.robustness import to_markdown as robustness_markdown
@@ -202,8 +203,8 @@ def print_metrics(name, metrics: dict, task, solver, skipped: list) -> None:
         print(f"{task.equation_label:<{label_width}}{percent(metrics['equation_accuracy'])} "
               f"({metrics['equation_correct']}/{metrics['n']})")
     if "bleu" in metrics:
-        print(f"{'BLEU':<{label_width}}{metrics['bleu']:.1f} (corpus BLEU-4, 0-100, of the predicted against the gold "
-              "equations)")
+        print(f"{'BLEU':<{label_width}}{metrics['bleu']:.1f} ({bleu_label(bleu_definition_of(metrics))}, of the "
+              "predicted against the gold equations)")
     if "nbest_value_accuracy" in metrics:
         print(f"{task.accuracy_label} of the {solver.decode.nbest}-best lists (any right) "
               f"{percent(metrics['nbest_value_accuracy'])}")

@@ -24,6 +24,7 @@ import numbers
 from collections import namedtuple
 from pathlib import Path
 
+from neuromath.evaluation.bleu import common_definition
 from neuromath.evaluation.modules_report import build_report
 from neuromath.evaluation.spread import mean_std
 from neuromath.evaluation.verification import mean_and_std, verification_metrics
@@ -196,6 +197,8 @@ def check_cv_report(path: Path, report: dict, units: dict[str, dict], selections
             problems.append(f"{path}: a fold row's {measure} is not a number")
             continue
         expected = None if not values or None in values else mean_std(values)
+        if measure == "bleu" and common_definition(rows) is None:  # BLEUs of several definitions: no mean
+            expected = None
         compare_spread(problems, path, measure, report.get(measure), expected, f"its {len(rows)} fold rows")
     return problems
 

@@ -1,11 +1,22 @@
-"""neuromath/evaluation/bleu.py: corpus BLEU-4 of equations checked against modified n-gram precisions and brevity
-penalties counted by hand."""
+"""neuromath/evaluation/bleu.py: corpus BLEU-4 of equations (exp smoothing, effective order) checked against
+modified n-gram precisions and brevity penalties counted by hand."""
 
 import math
 
 import pytest
 
-from neuromath.evaluation.bleu import corpus_bleu, equation_bleu, reference_tokens
+from neuromath.evaluation.bleu import (
+    BLEU_DEFINITION,
+    UNSMOOTHED_BLEU_DEFINITION,
+    bleu_definition_of,
+    bleu_label,
+    bleu_metric,
+    bleu_scores,
+    common_definition,
+    corpus_bleu,
+    equation_bleu,
+    reference_tokens,
+)
 
 
 def tokens(text):
@@ -47,10 +58,44 @@ def test_perfect_disjoint_and_empty_corpora():
     assert corpus_bleu([[], references[1], references[2]], references) == pytest.approx(100 * math.exp(1 - 13 / 10))
 
 
-def test_without_smoothing_a_corpus_of_short_equations_has_no_4_grams_and_scores_0():
-    # every prediction right but only 3 tokens long: no 4-gram anywhere, BLEU-4 without smoothing is 0 (documented)
+def test_a_corpus_of_short_equations_is_scored_on_the_orders_it_has():
+    # every prediction right but only 3 tokens long: no 4-gram anywhere; effective order scores orders 1 to 3
     short = [tokens("+ n0 n1"), tokens("* n0 n1")]
-    assert corpus_bleu(short, short) == 0.0
+    assert corpus_bleu(short, short) == pytest.approx(100.0)
+    # one wrong: unigrams 5/6, bigrams 3/4, trigrams 1/2
+    assert corpus_bleu([tokens("+ n0 n1"), tokens("- n0 n1")], short) == pytest.approx(
+        100 * (5 / 6 * 3 / 4 * 1 / 2) ** (1 / 3))
+
+
+def test_exact_matches_without_a_matching_4_gram_score_above_0():
+    # half the equations exactly right, and no predicted 4-gram in its reference: unsmoothed BLEU-4 would be 0.
+    # unigrams 3/3 + 5/5, bigrams 2/2 + 1/4 (n1 n2), trigrams 1/1 + 0/3, 4-grams 0/0 + 0/2; BP = 1.
+    # exp smoothing: the first order with no match is 4, p4 = 1 / (2 * 2)
+    predictions = [tokens("+ n0 n1"), tokens("- * n0 n1 n2")]
+    references = [tokens("+ n0 n1"), tokens("- n0 * n1 n2")]
+    expected = 100 * (8 / 8 * 3 / 6 * 1 / 4 * 1 / 4) ** (1 / 4)
+    assert corpus_bleu(predictions, references) == pytest.approx(expected) and expected > 0
+    # each further order with no match halves again: unigrams 4/5, bigrams 2/4 (* n1, n0 n2), trigrams 0/3 and
+    # 4-grams 0/2 unmatched: p3 = 1 / (2 * 3), p4 = 1 / (4 * 2)
+    assert corpus_bleu([tokens("* n1 n0 n2 n1")], [tokens("* n1 n2 n0 n2")]) == pytest.approx(
+        100 * (4 / 5 * 2 / 4 * 1 / 6 * 1 / 8) ** (1 / 4))
+
+
+def test_the_definition_is_sacrebleus_signature_and_labels_old_scores():
+    metric = bleu_metric()
+    metric.corpus_score(["+ n0 n1"], [["+ n0 n1"]])  # the signature counts the references of the last scoring
+    signature = metric.get_signature().format()
+    assert signature.startswith(BLEU_DEFINITION + "|version:")
+    assert bleu_scores([{"predicted_tokens": ["n0"], "gold_equation": ["n0"]}]) == {
+        "bleu": pytest.approx(100.0), "bleu_definition": BLEU_DEFINITION}
+    assert bleu_scores([{"prediction": "7"}]) == {}
+    # a bleu without a definition beside it (written before it was recorded) is unsmoothed BLEU-4
+    assert bleu_definition_of({"bleu": 0.0}) == UNSMOOTHED_BLEU_DEFINITION
+    assert bleu_definition_of({"bleu": 1.0, "bleu_definition": BLEU_DEFINITION}) == BLEU_DEFINITION
+    assert bleu_definition_of({"bleu": None}) is None
+    assert common_definition([{"bleu": 1.0}, {"bleu": 2.0, "bleu_definition": BLEU_DEFINITION}]) is None
+    assert common_definition([{"bleu": 1.0}, {"bleu": 2.0}]) == UNSMOOTHED_BLEU_DEFINITION
+    assert bleu_label(UNSMOOTHED_BLEU_DEFINITION) == "corpus BLEU-4, 0-100, no smoothing"
 
 
 def test_tokens_are_compared_as_given_and_must_be_single_words():

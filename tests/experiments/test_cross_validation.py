@@ -15,7 +15,7 @@ from hand_folds import ADD, BOX, EAT, SHARE, make_fold, svamp_csv, write_jaccard
 from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
-from neuromath.evaluation.bleu import equation_bleu
+from neuromath.evaluation.bleu import BLEU_DEFINITION, equation_bleu
 from neuromath.experiments.cross_validation import run_cross_validation, write_random_folds
 from neuromath.experiments.cv_reports import format_report
 from neuromath.experiments.fit_then_test import train as train_run
@@ -146,10 +146,16 @@ def test_cv_report_gives_each_folds_unknown_token_rate_by_hand(tmp_path):
     assert summary["test"]["unknown_tokens"] == 3 and summary["test"]["source_tokens"] == 44
     markdown = (tmp_path / "out" / "report.md").read_text()
     assert "| value acc. % | equation acc. % | BLEU | unk % |" in markdown
-    # BLEU-4 is 0: every predicted equation has 3 tokens, so no fold has a 4-gram (neuromath.evaluation.bleu)
-    assert "| fold0 | 2 | 0 | 3 | 66.7 | 33.3 | 0.0 | 6.8 |" in markdown
-    assert "| fold1 | 2 | 0 | 2 | 50.0 | 50.0 | 0.0 | 12.9 |" in markdown
-    assert "| 58.3 ± 11.8 | 41.7 ± 11.8 | 0.0 ± 0.0 | 9.9 ± 4.3 |" in markdown
+    # every predicted equation has 3 tokens: BLEU takes orders 1 to 3 (effective order, neuromath.evaluation.bleu).
+    # fold0 predicts + n0 n1 (gold + n1 n0), * n0 n1 (right), + n0 n1 (gold - n0 n1): unigrams 8/9, bigrams 3/6,
+    # trigrams 1/3; fold1 predicts - n0 n1 (right), - n0 n1 (gold + n0 n1): 5/6, 3/4, 1/2; BP = 1 in both
+    fold0, fold1 = 100 * (8 / 9 * 3 / 6 * 1 / 3) ** (1 / 3), 100 * (5 / 6 * 3 / 4 * 1 / 2) ** (1 / 3)
+    assert [row["bleu"] for row in rows] == pytest.approx([fold0, fold1])
+    assert "| fold0 | 2 | 0 | 3 | 66.7 | 33.3 | 52.9 | 6.8 |" in markdown
+    assert "| fold1 | 2 | 0 | 2 | 50.0 | 50.0 | 67.9 | 12.9 |" in markdown
+    assert "| 58.3 ± 11.8 | 41.7 ± 11.8 | 60.4 ± 10.6 | 9.9 ± 4.3 |" in markdown
+    assert "BLEU: corpus BLEU-4, 0-100, exp smoothing of the fold's" in markdown
+    assert report["bleu_definition"] == summary["test"]["bleu_definition"] == BLEU_DEFINITION
     assert json.loads((tmp_path / "out" / "report.json").read_text()) == report
 
     # with the case kept, TOM is unknown to fold0 (which has Tom) and How, He are known as written: 4 of 44
@@ -201,6 +207,31 @@ def test_a_fold_reused_from_before_bleu_and_the_rate_were_measured_shows_n_a():
     assert "| fold0 | 4 | 1 | 2 | 50.0 | 50.0 | n/a | n/a | n/a | 3 | 1.0 |" in markdown  # BLEU, unk %, best valid
     assert "| 50.0 ± 0.0 | 50.0 ± 0.0 | n/a | n/a |" in markdown and "BLEU n/a" in markdown
 
+
+
+def test_folds_scored_under_two_bleu_definitions_get_no_bleu_mean(tmp_path):
+    """A fold reused from a run whose summary holds a BLEU without a definition (unsmoothed BLEU-4) beside a fold with
+    today's: no mean of the two, and results verify expects none."""
+    from neuromath.experiments.cv_reports import cross_validation_report, fold_row
+    from neuromath.experiments.evidence_checks import check_cv_report
+
+    summaries = {"fold0": {"test": {"n": 2, "value_accuracy": 0.5, "equation_accuracy": 0.5, "bleu": 0.0}},
+                 "fold1": {"test": {"n": 2, "value_accuracy": 1.0, "equation_accuracy": 1.0, "bleu": 100.0,
+                                    "bleu_definition": BLEU_DEFINITION}}}
+    rows = [fold_row(name, tmp_path / "train", tmp_path / "test", summary, reused=name == "fold0")
+            for name, summary in summaries.items()]
+    report = cross_validation_report(load_config(None, ["model.name=jaccard"]), rows, tmp_path, refit=False)
+    assert report["bleu"] is None and report["bleu_definition"] is None
+    assert rows[0]["bleu_definition"] == "nrefs:1|case:mixed|eff:no|tok:none|smooth:none"
+    assert check_cv_report(tmp_path / "report.json", report, summaries, {}) == []
+    assert "BLEU n/a" in format_report(report)
+    # both folds under one definition: their mean, and the definition in the report and its Markdown
+    summaries["fold0"]["test"]["bleu_definition"] = BLEU_DEFINITION
+    rows[0] = fold_row("fold0", tmp_path / "train", tmp_path / "test", summaries["fold0"], reused=False)
+    report = cross_validation_report(load_config(None, ["model.name=jaccard"]), rows, tmp_path, refit=False)
+    assert report["bleu"] == pytest.approx({"mean": 50.0, "std": 100 / math.sqrt(2)})
+    assert report["bleu_definition"] == BLEU_DEFINITION and "exp smoothing" in format_report(report)
+    assert check_cv_report(tmp_path / "report.json", report, summaries, {}) == []
 
 TINY_CONFIG = {
     "data": {"task": "word_problems", "valid_fraction": 0.2},
