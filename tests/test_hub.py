@@ -138,8 +138,10 @@ def pushed(hub, runs, tmp_path_factory):
     env = settings(hub.url, home)
     first = neuromath(env, "push", str(runs["wp"]), "org/wp")
     assert first.returncode == 0, first.stderr[-3000:]
-    branch = neuromath(env, "push", str(runs["wp"]), "org/wp", "--revision", "v1", "--message", "the v1 branch")
+    branch = neuromath(env, "push", str(runs["wp"]), "org/wp", "--revision", "v1", "--message", "the v1 branch",
+                       "--json")
     assert branch.returncode == 0, branch.stderr[-3000:]
+    first.branch_answer = json.loads(branch.stdout)  # --json: one object on stdout, nothing else
     exported = tmp_path_factory.mktemp("exports") / "ids"
     assert neuromath(env, "export", str(runs["ids"]), str(exported)).returncode == 0
     result = neuromath(env, "push", str(exported), "org/ids", "--private")
@@ -160,6 +162,14 @@ def test_push_uploads_the_export_and_prints_the_models_page(hub, runs, pushed):
         {key: value for key, value in summary.items() if key not in ("run_dir", "best_checkpoint")}
     assert hub.repositories["org/ids"].private and "node_vocab.json" in hub.files("org/ids")
     assert hub.files("org/wp", "v1")["model.safetensors"] == files["model.safetensors"]
+
+
+@pytest.mark.slow
+def test_push_json_names_the_commit_and_files(hub, pushed):
+    answer = pushed.branch_answer
+    assert (answer["repo_id"], answer["revision"], answer["url"]) == ("org/wp", "v1", f"{hub.url}/org/wp/tree/v1")
+    assert "model.safetensors" in answer["files"] and len(answer["commit"]) >= 12
+    assert hub.files("org/wp", answer["commit"])["model.safetensors"] == hub.files("org/wp", "v1")["model.safetensors"]
 
 
 @pytest.mark.slow

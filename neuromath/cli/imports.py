@@ -4,6 +4,10 @@ of Arabshahi et al.)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
 
 from neuromath.cli.common import add_cost_limits, cost_limits_of, data_path, documented
 
@@ -11,10 +15,27 @@ from neuromath.cli.common import add_cost_limits, cost_limits_of, data_path, doc
 def command_import_released(args: argparse.Namespace) -> int:
     from neuromath.experiments.import_released import import_released  # torch: loaded only by the commands that use it
 
-    with cost_limits_of(args):  # --max-memory: the model is checked before it is built
-        files = import_released(args.checkpoint, args.model, args.out)
-    print(f"imported {args.checkpoint} ({args.model}) to {args.out}: {', '.join(files)}")
+    # --json: stdout holds the one JSON object; anything else printed goes to stderr
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext(), cost_limits_of(args):
+        files = import_released(args.checkpoint, args.model, args.out)  # --max-memory: checked before it is built
+    if args.json:
+        print(json.dumps(import_outcome(args, files)))
+    else:
+        print(f"imported {args.checkpoint} ({args.model}) to {args.out}: {', '.join(files)}")
     return 0
+
+
+def import_outcome(args: argparse.Namespace, files: list[str]) -> dict:
+    """What ``import --json`` prints: the run folder, the files written, and what its summary.json says of the model
+    (its source checkpoint and digest, parameters, and scores: ``test`` where the summary has any, else None)."""
+    from neuromath.safe_read import SUMMARY_LIMIT, read_json_file
+
+    out = Path(args.out)
+    summary = read_json_file(out / "summary.json", SUMMARY_LIMIT, "summary")
+    return {"run_dir": str(out), "source": args.source, "model": args.model,
+            "checkpoint": str(args.checkpoint), "checkpoint_sha256": summary.get("checkpoint_sha256"),
+            "parameters": summary.get("parameters"), "test": summary.get("test"),
+            "files": [str(out / name) for name in files]}
 
 
 def register(commands) -> None:
@@ -40,7 +61,9 @@ def register(commands) -> None:
             "--model names their model class: tree_smu for StackNNTreesMem2out (trained with --gate-push-pop "
             "--normalize-action --no-op --top-k 1 --stack-type stack, tanh activations, stack size 5), tree_lstm "
             "for LSTMTrees. A state dict of another model, or another size, is an error naming the first key or "
-            "shape that differs. OUT must not exist, or be an empty folder.",
+            "shape that differs. OUT must not exist, or be an empty folder. With --json, stdout holds one JSON "
+            "object: the run folder, the files written, the checkpoint's digest, the parameters and the scores "
+            "(test: null, as an import is not tested).",
             "neuromath import released exp_gatedpushpop_normalize_no_op_50_0.1_12345-model-97.checkpoint \\\n"
             "    --model tree_smu --out runs/released/tree_smu",
             'neuromath solve runs/released/tree_smu "sin(x)^2 + cos(x)^2 = 1"',
@@ -56,5 +79,7 @@ def register(commands) -> None:
                                "push/pop/no-op) or tree_lstm (LSTMTrees)")
     released.add_argument("--out", required=True, metavar="RUN",
                           help="the run folder to write; must not exist, or be empty")
+    released.add_argument("--json", action="store_true",
+                          help="print one JSON object (run_dir, files, checkpoint_sha256, parameters, test)")
     add_cost_limits(released, decoding=False)
     released.set_defaults(handler=command_import_released)

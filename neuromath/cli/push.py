@@ -5,6 +5,7 @@ fetch it by name (``neuromath.models.hub``)."""
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 from pathlib import Path
 
@@ -46,6 +47,10 @@ def command_push(args: argparse.Namespace) -> int:
         files = export_for_hub(args.run_dir, folder, args.repo_id)
         message = args.message or f"neuromath push of {Path(args.run_dir).name}"
         url, commit = push_folder(folder, args.repo_id, args.revision, args.private, message)
+    if args.json:
+        print(json.dumps({"run": str(args.run_dir), "repo_id": args.repo_id, "revision": args.revision or "main",
+                          "commit": commit, "url": url, "files": list(files)}, indent=2))
+        return 0
     print(f"pushed {args.run_dir} to {args.repo_id} (commit {commit[:12]}): {', '.join(files)}")
     print(url)
     return 0
@@ -80,5 +85,7 @@ def register(commands) -> None:
                       help="create the repository private (an existing one keeps its visibility)")
     push.add_argument("--message", metavar="MSG", default=None,
                       help="the commit message (default: neuromath push of RUN's folder name)")
+    push.add_argument("--json", action="store_true",
+                      help="print one JSON object: the repository, revision, commit, page and files pushed")
     add_cost_limits(push)
     push.set_defaults(handler=command_push)

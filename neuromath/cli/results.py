@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -41,12 +42,16 @@ def command_results_verify(args: argparse.Namespace) -> int:
         whole = folder.is_dir() and not (folder / RECIPE_FILE).exists() and any(folder.glob(f"*/{RECIPE_FILE}"))
         recipes += find_recipes(folder) if whole else [load_recipe(folder)]
     root = data_root()
-    problems = []
+    problems, checked = [], {}
     for recipe in recipes:
         recipe_problems, lines = verify_recipe(recipe, root, with_gold=not args.no_gold, work=args.work)
         problems += recipe_problems
-        for line in lines:
+        checked[recipe.name] = lines
+        for line in [] if args.json else lines:
             print(line)
+    if args.json:
+        print(json.dumps({"verified": not problems, "experiments": checked, "problems": problems}, indent=2))
+        return 1 if problems else 0
     for problem in problems:
         print(f"FAILED {problem}", file=sys.stderr)
     if problems:
@@ -121,6 +126,9 @@ def register(commands) -> None:
                              "(WORK/<experiment>/...); without it, those runs are checked against their predictions")
     verify.add_argument("--no-gold", action="store_true",
                         help="check the predictions against the summaries only, without reading the gold data")
+    verify.add_argument("--json", action="store_true",
+                        help="print one JSON object: verified (true or false), what was checked of each experiment, "
+                             "and the problems found")
     verify.set_defaults(handler=command_results_verify)
     run = sub.add_parser(
         "run", help="run a recipe and collect its evidence",

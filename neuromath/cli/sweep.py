@@ -13,7 +13,7 @@ def command_sweep(args: argparse.Namespace) -> int:
     from neuromath.training.run_folder import not_a_link
 
     not_a_link(args.out)  # the runs of the cells are written into OUT, never through a link
-    return run_sweep(args.config, args.out, args.grid or [], args.set or [], args.seeds, args.jobs)
+    return run_sweep(args.config, args.out, args.grid or [], args.set or [], args.seeds, args.jobs, args.json)
 
 
 def register(commands) -> None:
@@ -43,4 +43,7 @@ def register(commands) -> None:
     sweep.add_argument("--jobs", type=worker_count, default=1,
                        help="runs at a time, each in its own process (default 1); without --set "
                             "train.num_threads=N each run gets cpus // jobs threads")
+    sweep.add_argument("--json", action="store_true",
+                       help="print one JSON object at the end (what OUT/sweep.json holds, and the failed runs' "
+                            "logs); progress goes to stderr")
     sweep.set_defaults(handler=command_sweep)

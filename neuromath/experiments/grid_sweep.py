@@ -122,9 +122,11 @@ def run_command(config_path: str, run: SweepRun, threads: int | None) -> list[st
 
 
 def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], overrides: Sequence[str] = (),
-              seeds: int = 1, jobs: int = 1) -> int:
+              seeds: int = 1, jobs: int = 1, as_json: bool = False) -> int:
     """Train the sweep's unfinished runs, ``jobs`` at a time, then write and print the table; returns 0, or 1 when
-    a run failed (its log is named; the others still train and are tabulated)."""
+    a run failed (its log is named; the others still train and are tabulated). ``as_json``: the progress goes to
+    stderr, and stdout gets one JSON object, sweep.json's with the failed runs' logs."""
+    out_stream = sys.stderr if as_json else sys.stdout
     if jobs < 1:
         raise NeuromathError(f"--jobs must be at least 1, not {jobs}")
     out = Path(out)
@@ -134,7 +136,7 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
         threads = max(1, usable_cpus() // jobs)
     todo = [run for run in runs if tested_summary(run.run_dir) is None]
     print(f"sweep: {len(runs)} runs ({len(runs) // seeds} cells x {seeds} seeds), {len(runs) - len(todo)} already "
-          f"finished; {min(jobs, max(len(todo), 1))} at a time, output in {out}", flush=True)
+          f"finished; {min(jobs, max(len(todo), 1))} at a time, output in {out}", file=out_stream, flush=True)
     failed = []
     running: list[tuple[SweepRun, subprocess.Popen, float]] = []
     waiting = list(todo)
@@ -159,10 +161,10 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
                 where = f"[{finished}/{len(todo)}] {run.cell}/seed{run.seed}"
                 summary = tested_summary(run.run_dir) if process.returncode == 0 else None
                 if summary is not None:
-                    print(f"{where}: {describe(summary)} ({took:.0f} s)", flush=True)
+                    print(f"{where}: {describe(summary)} ({took:.0f} s)", file=out_stream, flush=True)
                 else:
                     failed.append(run)
-                    print(f"{where}: FAILED (exit {process.returncode}); see {run.log}", flush=True)
+                    print(f"{where}: FAILED (exit {process.returncode}); see {run.log}", file=out_stream, flush=True)
     except KeyboardInterrupt:
         for _, process, _ in running:
             process.terminate()
@@ -171,6 +173,7 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
         print("sweep interrupted: the same command resumes it", file=sys.stderr)
         raise
     done = [run.run_dir for run in runs if tested_summary(run.run_dir) is not None]
+    combined = {}
     if done:
         combined = {Path(group).name: row for group, row in combine_runs(done).items()}
         table = combined_runs_table(combined)
@@ -180,8 +183,12 @@ def run_sweep(config_path: str, out: str | Path, grid_entries: Sequence[str], ov
         write_text_atomic(out / "sweep.json", json.dumps({"config": str(config_path), "grid": list(grid_entries),
                                                           "set": list(overrides), "seeds": seeds, "cells": combined},
                                                          indent=2) + "\n")
-        print(table, end="")
-        print(f"written to {out / 'sweep.md'} and {out / 'sweep.json'}")
+        if not as_json:
+            print(table, end="")
+            print(f"written to {out / 'sweep.md'} and {out / 'sweep.json'}")
+    if as_json:
+        print(json.dumps({"config": str(config_path), "grid": list(grid_entries), "set": list(overrides),
+                          "seeds": seeds, "cells": combined, "failed": [str(run.log) for run in failed]}, indent=2))
     if failed:
         print(f"{len(failed)} runs failed: " + ", ".join(str(run.log) for run in failed), file=sys.stderr)
         return 1

@@ -91,8 +91,11 @@ def test_sweep_trains_each_cell_in_parallel_reports_a_failure_and_a_rerun_skips_
 
     finished = (good[0] / "seed0" / "summary.json").stat().st_mtime_ns
     assert main(["sweep", "--config", str(config), "--grid", f"data.train={data}", "--grid", "model.d_model=8,12",
-                 "--out", str(out)]) == 0
-    assert "2 runs (2 cells x 1 seeds), 2 already finished" in capsys.readouterr().out
+                 "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "2 runs (2 cells x 1 seeds), 2 already finished" in captured.err  # --json: progress on stderr
+    answer = json.loads(captured.out)  # and one object on stdout
+    assert list(answer["cells"]) == [cell.name for cell in good] and answer["failed"] == []
     assert (good[0] / "seed0" / "summary.json").stat().st_mtime_ns == finished
 
 

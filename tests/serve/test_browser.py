@@ -108,3 +108,26 @@ def test_the_page_shows_the_servers_error_for_text_without_numbers(server, brows
     expected = httpx.post(f"{server}/api/solve", json={"run": "subtraction", "text": "How many pens are there?"},
                           timeout=60)
     assert expected.status_code == 422 and expected.json()["error"] in error
+
+
+def test_the_page_labels_n_best_entries_that_are_not_well_formed(server, browser):
+    """An n-best entry whose tokens form no equation (``well_formed`` false, ``equation`` null in the API's answer)
+    is a greyed row saying so, with its tokens, not a blank line; well-formed entries show as before."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server)
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda page: page.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "ready")
+    entry = {"score": -0.1, "verified": True, "verdict": None, "verdict_detail": None}
+    answer = {"masked_equation": ["-", "n0", "n1"], "nbest": [
+        {**entry, "tokens": ["-", "n0", "n1"], "equation": "135 - 19", "well_formed": True, "answer_text": "116"},
+        {**entry, "tokens": ["-", "n0"], "equation": None, "well_formed": False, "answer_text": "",
+         "verified": False},
+        {**entry, "tokens": [], "equation": None, "well_formed": False, "answer_text": "", "verified": False}]}
+    browser.execute_script("showNbest(arguments[0]);", answer)
+    cells = browser.find_elements(By.CSS_SELECTOR, "#nbest tbody tr td.mono")
+    assert [cell.text for cell in cells] == ["135 - 19 = 116", "(not a well-formed equation: - n0)",
+                                            "(not a well-formed equation: no tokens)"]
+    assert [cell.get_attribute("class") for cell in cells] == ["mono", "mono plain", "mono plain"]
+    assert cells[1].value_of_css_property("color") != cells[0].value_of_css_property("color")  # greyed
