@@ -213,7 +213,11 @@ def sympy_to_prefix(expression) -> list[str]:
             return [PREFIX_FUNCTION_NAMES[e.func], *convert(e.args[0])]
         raise ExpressionError(f"cannot write {type(e).__name__} in prefix notation: {e}")
 
-    return convert(sympy.sympify(expression))
+    try:  # strict: a number or a SymPy object; text (or an object only its str() describes) is never parsed here
+        expression = sympy.sympify(expression, strict=True)
+    except sympy.SympifyError as error:
+        raise ExpressionError(f"not a SymPy expression: {type(expression).__name__}") from error
+    return convert(expression)
 
 
 # --------------------------------------------------------------------------------------------- equation trees

@@ -383,9 +383,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         # Validation swaps the average in, a checkpoint's state_dict is the average (the raw weights go to its
         # current_model_state, which resume reads back). Buffers are index tables, not learned: not averaged.
         callbacks.append(EMAWeightAveraging(decay=config.optim.ema_decay, use_buffers=False))
-    max_time = None
-    if config.train.max_time_minutes > 0:
-        max_time = {"minutes": config.train.max_time_minutes}
+    max_time = {"minutes": config.train.max_time_minutes} if config.train.max_time_minutes > 0 else None
     trainer = pl.Trainer(
         default_root_dir=run_dir,
         accelerator=config.train.accelerator,
@@ -396,7 +394,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
         precision=run_precision(config),
         max_epochs=config.train.max_epochs,
         max_steps=config.train.max_steps,
-        **validation_schedule(config),
+        **validation_schedule(config, len(train_loader) // planned_processes(config), valid_loader is not None),
         min_epochs=config.train.min_epochs,
         max_time=max_time,
         gradient_clip_val=config.optim.grad_clip or None,
@@ -482,10 +480,13 @@ def planned_processes(config: Config) -> int:
     return max(1, config.train.devices) * config.train.num_nodes
 
 
-def validation_schedule(config: Config) -> dict:
+def validation_schedule(config: Config, steps_per_epoch: int, validates: bool) -> dict:
     """Validate every epoch, or every ``train.val_every_steps`` steps counted across epochs (the config checks that
-    ``max_steps`` is a multiple, so that the last step is validated)."""
-    every = config.train.val_every_steps
+    ``max_steps`` is a multiple); a step limit inside the first epoch must then validate by steps."""
+    every, limit = config.train.val_every_steps, config.train.max_steps
+    if validates and not every and 0 < limit < steps_per_epoch:
+        raise ConfigError(f"train.max_steps ({limit}) ends the run inside its first epoch ({steps_per_epoch} steps), "
+                          "before any validation: set train.val_every_steps to a divisor of it, or raise it")
     return {"val_check_interval": every, "check_val_every_n_epoch": None} if every else {}
 
 

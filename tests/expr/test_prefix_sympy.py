@@ -83,6 +83,8 @@ def test_undefined_values_and_unwritable_expressions():
         sympy_to_prefix(sympy.Integral(sympy.exp(x**2), x))
     with pytest.raises(ExpressionError, match="AccumulationBounds"):  # sympy's value of atan at complex infinity
         sympy_to_prefix(x + sympy.AccumBounds(-sympy.pi / 2, sympy.pi / 2))
+    with pytest.raises(ExpressionError, match="not a SymPy expression: str"):  # text is never parsed (sympify)
+        sympy_to_prefix("__import__('os').system('true')")
 
 
 def test_tree_and_sizes():

@@ -244,6 +244,17 @@ def test_weight_average_is_what_the_checkpoints_and_model_pt_keep_and_resume_res
         torch.testing.assert_close(resumed["current_model_state"][key], w2[key], rtol=0, atol=0, msg=key)
 
 
+def test_a_step_limit_inside_the_first_epoch_needs_validation_by_steps(tmp_path):
+    """Validation at epoch ends never comes when max_steps ends the first epoch early: a ConfigError before training,
+    not a run with no validated weights. Validating by steps makes the same limit train."""
+    settings = ["data.generate_train=400", "train.batch_size=32", "train.num_threads=1", "train.max_steps=2"]
+    with pytest.raises(ConfigError, match=r"train.max_steps \(2\) ends the run inside its first epoch \(\d+ steps\)"):
+        train(small_config(tmp_path, *settings), tmp_path / "cut")
+    assert not (tmp_path / "cut" / "checkpoints" / "last.ckpt").exists()
+    summary = train(small_config(tmp_path, *settings, "train.val_every_steps=2"), tmp_path / "by_steps").summary
+    assert summary["stopped_by"] == "max_steps" and summary["steps"] == 2
+
+
 def test_summary_says_what_ended_training_and_warns_when_a_limit_cut_it(tmp_path):
     """Only early stopping means the run went on until validation stopped improving; an epoch, step or time limit
     may cut an improving run, and the lines printed after training say so."""
