@@ -12,8 +12,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "neuromath"
 
-# Top to bottom; a module may import from its own room or from a lower layer. Rooms of one layer do not import each
-# other, except the pairs in SIBLING_IMPORTS.
+# Top to bottom; a module may import from its own subpackage or from a lower layer. Subpackages of one layer do not
+# import each other, except the pairs in SIBLING_IMPORTS.
 LAYERS = (
     ("__main__",),  # python -m neuromath: the command line
     ("cli",),
@@ -105,14 +105,14 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def room(module: str) -> str:
+def subpackage(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
 
 def layer_of(module: str) -> int | None:
-    for index, rooms in enumerate(LAYERS):
-        if room(module) in rooms:
+    for index, names in enumerate(LAYERS):
+        if subpackage(module) in names:
             return index
     return None
 
@@ -154,16 +154,16 @@ def test_imports_go_down_the_layers():
         here = layer_of(module)
         for target in targets:
             there = layer_of(target)
-            if here is None or there is None or room(module) == room(target):
+            if here is None or there is None or subpackage(module) == subpackage(target):
                 continue
-            if there < here or (there == here and (room(module), room(target)) not in SIBLING_IMPORTS):
+            if there < here or (there == here and (subpackage(module), subpackage(target)) not in SIBLING_IMPORTS):
                 wrong.append(f"{module} -> {target}")
     assert not wrong, "imports against the layers:\n" + "\n".join(sorted(wrong))
 
 
-def test_every_room_has_a_layer():
-    rooms = {room(name) for name in all_modules()} - {""}
-    assert rooms <= {r for layer in LAYERS for r in layer}
+def test_every_subpackage_has_a_layer():
+    found = {subpackage(name) for name in all_modules()} - {""}
+    assert found <= {name for layer in LAYERS for name in layer}
 
 
 @pytest.mark.slow
@@ -200,7 +200,7 @@ def test_using_trained_runs_does_not_load_lightning():
 
 
 def test_module_names_are_unique_outside_the_command_line():
-    """A module's file name says what it holds, once: two ``evaluate.py`` in different rooms mean different things
+    """A module's file name says what it holds, once: two ``evaluate.py`` in different subpackages mean different things
     and collide in tracebacks, coverage and test names. The modules of ``cli/`` are named after the command they add
     (``cli/config.py`` adds ``neuromath config``), so only they may repeat a name found elsewhere."""
     seen: dict[str, list[str]] = {}

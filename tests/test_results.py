@@ -126,7 +126,7 @@ def test_run_collects_evidence_that_verifies_and_a_second_run_skips(experiment, 
     assert main(["results", "verify", str(folder)]) == 0
 
 
-def test_verify_names_the_run_and_the_difference(experiment):
+def test_verify_names_the_run_and_the_difference(experiment, capsys):
     folder, root, work = experiment
     run_recipe(load_recipe(folder), work, echo=lambda line: None)
     summary_path = folder / "runs" / "jaccard-tiny" / "fold1" / "summary.json"
@@ -137,6 +137,11 @@ def test_verify_names_the_run_and_the_difference(experiment):
     stated, n = summary["test"]["value_correct"], summary["test"]["n"]
     expected = f"{summary_path}: test.value_correct is {stated}; recomputed from its {n} predictions: {stated - 1}"
     assert expected in problems, problems
+    capsys.readouterr()
+    assert main(["results", "verify", str(folder), "--json"]) == 1
+    answer = json.loads(capsys.readouterr().out)  # --json: one object, the problems in it
+    assert answer["verified"] is False and expected in answer["problems"] and list(answer["experiments"]) == [
+        load_recipe(folder).name]
 
 
 def test_verify_recomputes_verdicts_from_the_gold_data(experiment):
@@ -446,6 +451,12 @@ def test_a_robustness_directive_tables_the_kept_reports(tmp_path):
             "| 25.0 against 50.0 (n 4) | 55.0 against 57.5 (n 40) | 40.0 against 60.0 (n 5) | 0.22 (0.20-0.27) "
             "| 50.0% |") in pooled
     assert "| `g2t-fold0` | 80.0 (n 10) |" in folds and "| `g2t-fold1` | 50.0 (n 30) |" in folds
+    narrow = render_robustness(folder, "p", pooled_only=True)  # the same pooled cells in two tables of five columns
+    assert ("| `g2t` (2) | 57.5 (n 40) | 12.3 against 55.8 (n 39) | 0.22 (0.20-0.27) | 40.0 against 60.0 (n 5) |"
+            in narrow)
+    assert ("| `g2t` (2) | 42.5 against 57.5 (n 40) | 25.0 against 50.0 (n 4) | 55.0 against 57.5 (n 40) | 50.0% |"
+            in narrow)
+    assert "fold0" not in narrow and all(line.count("|") == 6 for line in narrow.splitlines() if line)
     (folder / "fold1.json").write_text(json.dumps({"rows": [row("plain", 1, 1.0, 1.0)]}), encoding="utf-8")
     with pytest.raises(NeuromathError, match="page.md:3: cannot read the robustness report .*fold1.json"):
         render_robustness(folder, "page.md:3")

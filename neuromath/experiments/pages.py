@@ -9,9 +9,11 @@ line of their own:
 - ``{{ published EXPERIMENT }}``: the papers' numbers the recipe lists, with their own protocols;
 - ``{{ curve EXPERIMENT.RUN METRIC }}``: a plot of a validation metric per epoch of every fold or seed (SVG);
 - ``{{ leaderboard }}``: task x model over every recipe;
-- ``{{ gpu_check FILE }}``: a JSON of ``benchmarks/gpu_check.py`` under ``results/`` as tables;
-- ``{{ decode_compile FILE }}``: a JSON of ``benchmarks/decode_compile.py`` under ``results/`` as a table;
-- ``{{ robustness DIR }}``: the ``neuromath evaluate --robustness`` reports kept in ``DIR`` under ``results/``;
+- ``{{ gpu_check FILE [FILE ...] [PART ...] }}``: JSONs of ``benchmarks/gpu_check.py`` under ``results/`` as
+  tables (parts: see ``gpu_pages``);
+- ``{{ decode_compile FILE [PART ...] }}``: a JSON of ``benchmarks/decode_compile.py`` under ``results/`` as tables;
+- ``{{ robustness DIR [pooled] }}``: the ``neuromath evaluate --robustness`` reports kept in ``DIR`` under
+  ``results/`` (``pooled``: each row's folds pooled, in two tables of five columns);
 
 and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units) and ``{{ paired EXPERIMENT.RUN
 EXPERIMENT.RUN }}`` (the second run against the first on the same test problems, as ``neuromath compare`` pairs
@@ -38,6 +40,7 @@ import re
 from pathlib import Path
 
 from neuromath.errors import NeuromathError
+from neuromath.evaluation.scoring import counted
 from neuromath.evaluation.spread import mean_std
 from neuromath.experiments.evidence import Evidence, metric_values, read_evidence
 from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
@@ -58,6 +61,8 @@ DIRECTIVE = re.compile(
     r"\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy", "symbolic": "dedup verified@10"}
 PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
+TASK_TITLES = {"word_problems": "Word problems", "identities": "Identities", "symbolic": "Symbolic integration",
+               "mathematics_dataset": "Mathematics Dataset"}
 
 
 def is_count(metric: str) -> bool:
@@ -170,33 +175,39 @@ class Book:
 
     def recipe_block(self, argument: str, where: str) -> str:
         recipe = self.recipe(argument, where)
-        lines = [f"**{recipe.title}.** {recipe.description}".rstrip(), "", "```bash"]
+        first = next(iter(recipe.runs.values()))
+        lines = [f"**{recipe.title}.** {recipe.description}".rstrip(), "", "```bash",
+                 f"neuromath results run results/{recipe.name}   # every run: {counted(len(recipe.runs), 'run')}",
+                 f"# or one run, {first.name}:"]
         lines += [command_line(["neuromath", *argv]) for argv in recipe.setup]
-        lines += [command for run in recipe.runs.values() for command in run.commands]
-        lines += ["```", ""]
+        lines += [*first.commands, "```", ""]
         if recipe.setup:
             lines += ["`{work}` is the folder that the setup commands write to (`results run --work`).", ""]
+        if len(recipe.runs) > 1:
+            lines += [f"The other runs' commands are in `results/{recipe.name}/recipe.yaml`.", ""]
         lines.append(f"- **Protocol.** {recipe.protocol}")
         if recipe.compute:
             lines.append(f"- **Compute.** {recipe.compute}")
         lines.append(f"- **Recipe and evidence.** `results/{recipe.name}/` (`neuromath results run "
                      f"results/{recipe.name}` re-creates it; `neuromath results verify` checks it)."
                      + (f" Left out: {recipe.left_out}" if recipe.left_out else ""))
-        measured, only = [], []
+        measured, only, seconds = [], [], []
         for name, run in recipe.runs.items():
             evidence = self.evidence[(recipe.name, name)]
             if evidence is None:
                 only.append(f"`{name}`" + (f" ({run.cost})" if run.cost else ""))
             else:
                 measured.append(f"`{name}`: {describe_compute(evidence)}")
-        if measured:
+                seconds.append(cpu_seconds(evidence))
+        if measured and None not in seconds and len(seconds) > 1:  # each run's time is on the leaderboard
+            lines.append(f"- **Measured cost.** {duration(sum(seconds))} CPU for {counted(len(seconds), 'run')}.")
+        elif measured:
             lines.append("- **Measured cost.** " + "; ".join(measured) + ".")
         if only:
             lines.append(f"- **{RECIPE_ONLY.capitalize()}:** " + ", ".join(only) + ".")
-        if recipe.data:
-            lines += ["", "<details><summary>Data files (sha256)</summary>", "", "| file | sha256 |", "| --- | --- |"]
-            lines += [f"| `{name}` | `{digest}` |" for name, digest in recipe.data.items()]
-            lines += ["", "</details>"]
+        if recipe.data:  # the files and their digests are in the recipe, which verify checks them against
+            lines.append(f"- **Data.** {counted(len(recipe.data), 'file')}, each pinned by its sha256 in "
+                         f"`results/{recipe.name}/recipe.yaml`.")
         return "\n".join(lines)
 
     def published(self, argument: str, where: str) -> str:
@@ -230,8 +241,7 @@ class Book:
         return f"![{metric} per epoch, {run}](images/{name})"
 
     def leaderboard(self, argument: str, where: str) -> str:
-        lines = ["| task | data | preset | score, mean ± std | scored sets | selection | training time | run |",
-                 "| --- | --- | --- | ---: | ---: | --- | --- | --- |"]
+        """A table of five columns per task, best score first, then where each row's evidence lies."""
         rows, missing = [], {}
         for name, recipe in self.recipes.items():
             selection = re.split(r"[.:]", recipe.protocol, maxsplit=1)[0]
@@ -243,35 +253,46 @@ class Book:
                 metric = PRIMARY_OF_KIND.get(run.kind) or PRIMARY.get(run.task, "value_accuracy")
                 preset = command_settings(run.argv)[0]
                 seconds = cpu_seconds(evidence)
-                rows.append((run.task, run.dataset, f"`{preset or run.model}`",
-                             f"{format_metric(evidence, metric)} ({metric.replace('_', ' ')})",
-                             str(len(evidence.units)), selection,
-                             describe_compute(evidence) if seconds is None else f"{duration(seconds)} CPU",
+                sets = len(evidence.units)
+                score = f"{format_metric(evidence, metric)} ({metric.replace('_', ' ')}" + (
+                    f", {counted(sets, 'fold' if run.kind == 'cv' else 'seed')})" if sets > 1 else ")")
+                rows.append((run.task, run.dataset, f"`{preset or run.model}`", score, selection,
+                             "not recorded" if seconds is None else f"{duration(seconds)} CPU",
                              f"`{name}/{run.name}`"))
         rows.sort(key=lambda row: (row[0], row[1], -leading_number(row[3])))
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        lines: list[str] = []
+        for task in dict.fromkeys(row[0] for row in rows):
+            lines += [f"### {TASK_TITLES.get(task, task)}", "", "| data | preset | score | selection | "
+                      "training time |", "| --- | --- | ---: | --- | --- |"]
+            lines += ["| " + " | ".join(row[1:6]) + " |" for row in rows if row[0] == task]
+            lines.append("")
+        lines += ["### Evidence of each row", "", "`neuromath results run results/EXPERIMENT` re-creates a row; "
+                  "its evidence is `results/EXPERIMENT/runs/RUN/`. In the order of the tables above:", "",
+                  "| preset | experiment/run |", "| --- | --- |"]
+        lines += [f"| {row[2]} | {row[6]} |" for row in rows]
         if missing:
-            lines += ["", f"**{RECIPE_ONLY.capitalize()}** (no number until someone runs them):", "",
+            lines += ["", f"### {RECIPE_ONLY.capitalize()}", "", "No number until someone runs them.", "",
                       "| experiment | runs | what one run takes |", "| --- | --- | --- |"]
             for name, runs in missing.items():
                 costs = sorted({run.cost for run in runs if run.cost})
                 lines.append(f"| `{name}` | {', '.join(f'`{run.name}`' for run in runs)} | {'; '.join(costs)} |")
         published = [(recipe, entry) for recipe in self.recipes.values() for entry in recipe.published]
         if published:
-            lines += ["", "Published numbers, each with the protocol of its source (not ours):", "",
-                      "| task | data | model | published | source | their protocol |",
-                      "| --- | --- | --- | ---: | --- | --- |"]
+            lines += ["", "### Published numbers", "", "Each with the protocol of its source, not ours.", "",
+                      "| data | model | published | source | their protocol |", "| --- | --- | ---: | --- | --- |"]
             for recipe, entry in published:
-                task = next(iter(recipe.runs.values())).task
-                lines.append(f"| {task} | {entry.get('dataset')} | `{entry.get('model')}` | {entry.get('value')} | "
+                lines.append(f"| {entry.get('dataset')} | `{entry.get('model')}` | {entry.get('value')} | "
                              f"{entry.get('source')} | {entry.get('protocol')} |")
-        return "\n".join(lines)
+        return "\n".join(lines).rstrip()
 
     def gpu_check(self, argument: str, where: str) -> str:
         return render_gpu_check(self.results / argument, where)
 
     def robustness(self, argument: str, where: str) -> str:
-        return render_robustness(self.results / argument, where)
+        folder, _, mode = argument.partition(" ")
+        if mode.strip() not in ("", "pooled"):
+            raise NeuromathError(f"{where}: robustness takes DIR [pooled], not {argument!r}")
+        return render_robustness(self.results / folder, where, pooled_only=mode.strip() == "pooled")
 
     def decode_compile(self, argument: str, where: str) -> str:
         return render_decode_compile(self.results / argument, where)

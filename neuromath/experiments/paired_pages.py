@@ -82,13 +82,14 @@ def _variation_cell(rows: dict, name: str) -> str:
 VARIATIONS = ("question_removed", "irrelevant_sentence", "sentences_reordered", "numbers_resampled", "question_changed")
 
 
-def render_robustness(folder, where: str) -> str:
+def render_robustness(folder, where: str, pooled_only: bool = False) -> str:
     """``{{ robustness DIR }}``: the ``neuromath evaluate --robustness`` reports (``robustness.json``) kept in ``DIR``
     under ``results/``, one per fold (``ROW-fold<k>.json``). First one line per row, its folds pooled (each
     accuracy over all the folds' problems; the cue ratio pooled, with its range over the folds), then the table fold
     by fold: each variation's accuracy beside the plain accuracy on the same problems, and for the question removed
     the cue ratio (its accuracy over the plain one: lower is better); for the question changed (in reports made since
-    it exists; "-" in older ones) the share of unchanged answers."""
+    it exists; "-" in older ones) the share of unchanged answers. ``pooled_only`` (``{{ robustness DIR pooled }}``):
+    only the pooled lines, as two tables of five columns."""
     files = sorted(folder.glob("*.json"))
     if not files:
         raise NeuromathError(f"{where}: {folder} holds no robustness reports (*.json)")
@@ -107,6 +108,17 @@ def render_robustness(folder, where: str) -> str:
             raise NeuromathError(f"{where}: cannot read the robustness report {path}: {error}") from error
         folds.append(f"| `{path.stem}` | " + " | ".join(cells) + " |")
         groups.setdefault(re.sub(r"-fold\d+$", "", path.stem), []).append(rows)
+    if pooled_only:  # two tables of five columns: the question's variations, then the story's
+        lines = []
+        for title, picks in (("| row (folds) | plain | question removed | cue ratio | question changed |",
+                              (0, 1, 6, 5)),
+                             ("| row (folds) | irrelevant sentence | sentences reordered | numbers resampled | "
+                              "unchanged answer |", (2, 3, 4, 7))):
+            lines += ["" if lines else None, title, "| --- |" + " ---: |" * 4]
+            for name, reports in groups.items():
+                cells = _pooled_cells(reports)
+                lines.append(f"| `{name}` ({len(reports)}) | " + " | ".join(cells[i] for i in picks) + " |")
+        return "\n".join(line for line in lines if line is not None)
     pooled = list(header)
     pooled[0] = pooled[0].replace("| report |", "| row (folds) |")
     for name, reports in groups.items():

@@ -3,7 +3,7 @@
 Verification training labels each equation alone: a false equation is one wrong filler in one context. Completion
 asks more: among all candidates for one blank, the right filler must score highest. A classifier trained on
 verification alone gives probability above 0.99 to absurd fillers in many contexts
-(docs/investigations/single-run-completion.md), since nothing in its loss compares two fillers of the same blank.
+(docs/results/identities.md), since nothing in its loss compares two fillers of the same blank.
 
 ``CompletionRanking`` adds that comparison. Each training step draws ``rank_groups`` true training equations, blanks
 one node written as a candidate in each (as ``neuromath generate blanks`` does) and builds a group: the true
