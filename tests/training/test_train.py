@@ -125,9 +125,13 @@ def test_step_schedule_multiplies_the_rate_every_step_epochs_and_a_resume_keeps_
 def test_validation_schedule_counts_steps_and_must_reach_the_last_step():
     from neuromath.training.run import validation_schedule
 
-    assert validation_schedule(load_config(None, [])) == {}
+    assert validation_schedule(load_config(None, []), 10, True) == {}
     every = load_config(None, ["train.max_steps=1500", "train.val_every_steps=500"])
-    assert validation_schedule(every) == {"val_check_interval": 500, "check_val_every_n_epoch": None}
+    assert validation_schedule(every, 2000, True) == {"val_check_interval": 500, "check_val_every_n_epoch": None}
+    short = load_config(None, ["train.max_steps=5"])  # inside the first epoch of 10 steps, validated at its end
+    with pytest.raises(ConfigError, match=r"train.max_steps \(5\) ends the run inside its first epoch \(10 steps\)"):
+        validation_schedule(short, 10, True)
+    assert validation_schedule(short, 10, False) == {} == validation_schedule(short, 5, True)  # none; a whole epoch
     with pytest.raises(ConfigError, match="multiple of train.val_every_steps"):  # refused when the config is built
         load_config(None, ["train.max_steps=1200", "train.val_every_steps=500"])
 
