@@ -45,7 +45,7 @@ from pathlib import Path
 
 import httpx
 
-from neuromath.config_presets import find_config
+from neuromath.config.presets import find_config
 from neuromath.errors import NeuromathError
 from neuromath.serve.launch import start_server, stop_server
 

@@ -12,7 +12,7 @@ import pytest
 
 import neuromath
 from neuromath.cli import DESCRIPTION, build_parser, main
-from neuromath.config_presets import preset_names
+from neuromath.config.presets import preset_names
 
 UNDOCUMENTED = (argparse._HelpAction, argparse._VersionAction)  # argparse writes their help itself
 

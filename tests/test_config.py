@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from neuromath.config import Config, apply_override, config_to_dict, load_config, save_config
-from neuromath.config_presets import PRESETS
+from neuromath.config.presets import PRESETS
 from neuromath.errors import ConfigError
 
 
@@ -196,8 +196,8 @@ def test_values_above_the_upper_bounds_are_refused_naming_the_key(override, mess
 
 
 def test_the_upper_bounds_are_inclusive_and_leave_room_above_every_preset():
-    from neuromath.config_presets import preset_names
-    from neuromath.config_rules import MAX_BEAM, MAX_LAYERS, MAX_LENGTH, MAX_WIDTH
+    from neuromath.config.presets import preset_names
+    from neuromath.config.rules import MAX_BEAM, MAX_LAYERS, MAX_LENGTH, MAX_WIDTH
 
     config = load_config(None, [f"model.d_model={MAX_WIDTH}", f"model.d_ff={MAX_WIDTH}", f"model.max_len={MAX_LENGTH}",
                                 f"model.n_encoder_layers={MAX_LAYERS}", f"decode.beam={MAX_BEAM}",
@@ -277,7 +277,7 @@ def test_every_numeric_key_has_a_range_and_the_defaults_are_in_it():
     import dataclasses
 
     from neuromath.config import SECTIONS
-    from neuromath.config_sections import ChosenSection
+    from neuromath.config.sections import ChosenSection
 
     numeric = 0
     for section in SECTIONS.values():

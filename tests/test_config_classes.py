@@ -1,4 +1,4 @@
-"""The model and data sections as families of classes (neuromath.config_models, config_tasks, config_sections):
+"""The model and data sections as families of classes (neuromath.config.models, .tasks, .sections):
 the name chooses the class, a class has exactly its keys, and adding a model is one class and its registration."""
 
 import dataclasses
@@ -10,7 +10,7 @@ import yaml
 
 import neuromath.models.classifiers  # noqa: F401  (registers the tree cells)
 from neuromath.config import Config, DataConfig, ModelConfig, load_config, show_config, why_not_applicable
-from neuromath.config_models import (
+from neuromath.config.models import (
     GroupAttentionConfig,
     StackTreeLSTMConfig,
     TransformerConfig,
@@ -18,9 +18,9 @@ from neuromath.config_models import (
     TreeLSTMConfig,
     TreeRNNConfig,
 )
-from neuromath.config_rules import SEQUENCE, WIDTH
-from neuromath.config_sections import ranged
-from neuromath.config_tasks import IdentitiesData, MathematicsDatasetData, WordProblemsData
+from neuromath.config.rules import SEQUENCE, WIDTH
+from neuromath.config.sections import ranged
+from neuromath.config.tasks import IdentitiesData, MathematicsDatasetData, WordProblemsData
 from neuromath.errors import ConfigError
 from neuromath.registry import TREE_CELLS
 

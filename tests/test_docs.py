@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from neuromath.config_presets import preset_names
+from neuromath.config.presets import preset_names
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -82,8 +82,8 @@ def test_the_config_reference_lists_every_key():
     finally:
         sys.path.pop(0)
     from neuromath.config import Config, DecodeConfig, OptimConfig, TrainConfig
-    from neuromath.config_models import ModelConfig
-    from neuromath.config_tasks import DataConfig
+    from neuromath.config.models import ModelConfig
+    from neuromath.config.tasks import DataConfig
 
     text = config_reference()
     assert dataclasses.fields(Config)

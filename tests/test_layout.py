@@ -26,20 +26,16 @@ LAYERS = (
     ("tasks",),
     ("text",),
     ("expr",),
-    ("config", "config_models", "config_tasks", "config_sections", "config_presets", "config_rules", "registry",
-     "errors", "fileio", "timelimit", "dataroot", "extras", "safe_read", "environment", "corpora"),
+    ("config", "registry", "errors", "fileio", "timelimit", "dataroot", "extras", "safe_read", "environment",
+     "corpora"),
 )
 SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily
     ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
     ("dataroot", "errors"), ("extras", "errors"), ("safe_read", "errors"), ("config", "safe_read"),
-    ("fileio", "safe_read"), ("config", "config_rules"), ("config", "config_presets"), ("config_presets", "errors"),
+    ("fileio", "safe_read"),
     ("dataroot", "safe_read"),  # one check that a data path is a file or a folder
     ("dataroot", "corpora"), ("corpora", "errors"),  # a missing corpus names the command that fetches it
-    # the config and its section classes: config -> models, tasks -> sections -> rules
-    ("config", "config_models"), ("config", "config_tasks"), ("config", "config_sections"),
-    ("config_models", "config_sections"), ("config_tasks", "config_sections"), ("config_models", "config_rules"),
-    ("config_tasks", "config_rules"), ("config_sections", "config_rules"), ("config_sections", "errors"),
 }
 
 

@@ -11,7 +11,7 @@ import pytest
 import neuromath
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.config_presets import PRESETS, preset_description, preset_names
+from neuromath.config.presets import PRESETS, preset_description, preset_names
 from neuromath.errors import MissingExtraError
 from neuromath.extras import DISTRIBUTION, EXTRAS, require
 

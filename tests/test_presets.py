@@ -28,7 +28,7 @@ from neuromath.config import (
     show_config,
     why_not_applicable,
 )
-from neuromath.config_presets import find_config, preset_names
+from neuromath.config.presets import find_config, preset_names
 from neuromath.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,7 +212,7 @@ def test_show_config_resolves_overrides_and_lists_every_applying_key():
 
 
 def test_every_registered_task_and_model_has_a_config_class():
-    """A new task or model needs its class in neuromath/config_tasks.py or config_models.py, and a class needs a
+    """A new task or model needs its class in neuromath/config/tasks.py or config/models.py, and a class needs a
     task or model."""
     import neuromath.models  # noqa: F401  (registers the sequence models)
     import neuromath.models.classifiers  # noqa: F401  (registers the equation classifiers)

@@ -31,8 +31,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 def config_reference() -> str:
     from neuromath.config import DecodeConfig, OptimConfig, TrainConfig
-    from neuromath.config_models import ModelConfig
-    from neuromath.config_tasks import DataConfig
+    from neuromath.config.models import ModelConfig
+    from neuromath.config.tasks import DataConfig
 
     parts = []
     for family, choice in ((DataConfig, "task"), (ModelConfig, "name")):

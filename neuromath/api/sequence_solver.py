@@ -153,7 +153,7 @@ def check_decode(decode: DecodeConfig, config: Config | None = None, /, **change
     """``decode`` with the decoding options ``changes`` (``DecodeConfig`` fields); an unknown option is a ConfigError,
     and so is a value out of its range or an nbest above the beam: a ``DecodeConfig`` checks itself when it is built
     (the ranges its fields declare). With the run's ``config``, the rules between the decoding and the other
-    sections are checked too (``neuromath.config_rules.CONFIG_CHECKS``: a max_len above the model's)."""
+    sections are checked too (``neuromath.config.rules.CONFIG_CHECKS``: a max_len above the model's)."""
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(DecodeConfig)})
     if unknown:
         raise ConfigError(f"unknown decoding option(s): {', '.join(unknown)}")

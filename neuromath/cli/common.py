@@ -12,7 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from neuromath.config_rules import MAX_BATCH, MAX_BEAM, MAX_LENGTH, MAX_LENGTH_PENALTY, SEED
+from neuromath.config.rules import MAX_BATCH, MAX_BEAM, MAX_LENGTH, MAX_LENGTH_PENALTY, SEED
 from neuromath.dataroot import corpus_of, find_data
 from neuromath.environment import usable_cpus
 from neuromath.errors import DataNotFoundError, NeuromathError

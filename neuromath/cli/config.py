@@ -8,7 +8,7 @@ import json
 
 from neuromath.cli.common import documented
 from neuromath.config import load_config, show_config
-from neuromath.config_presets import preset_description, preset_names
+from neuromath.config.presets import preset_description, preset_names
 
 
 def command_config_show(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from neuromath.config import ModelConfig
-from neuromath.config_models import StackRNNConfig, TreeCellConfig
+from neuromath.config.models import StackRNNConfig, TreeCellConfig
 from neuromath.models.batching import EpochShuffleSampler, ShardSampler, move_batch, pad
 from neuromath.models.contracts import EquationClassifier
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)

@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from neuromath.config import ModelConfig
-from neuromath.config_models import (
+from neuromath.config.models import (
     MajorityConfig,
     RecurrentConfig,
     RetrievalConfig,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from neuromath.config_models import RecurrentConfig
+from neuromath.config.models import RecurrentConfig
 from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs

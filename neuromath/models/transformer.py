@@ -33,7 +33,7 @@ from torch import nn
 import neuromath.nn.attention  # noqa: F401  (registers the attention kernels)
 import neuromath.nn.positions  # noqa: F401  (registers the sequence positional encodings)
 import neuromath.nn.tree_structure  # noqa: F401  (registers the tree positional encoding)
-from neuromath.config_models import TransformerConfig
+from neuromath.config.models import TransformerConfig
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import FIXED_STEP, reorder_cache

@@ -22,7 +22,7 @@ import contextlib
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from neuromath.config_rules import PRECISION_NAMES
+from neuromath.config.rules import PRECISION_NAMES
 from neuromath.errors import ConfigError
 
 AUTOCAST_DTYPES = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}

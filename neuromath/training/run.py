@@ -25,7 +25,7 @@ from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, Timer
 from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, load_config, save_config
-from neuromath.config_tasks import StreamingData, WordProblemsData
+from neuromath.config.tasks import StreamingData, WordProblemsData
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from neuromath.config import SECTIONS as SECTION_CLASSES
 from neuromath.config import Config, key_range, load_config, section_keys
-from neuromath.config_models import GroupAttentionConfig, TransformerConfig
-from neuromath.config_presets import PRESETS as PRESET_FOLDER
+from neuromath.config.models import GroupAttentionConfig, TransformerConfig
+from neuromath.config.presets import PRESETS as PRESET_FOLDER
 from neuromath.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

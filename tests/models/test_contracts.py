@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from neuromath.config import load_config
-from neuromath.config_presets import preset_names
+from neuromath.config.presets import preset_names
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.models import EquationClassifier, SequenceModel, build_task_model

@@ -16,7 +16,7 @@ import neuromath.api.equation_classifier as equation_classifier
 import neuromath.api.sequence_solver as sequence_solver
 from neuromath.cli import main
 from neuromath.config import load_config
-from neuromath.config_models import model_names
+from neuromath.config.models import model_names
 from neuromath.errors import NeuromathError
 from neuromath.models import ModelInputs, build_model
 from neuromath.models.classifiers import build_classifier

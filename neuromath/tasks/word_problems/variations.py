@@ -27,7 +27,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from neuromath.config_rules import AUGMENT_NAMES
+from neuromath.config.rules import AUGMENT_NAMES
 from neuromath.errors import ExpressionError, NeuromathError
 from neuromath.tasks.word_problems.answer_scoring import equation_value
 from neuromath.tasks.word_problems.records import MASK_REGEX, Example, number_value

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from neuromath.errors import ConfigError
 
-PRESETS = Path(__file__).resolve().parent / "configs"  # the presets, shipped as package data
+PRESETS = Path(__file__).resolve().parents[1] / "configs"  # neuromath/configs: the presets, shipped as package data
 
 
 def preset_names() -> list[str]:

@@ -20,7 +20,7 @@ import typing
 from dataclasses import field
 from typing import Any, Callable, ClassVar
 
-from neuromath.config_rules import Range, format_number
+from neuromath.config.rules import Range, format_number
 from neuromath.errors import ConfigError
 
 Rule = Callable[[Any], "tuple[str, str] | None"]  # a section -> None, or the dotted key at fault and what is wrong

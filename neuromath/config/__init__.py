@@ -6,10 +6,10 @@ A YAML config names the keys of the ``Config`` it sets; the others keep their de
 errors (``ConfigError``) that name the key.
 
 The model and data sections are families of classes: ``model.name`` chooses the model's class
-(``neuromath.config_models``: ``TransformerConfig``, ``TreeLSTMConfig``, ...) and ``data.task`` the task's
-(``neuromath.config_tasks``), and each class has exactly the keys its models or task read, with their allowed values
+(``neuromath.config.models``: ``TransformerConfig``, ``TreeLSTMConfig``, ...) and ``data.task`` the task's
+(``neuromath.config.tasks``), and each class has exactly the keys its models or task read, with their allowed values
 declared on the fields. The optim, train and decode sections are shared; the keys of them a model reads follow from
-its kind (``neuromath.config_rules.KIND_KEYS``). ``load_config(..., strict=True)`` (the CLI) refuses a key that does
+its kind (``neuromath.config.rules.KIND_KEYS``). ``load_config(..., strict=True)`` (the CLI) refuses a key that does
 not apply, naming the file or ``--set``, the key and the models or tasks it applies to; ``save_config`` writes a
 run's resolved config with exactly the keys that apply (as ``show_config``).
 """
@@ -23,9 +23,9 @@ from typing import Any, ClassVar, Sequence
 
 import yaml
 
-from neuromath.config_models import ModelConfig, model_names
-from neuromath.config_presets import find_config
-from neuromath.config_rules import (
+from neuromath.config.models import ModelConfig, model_names
+from neuromath.config.presets import find_config
+from neuromath.config.rules import (
     BATCH,
     BEAM,
     CONFIG_CHECKS,
@@ -49,7 +49,7 @@ from neuromath.config_rules import (
     nbest_within_beam,
     training_ends_without_validation,
 )
-from neuromath.config_sections import (
+from neuromath.config.sections import (
     ChosenSection,
     Section,
     build_section,
@@ -59,7 +59,7 @@ from neuromath.config_sections import (
     ranged,
     section_types,
 )
-from neuromath.config_tasks import DataConfig
+from neuromath.config.tasks import DataConfig
 from neuromath.errors import ConfigError, DataFormatError
 from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import CONFIG_LIMIT, read_run_file

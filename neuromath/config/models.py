@@ -1,8 +1,8 @@
 """The model section of the run configuration: one class per model family, chosen by ``model.name``.
 
 Each class declares the keys its models read, with their defaults and allowed values; ``ModelConfig(**values)`` builds
-the class that ``values["name"]`` names (``neuromath.config_sections.ChosenSection``). ``kind`` says how a model trains
-(``neuromath.config_rules.KIND_KEYS``: which optim, train and decode keys it reads). Adding a model: a class here (or
+the class that ``values["name"]`` names (``neuromath.config.sections.ChosenSection``). ``kind`` says how a model trains
+(``neuromath.config.rules.KIND_KEYS``: which optim, train and decode keys it reads). Adding a model: a class here (or
 a name added to the ``register`` of the class that already has its keys) and the model itself in its registry
 (``neuromath.registry.MODELS`` or ``CLASSIFIERS``).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from neuromath.config_rules import (
+from neuromath.config.rules import (
     DEPTH,
     DROPOUT_SITES,
     LENGTH,
@@ -32,7 +32,7 @@ from neuromath.config_rules import (
     heads_divide_the_width,
     tree_positions_fit,
 )
-from neuromath.config_sections import ChosenSection, family, one_of, ranged
+from neuromath.config.sections import ChosenSection, family, one_of, ranged
 
 CHAR_NGRAM_BUCKETS = Range(low=0, high=2**24, high_closed=True)  # rows of the n-gram table; 0: none
 SUBWORD_MERGES = Range(low=0, high=2**20, high_closed=True)  # byte-pair merges learned; 0: none

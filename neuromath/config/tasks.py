@@ -1,7 +1,7 @@
 """The data section of the run configuration: one class per task, chosen by ``data.task``.
 
 Each class declares the keys its task reads; ``DataConfig(**values)`` builds the class that ``values["task"]`` names
-(``neuromath.config_sections.ChosenSection``). Adding a task: a class here and the task itself
+(``neuromath.config.sections.ChosenSection``). Adding a task: a class here and the task itself
 (``neuromath.registry.TASKS``).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from neuromath.config_rules import (
+from neuromath.config.rules import (
     COUNT,
     GENERATED,
     LENGTH,
@@ -21,7 +21,7 @@ from neuromath.config_rules import (
     Range,
     augmentations_are_known,
 )
-from neuromath.config_sections import ChosenSection, family, one_of, ranged
+from neuromath.config.sections import ChosenSection, family, one_of, ranged
 
 
 @family("data", "task", "task")

@@ -1,8 +1,8 @@
 """The rules of the run configuration (``neuromath.config``): the values a numeric key allows (``Range`` and the
 bounds its fields are declared with), the names an enumerated key allows, the rules between keys, and which keys of
 the shared sections (optim, train, decode) each kind of model reads (``KIND_KEYS``). Plain names and functions: this
-module imports no config class; the classes (``neuromath.config_models``, ``neuromath.config_tasks``,
-``neuromath.config_sections``) declare them on their fields.
+module imports no config class; the classes (``neuromath.config.models``, ``neuromath.config.tasks``,
+``neuromath.config.sections``) declare them on their fields.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def kinds_reading(key: str) -> tuple[str, ...]:
 # Every numeric key has a range, from how the code reads it: sizes and counts that must be at least 1, counts where 0
 # means "none" or "no limit", probabilities and fractions, -1 where Lightning reads it as "no limit"; sizes, layers,
 # lengths, beams and batches also have an upper bound far above any real run (``MAX_WIDTH`` ...). Floats must also be
-# finite. Each field declares its range (``neuromath.config_sections.ranged``); ``Section.__post_init__`` checks them,
+# finite. Each field declares its range (``neuromath.config.sections.ranged``); ``Section.__post_init__`` checks them,
 # and the rules between keys (a class's ``rules``), whenever a section is built. tests/test_config.py holds that every
 # numeric key of every section class has a range.
 
