@@ -160,8 +160,8 @@ def test_compare_two_identities_classifiers_scores_verdicts_against_labels(tmp_p
     runs = {}
     for name, (n_true, n_false) in (("mostly_true", (8, 2)), ("mostly_false", (2, 6))):
         train_file = tmp_path / f"{name}.json"
-        write_equations(train_file, [EquationExample(tree, True) for tree in true[:n_true]]
-                        + [EquationExample(tree, False) for tree in false[:n_false]])
+        write_equations([EquationExample(tree, True) for tree in true[:n_true]]
+                        + [EquationExample(tree, False) for tree in false[:n_false]], train_file)
         config = load_config(None, ["data.task=identities", f"data.train={train_file}", "data.train_depths=1-3",
                                     "data.valid_fraction=0.2", "model.name=majority", "train.progress=false"])
         runs[name] = tmp_path / name
@@ -169,7 +169,7 @@ def test_compare_two_identities_classifiers_scores_verdicts_against_labels(tmp_p
     test = tmp_path / "test.json"
     labels = [True, False, False, True, True, False, True]
     trees = iter(true), iter(false)
-    write_equations(test, [EquationExample(next(trees[0] if label else trees[1]), label) for label in labels])
+    write_equations([EquationExample(next(trees[0] if label else trees[1]), label) for label in labels], test)
     assert main(["compare", str(runs["mostly_true"]), str(runs["mostly_false"]), "--data", str(test), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["measure"] == "accuracy" and result["n"] == 7

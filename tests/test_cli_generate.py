@@ -151,7 +151,7 @@ def test_substitute_fillers_from_a_candidate_file(tmp_path, capsys):
     from neuromath.tasks.identities import Candidate, preorder, read_equations, write_candidates
 
     fillers = [apply("tan", number(3)), apply("Mul", number(7), number(5))]
-    write_candidates(tmp_path / "candidates.json", [Candidate(tree, str(i)) for i, tree in enumerate(fillers)])
+    write_candidates([Candidate(tree, str(i)) for i, tree in enumerate(fillers)], tmp_path / "candidates.json")
     out = tmp_path / "pool.json"
     assert main(["generate", "identities", "--n", "60", "--max-depth", "6", "--style", "paper", "--substitute-share",
                  "1", "--substitute-from", str(tmp_path / "candidates.json"), "--no-baselines", "--no-progress",

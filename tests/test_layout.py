@@ -26,16 +26,14 @@ LAYERS = (
     ("tasks",),
     ("text",),
     ("expr",),
-    ("config", "registry", "errors", "fileio", "timelimit", "dataroot", "extras", "safe_read", "environment",
-     "corpora"),
+    ("config",),  # typed configs, read and written as files
+    ("dataroot",),  # where data paths resolve; a missing corpus names the command that fetches it
+    ("registry", "fileio", "timelimit", "extras", "environment", "corpora"),
+    ("safe_read",),  # every reader of a file someone else may have written
+    ("errors",),
 )
 SIBLING_IMPORTS = {
     ("training", "decoding"),  # validation decodes greedily
-    ("config", "errors"), ("config", "fileio"), ("registry", "errors"), ("timelimit", "errors"), ("fileio", "errors"),
-    ("dataroot", "errors"), ("extras", "errors"), ("safe_read", "errors"), ("config", "safe_read"),
-    ("fileio", "safe_read"),
-    ("dataroot", "safe_read"),  # one check that a data path is a file or a folder
-    ("dataroot", "corpora"), ("corpora", "errors"),  # a missing corpus names the command that fetches it
 }
 
 

@@ -106,7 +106,7 @@ def command_generate_evaluations(args: argparse.Namespace) -> int:
         raise NeuromathError(f"--places {args.places} --constant-share {args.constant_share:g}: {error}") from None
     with locked(output_file(args.out), is_folder=False):
         examples = generate_evaluations(args.n, random.Random(args.seed), settings)
-        write_equations(args.out, examples)
+        write_equations(examples, args.out)
     print(evaluation_summary(examples))
     print(f"wrote {len(examples)} function-evaluation equations to {args.out} (seed {args.seed}); train on them "
           f"beside identities with --set data.train_extra={args.out} --set model.number_encoder=true")
@@ -122,7 +122,7 @@ def command_generate_blanks(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise NeuromathError(f"{args.source}: {error} of {args.candidates}") from None
     with locked(output_file(args.out), is_folder=False):
-        write_equations(args.out, blanks)
+        write_equations(blanks, args.out)
     print(f"{args.source}: {report.summary()}")
     print(f"wrote {len(blanks)} equations with a blank to {args.out} (seed {args.seed}); rank the candidates with "
           f"neuromath complete RUN --blanks {args.out} --candidates {args.candidates}")

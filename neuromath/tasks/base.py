@@ -101,7 +101,7 @@ class EquationTask:
     name: str
     read: Callable[..., list]  # read(path, *, lenient=False, skipped=None) -> examples
     generate: Callable[..., list]  # generate(n, rng, **params) -> examples
-    write: Callable[[str, list], None]  # write(path, examples), the released JSON format
+    write: Callable[[list, str], None]  # write(examples, path), the released JSON format
     is_correct: Callable[[bool, Any], bool]  # is a verification prediction right?
     accuracy_label: str = "accuracy"
     training: str = "classifier"  # how runs of the task train: a name in neuromath.experiments' TRAINING registry

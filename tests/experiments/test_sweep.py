@@ -64,7 +64,7 @@ def tiny_equations(n: int, seed: int) -> list[EquationExample]:
 @pytest.mark.slow
 def test_sweep_trains_each_cell_in_parallel_reports_a_failure_and_a_rerun_skips_finished_runs(tmp_path, capsys):
     data = tmp_path / "tiny.json"
-    write_equations(data, tiny_equations(300, 0))
+    write_equations(tiny_equations(300, 0), data)
     config = tmp_path / "config.yaml"
     save_config(load_config(None, ["data.task=identities", "model.name=tree_lstm", "data.train_depths=2-3",
                                    "data.test_depths=2-3", "optim.schedule=plateau", "train.max_epochs=2",
@@ -102,7 +102,7 @@ def test_sweep_trains_each_cell_in_parallel_reports_a_failure_and_a_rerun_skips_
 @pytest.mark.slow
 def test_a_rerun_resumes_an_interrupted_run_from_its_last_checkpoint(tmp_path, capsys):
     data = tmp_path / "tiny.json"
-    write_equations(data, tiny_equations(200, 1))
+    write_equations(tiny_equations(200, 1), data)
     config = tmp_path / "config.yaml"
     save_config(load_config(None, ["data.task=identities", "model.name=tree_lstm", f"data.train={data}",
                                    "data.train_depths=2-3", "data.test_depths=2-3", "optim.schedule=plateau",

@@ -90,12 +90,12 @@ def test_released_records_survive_writing_and_reading(tmp_path):
         for key in ("func", "vars", "numNodes", "depth"):
             assert written[key] == record["equation"][key]
     out = tmp_path / "copy.json"
-    write_equations(out, examples)
+    write_equations(examples, out)
     again = read_equations(out)
     assert [e.tree for e in again] == [e.tree for e in examples]
     assert [subtree_at(e.tree, e.blank) for e in again] == [subtree_at(e.tree, e.blank) for e in examples]
     candidates = read_candidates(CANDIDATES)
-    write_candidates(tmp_path / "candidates.json", candidates)
+    write_candidates(candidates, tmp_path / "candidates.json")
     back = read_candidates(tmp_path / "candidates.json")
     assert [(c.tree, c.value_class) for c in back] == [(c.tree, c.value_class) for c in candidates]
 
@@ -181,7 +181,7 @@ def test_written_files_read_back_with_labels_and_blanks(tmp_path):
         EquationExample(apply("Equality", X, Y), False),
         EquationExample(apply("Equality", apply("Mul", number(2), X), apply("Add", X, X)), True, blank=2),
     ]
-    write_equations(tmp_path / "set.json", examples)
+    write_equations(examples, tmp_path / "set.json")
     back = read_equations(tmp_path / "set.json")
     # grouped by depth on writing: the depth-1 equation comes first, then the two of depth 2 in their order
     assert [(e.tree, e.label, e.blank) for e in back] == [

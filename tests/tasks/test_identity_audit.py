@@ -300,7 +300,7 @@ def test_analyze_edits_scores_each_run_on_the_files_false_equations_by_edit_leve
                 example(eq(apply("Add", apply("sin", X), number("3")), Y), False),
                 example(eq(apply("cos", X), Y), False), example(eq(apply("cos", Y), Y), True)]
     data = tmp_path / "eqs.json"
-    write_equations(data, examples)
+    write_equations(examples, data)
 
     assert main(["analyze", "edits", str(run), "--data", str(data), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)["runs"][str(run)]
@@ -314,6 +314,6 @@ def test_analyze_edits_scores_each_run_on_the_files_false_equations_by_edit_leve
     table = capsys.readouterr().out
     assert "| level 3 (n=1) |" in table and table.count(f"| {run} |") == 1
 
-    write_equations(data, [example(true, True)])
+    write_equations([example(true, True)], data)
     assert main(["analyze", "edits", str(run), "--data", str(data)]) == 1
     assert "no false equations" in capsys.readouterr().err

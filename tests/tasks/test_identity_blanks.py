@@ -89,8 +89,8 @@ def test_integer_set_reads_single_values_ranges_and_lists():
 
 def test_cli_writes_a_blank_file_that_the_numeric_checker_completes(tmp_path, capsys):
     source, candidates, out = tmp_path / "eq.test.json", tmp_path / "candidates.json", tmp_path / "blanks.json"
-    write_equations(source, [SHALLOW, DOUBLE, FALSE, NONE_THERE])
-    write_candidates(candidates, CANDIDATES)
+    write_equations([SHALLOW, DOUBLE, FALSE, NONE_THERE], source)
+    write_candidates(CANDIDATES, candidates)
     assert main(["generate", "blanks", "--from", str(source), "--candidates", str(candidates), "--n", "5",
                  "--out", str(out)]) == 0
     assert "wrote 2 equations with a blank" in capsys.readouterr().out

@@ -42,8 +42,8 @@ CANDIDATES = [Candidate(leaf, str(i)) for i, leaf in enumerate(LEAVES)] + [
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ranking")
-    write_equations(folder / "sameness.json", sameness_set(1500, 0, depths=(1, 2, 3, 4)))
-    write_candidates(folder / "candidates.json", CANDIDATES)
+    write_equations(sameness_set(1500, 0, depths=(1, 2, 3, 4)), folder / "sameness.json")
+    write_candidates(CANDIDATES, folder / "candidates.json")
     return folder
 
 
@@ -201,12 +201,12 @@ def test_settings_that_cannot_work_are_refused(tmp_path, files):
         train_classifier(config_for(tmp_path, "tree_lstm", files / "sameness.json",
                                     **{"train.rank_weight": 1.0}), tmp_path / "nocand")
     nothing = tmp_path / "unrelated.json"
-    write_candidates(nothing, [Candidate(number(97), "0"), Candidate(number(98), "1")])
+    write_candidates([Candidate(number(97), "0"), Candidate(number(98), "1")], nothing)
     with pytest.raises(ConfigError, match="no true training equation"):
         train_classifier(config_for(tmp_path, "tree_lstm", files / "sameness.json", **{
             "train.rank_weight": 1.0, "data.candidates": nothing}), tmp_path / "unrelated")
     one_class = tmp_path / "one_class.json"
-    write_candidates(one_class, [Candidate(LEAVES[0], "0"), Candidate(number(2), "0")])
+    write_candidates([Candidate(LEAVES[0], "0"), Candidate(number(2), "0")], one_class)
     with pytest.raises(ConfigError, match="at least two value classes"):
         train_classifier(config_for(tmp_path, "tree_lstm", files / "sameness.json", **{
             "train.rank_weight": 1.0, "data.candidates": one_class}), tmp_path / "one_class")

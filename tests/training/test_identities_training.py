@@ -71,7 +71,7 @@ def config_for(tmp_path, model: str, train_file, **overrides):
 @pytest.fixture(scope="module")
 def data_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("identities") / "sameness.json"
-    write_equations(path, sameness_set(2000, 0, depths=(1, 2, 3, 4)))
+    write_equations(sameness_set(2000, 0, depths=(1, 2, 3, 4)), path)
     return path
 
 
@@ -145,7 +145,7 @@ def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
         assert apart["test"]["by_depth"][depth]["accuracy"] == pytest.approx(scores["accuracy"])
 
     test_file = tmp_path / "test.json"
-    write_equations(test_file, sameness_set(120, 5, depths=(2, 3, 4)))
+    write_equations(sameness_set(120, 5, depths=(2, 3, 4)), test_file)
     assert main(["evaluate", str(run / "seed0"), str(run / "seed1"), "--data", str(test_file),
                  "--report", str(tmp_path / "report")]) == 0
     out = capsys.readouterr().out
@@ -156,9 +156,9 @@ def test_cli_train_evaluate_complete_and_seeds(tmp_path, data_file, capsys):
 
     x = symbol("var_0")
     blanks = tmp_path / "blanks.json"
-    write_equations(blanks, [EquationExample(apply("Equality", apply("sin", x), apply("sin", x)), True, blank=4)])
+    write_equations([EquationExample(apply("Equality", apply("sin", x), apply("sin", x)), True, blank=4)], blanks)
     candidates = tmp_path / "candidates.json"
-    write_candidates(candidates, [Candidate(x, "0"), Candidate(PI, "1"), Candidate(number(2), "2")])
+    write_candidates([Candidate(x, "0"), Candidate(PI, "1"), Candidate(number(2), "2")], candidates)
     assert main(["complete", str(run / "seed0"), "--blanks", str(blanks), "--candidates", str(candidates),
                  "--numeric", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -201,8 +201,8 @@ def test_numbers_as_evidence_learn_unseen_evaluations_that_tokens_alone_cannot(t
     from neuromath.tasks.identities.evaluations import EvaluationSettings, generate_evaluations
 
     settings = EvaluationSettings(constant_share=0.0)
-    write_equations(tmp_path / "train.json", generate_evaluations(1500, random.Random(0), settings, ("sin",)))
-    write_equations(tmp_path / "test.json", generate_evaluations(400, random.Random(1), settings, ("sin",)))
+    write_equations(generate_evaluations(1500, random.Random(0), settings, ("sin",)), tmp_path / "train.json")
+    write_equations(generate_evaluations(400, random.Random(1), settings, ("sin",)), tmp_path / "test.json")
     accuracy = {}
     for numbers in (True, False):
         config = config_for(tmp_path, "tree_lstm", tmp_path / "train.json", **{
@@ -219,7 +219,7 @@ def test_train_extra_joins_the_training_set_only(tmp_path, data_file):
     from neuromath.tasks.identities.evaluations import generate_evaluations
     from neuromath.training.classifier_training import prepare_identity_data
 
-    write_equations(tmp_path / "ev.json", generate_evaluations(120, random.Random(0)))
+    write_equations(generate_evaluations(120, random.Random(0)), tmp_path / "ev.json")
     base = prepare_identity_data(config_for(tmp_path, "tree_lstm", data_file))
     config = config_for(tmp_path, "tree_lstm", data_file, **{"data.train_extra": f"{tmp_path / 'ev.json'}, "})
     joined = prepare_identity_data(config)

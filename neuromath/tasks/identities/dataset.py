@@ -129,9 +129,9 @@ def generate_identity_files(
     # journalled), so a kill never leaves new training files beside old test files
     with publish_together(list(paths.values()), key=out_path.with_name(stem)) as staged_paths:
         staged = dict(zip(paths, staged_paths))
-        write_equations(staged["all"], examples)
+        write_equations(examples, staged["all"])
         for name, split in (("train", train), ("valid", valid), ("test", test)):
-            write_equations(staged[name], split)
+            write_equations(split, staged[name])
         report = GenerationReport(
             requested=n, written=len(examples), max_depth=max_depth, seed=seed, counts=counts,
             rounds=counts.rounds, seconds=time.perf_counter() - started,

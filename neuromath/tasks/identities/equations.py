@@ -320,7 +320,7 @@ def _grouped(items: list, record) -> str:
     return json.dumps(groups, indent=1) + "\n"
 
 
-def write_equations(path: str | Path, examples: list[EquationExample]) -> None:
+def write_equations(examples: list[EquationExample], path: str | Path) -> None:
     """Write examples in the released format (atomically), grouped by depth."""
 
     def record(example: EquationExample) -> dict:
@@ -334,7 +334,7 @@ def write_equations(path: str | Path, examples: list[EquationExample]) -> None:
     write_text_atomic(path, _grouped(examples, record))
 
 
-def write_candidates(path: str | Path, candidates: list[Candidate]) -> None:
+def write_candidates(candidates: list[Candidate], path: str | Path) -> None:
     write_text_atomic(
         path,
         _grouped(candidates, lambda c: {"equation": equation_record(c.tree), "class": c.value_class, "label": "-1"}),
