@@ -212,6 +212,19 @@ def test_the_upper_bounds_are_inclusive_and_leave_room_above_every_preset():
         assert 10 * preset.decode.beam <= MAX_BEAM, name
 
 
+def test_the_schedule_follows_the_models_kind_and_a_wrong_one_fails_when_the_config_is_built():
+    assert load_config(None, []).optim.schedule == "warmup"  # a sequence model
+    assert load_config(None, ["data.task=identities", "model.name=tree_lstm"]).optim.schedule == "plateau"
+    assert load_config(None, ["data.task=identities", "model.name=lstm", "optim.schedule=constant"]).optim.schedule \
+        == "constant"
+    assert load_config(None, ["model.name=jaccard"]).optim.schedule is None  # trains nothing: no schedule
+    with pytest.raises(ConfigError, match=r"optim.schedule 'warmup' does not apply to 'tree_lstm' \(tree classifier\): "
+                                          r"use plateau or constant"):
+        load_config(None, ["data.task=identities", "model.name=tree_lstm", "optim.schedule=warmup"])
+    with pytest.raises(ConfigError, match=r"--set optim.schedule=warmpu: optim.schedule 'warmpu' does not apply"):
+        load_config(None, ["optim.schedule=warmpu"])
+
+
 def test_decode_max_len_cannot_exceed_model_max_len(tmp_path):
     with pytest.raises(ConfigError, match=r"^--set decode.max_len=600: decode.max_len \(600\) cannot exceed "
                                           r"model.max_len \(512\): the model writes at most model.max_len tokens$"):

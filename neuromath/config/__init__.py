@@ -38,6 +38,7 @@ from neuromath.config.rules import (
     POSITIVE,
     PRECISION_NAMES,
     PROBABILITY,
+    SCHEDULES,
     SEED,
     STRATEGY_NAMES,
     WORKERS,
@@ -78,7 +79,7 @@ class OptimConfig(Section):
     # warmup: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) * lr_scale; constant: lr;
     # plateau: lr, multiplied by plateau_factor when validation stalls; step: lr * step_gamma^(epoch // step_epochs)
     # (the recipe of GTS and Graph2Tree: halved every 20 epochs)
-    schedule: str = "warmup"
+    schedule: str | None = None  # null: the model's kind's own (warmup for sequence models, plateau for classifiers)
     lr: float = ranged(1e-3, POSITIVE)  # the rate of the constant schedule
     lr_scale: float = ranged(1.0, POSITIVE)  # multiplies the warm-up schedule
     warmup_steps: int = ranged(400, COUNT)  # the warm-up schedule divides by warmup^1.5
@@ -175,7 +176,11 @@ class Config:
     decode: DecodeConfig = field(default_factory=DecodeConfig)
 
     def __post_init__(self) -> None:
-        """The rules between keys of different sections (``CONFIG_CHECKS``), as ``Section`` checks its own."""
+        """The schedule a model's kind follows when none is named (``SCHEDULES``), then the rules between keys of
+        different sections (``CONFIG_CHECKS``), as ``Section`` checks its own."""
+        kind = getattr(self.model, "kind", None)
+        if self.optim.schedule is None and kind in SCHEDULES:
+            object.__setattr__(self, "optim", dataclasses.replace(self.optim, schedule=SCHEDULES[kind][0]))
         for rule in CONFIG_CHECKS:
             problem = rule(self)
             if problem is not None:

@@ -245,4 +245,18 @@ def format_number(value: int | float) -> str:
     return str(value)
 
 
-CONFIG_CHECKS = (decode_fits_the_model,)  # rules between keys of different sections, checked by Config itself
+SCHEDULES = {SEQUENCE: ("warmup", "constant", "step"), TREE_CLASSIFIER: ("plateau", "constant"),
+             SEQUENCE_CLASSIFIER: ("plateau", "constant")}  # what optim.schedule each trained kind can follow
+
+
+def schedule_fits_the_kind(config: Config) -> tuple[str, str] | None:
+    """A sequence model follows the warm-up, constant or step schedule, an equation classifier the plateau or
+    constant one: checked when the config is built, not after the data and the model."""
+    allowed = SCHEDULES.get(config.model.kind)
+    if allowed is not None and config.optim.schedule not in allowed:  # an unknown name, or another kind's schedule
+        return "optim.schedule", (f"optim.schedule {config.optim.schedule!r} does not apply to {config.model.name!r} "
+                                  f"({config.model.kind.replace('_', ' ')}): use {' or '.join(allowed)}")
+    return None
+
+
+CONFIG_CHECKS = (decode_fits_the_model, schedule_fits_the_kind)  # rules between sections, checked by Config itself

@@ -15,7 +15,6 @@ from lightning.pytorch.callbacks import TQDMProgressBar
 
 from neuromath.config import Config
 from neuromath.decoding.greedy import greedy_decode
-from neuromath.errors import ConfigError
 from neuromath.models.batching import move_batch
 from neuromath.models.contracts import EquationClassifier, SequenceModel
 from neuromath.nn.compiling import begin_graph_step
@@ -160,8 +159,7 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
         if optim.schedule == "step":  # per epoch, so a resumed run goes on with its epoch's rate
             scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=optim.step_epochs, gamma=optim.step_gamma)
             return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "epoch"}}
-        if optim.schedule != "warmup":
-            raise ConfigError(f"optim.schedule must be 'warmup', 'constant' or 'step', got {optim.schedule!r}")
+        # warmup: the config allows a sequence model no other schedule (config.rules.SCHEDULES)
         d_model, warmup = self.config.model.d_model, optim.warmup_steps
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: optim.lr_scale * warmup_factor(step + 1, d_model, warmup)
@@ -264,8 +262,7 @@ class ClassifierModule(RandomStatesInCheckpoint, pl.LightningModule):
         )
         if optim.schedule == "constant":
             return optimizer
-        if optim.schedule != "plateau":
-            raise ConfigError(f"identities models use optim.schedule 'plateau' or 'constant', not {optim.schedule!r}")
+        # plateau: the config allows a classifier no other schedule (config.rules.SCHEDULES)
         scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer, mode="max", factor=optim.plateau_factor, patience=optim.plateau_patience
         )
