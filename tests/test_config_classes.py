@@ -18,11 +18,11 @@ from neuromath.config.models import (
     TreeLSTMConfig,
     TreeRNNConfig,
 )
-from neuromath.config.rules import SEQUENCE, WIDTH
+from neuromath.config.rules import ATTENTION_KERNELS, POSITION_ENCODINGS, SEQUENCE, WIDTH
 from neuromath.config.sections import ranged
 from neuromath.config.tasks import IdentitiesData, MathematicsDatasetData, WordProblemsData
 from neuromath.errors import ConfigError
-from neuromath.registry import TREE_CELLS
+from neuromath.registry import ATTENTION, POSITIONS, TREE_CELLS
 
 
 def test_the_name_chooses_the_class_and_the_class_has_only_its_keys():
@@ -73,6 +73,23 @@ def test_each_tree_cells_options_are_the_keys_of_its_config_class():
         assert flags.takes_activation == ("tree_activation" in keys) == issubclass(cls, TreeRNNConfig), cell
         assert flags.takes_leaf == ("tree_leaf" in keys), cell
         assert flags.takes_candidate_dropout == ("dropout_site" in keys), cell
+
+
+def test_the_config_names_the_kernels_and_positions_that_nn_registers_and_refuses_others_when_built():
+    import neuromath.nn.attention  # noqa: F401  (registers the kernels)
+    import neuromath.nn.positions  # noqa: F401
+    import neuromath.nn.tree_structure  # noqa: F401
+
+    assert sorted(ATTENTION.names()) == sorted(ATTENTION_KERNELS)
+    assert sorted(POSITIONS.names()) == sorted(POSITION_ENCODINGS)
+    for setting, message in (("model.attention=tpr", "model.attention must be one of standard, tp, relative"),
+                             ("model.positions=rotary", "model.positions must be one of sinusoidal, learned, tree"),
+                             ("model.embedding=roles", "model.embedding must be one of auto, plain, role"),
+                             ("model.tree_relative_form=sum", "tree_relative_form must be one of multiplicative")):
+        with pytest.raises(ConfigError, match=message):
+            load_config(None, [setting])
+    with pytest.raises(ConfigError, match="model.numbers must be one of pointer, slot, got 'slots'"):
+        load_config(None, ["model.name=gts", "model.numbers=slots"])
 
 
 def test_adding_a_model_is_one_class_and_its_registration(monkeypatch):

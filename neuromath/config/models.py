@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from neuromath.config.rules import (
+    ATTENTION_KERNELS,
     DEPTH,
     DROPOUT_SITES,
     LENGTH,
     MAJORITY,
     MAX_LENGTH,
     NONNEGATIVE,
+    POSITION_ENCODINGS,
     PROBABILITY,
     RETRIEVAL,
     SEQUENCE,
@@ -68,13 +70,13 @@ class TransformerConfig(ModelConfig):
     d_ff: int = ranged(256, WIDTH)
     dropout: float = ranged(0.1, PROBABILITY)
     norm_first: bool = True  # pre-LayerNorm (True) or post-LayerNorm (False)
-    attention: str = "standard"  # kernel from ATTENTION: standard | tp | relative | tree_relative
+    attention: str = one_of("standard", *ATTENTION_KERNELS)  # the kernel (nn.attention registers each)
     # where the kernel is used: comma list of encoder, decoder, cross; auto -> the kernel's own default
     attention_in: str = "auto"
-    positions: str = "sinusoidal"  # from POSITIONS: sinusoidal | learned | tree
+    positions: str = one_of("sinusoidal", *POSITION_ENCODINGS)  # nn.positions and nn.tree_structure register them
     # comma list of encoder, decoder; the other side gets sinusoidal; auto -> every side it applies to
     positions_in: str = "auto"
-    embedding: str = "auto"  # plain | role (TP-Transformer eq. 2); auto -> role with attention tp, else plain
+    embedding: str = one_of("auto", "auto", "plain", "role")  # role: TP-Transformer eq. 2; auto: role with tp
     # relative positions (Shaw et al.): distances clipped to [-k, k]; 0: every distance shares one embedding
     relative_k: int = ranged(16, Range(low=0, high=MAX_LENGTH, high_closed=True))
     # tree positions (Shiv & Quirk): levels of the one-hot path stack (the presets: 32)
@@ -83,7 +85,7 @@ class TransformerConfig(ModelConfig):
     tree_width: int = ranged(2, Range(low=1, high=1024, high_closed=True))
     # tree relative attention: relation ids, the most frequent paths + one shared "other" (so at least two)
     tree_relations: int = ranged(64, Range(low=2, high=MAX_LENGTH, high_closed=True))
-    tree_relative_form: str = "multiplicative"  # softmax(a_ij * r_ij) or additive: softmax(a_ij + r_ij)
+    tree_relative_form: str = one_of("multiplicative", "multiplicative", "additive")  # a_ij * r_ij or a_ij + r_ij
     share_embeddings: bool = True  # tie the target embedding and the output projection
     max_len: int = ranged(512, LENGTH)  # positions of the Transformer's tables
     char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)  # see RecurrentConfig
@@ -148,7 +150,7 @@ class TreeDecoderConfig(ModelConfig):
     # for ablations: how a number leaf is embedded (pointer: the encoder state at its position in the problem; slot:
     # a learned embedding per slot n0, n1, ..., like a constant), and whether goals and parents read the embeddings of
     # finished subtrees (False: a right goal and a merged parent see zeros instead)
-    numbers: str = "pointer"
+    numbers: str = one_of("pointer", "pointer", "slot")
     subtree_embedding: bool = True
     max_len: int = ranged(512, LENGTH)  # the longest input the model reads
     char_ngrams: int = ranged(0, CHAR_NGRAM_BUCKETS)  # see RecurrentConfig

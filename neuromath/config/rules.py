@@ -196,6 +196,11 @@ TREE_ACTIVATION_NAMES = ("tanh", "sigmoid")  # neuromath.nn.tree_cells.TREE_ACTI
 
 DROPOUT_SITES = ("output", "candidate")
 
+# The names that nn registers (ATTENTION, POSITIONS in neuromath.registry); tests/test_config_classes.py checks that
+# the two agree, so that the config refuses a name before any model is built.
+ATTENTION_KERNELS = ("standard", "tp", "relative", "tree_relative")
+POSITION_ENCODINGS = ("sinusoidal", "learned", "tree")
+
 TREE_LEAF_NAMES = ("gated", "embedding")  # neuromath.nn.tree_cells.TreeLSTMBase (model.tree_leaf)
 
 

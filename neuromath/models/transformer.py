@@ -89,8 +89,6 @@ def resolve_structure(config: TransformerConfig, has_source_tree: bool, has_targ
     embedding = config.embedding
     if embedding == "auto":
         embedding = "role" if config.attention == "tp" else "plain"
-    if embedding not in ("plain", "role"):
-        raise ConfigError(f"model.embedding: {config.embedding!r} must be auto, plain or role")
     return {"kernel": kernel, "places": places, "encoding": encoding, "sides": sides, "embedding": embedding}
 
 

@@ -124,8 +124,6 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
             hidden, config.d_model, [arity[index] for index in op_ids], self.n_constants, config.dropout,
             subtree_embedding=config.subtree_embedding,
         )
-        if config.numbers not in ("pointer", "slot"):
-            raise ConfigError(f"model.numbers must be pointer or slot, not {config.numbers!r}")
         # the ablation without pointing: a learned embedding per number slot, whatever the problem says around it
         self.slot_embedding = (
             nn.Parameter(torch.randn(self.n_numbers, hidden) * hidden**-0.5) if config.numbers == "slot" else None

@@ -213,9 +213,10 @@ def test_tree_relative_in_cross_attention_is_a_config_error():
 
 
 def test_unknown_tree_relative_form_is_a_config_error_naming_the_allowed_values():
-    config = ModelConfig(d_model=D_MODEL, n_heads=N_HEADS, tree_relative_form="exponential")
-    with pytest.raises(ConfigError, match="multiplicative, additive.*'exponential'"):
-        TreeRelativeAttention.build(config, "encoder")
+    with pytest.raises(ConfigError, match="tree_relative_form must be one of multiplicative, additive, got"):
+        ModelConfig(d_model=D_MODEL, n_heads=N_HEADS, tree_relative_form="exponential")  # refused by the config
+    with pytest.raises(ConfigError, match="multiplicative, additive.*'exponential'"):  # and by the layer itself
+        TreeRelativeAttention(D_MODEL, N_HEADS, form="exponential")
 
 
 @pytest.mark.parametrize("structure", [None, {}, {"query_start": 0}])
