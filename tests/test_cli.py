@@ -3,24 +3,16 @@
 import json
 
 import pytest
+from support.tiny_cli_run import JERRY, TINY, train_tiny
 
 from neuromath.cli import main
 from neuromath.expr import evaluate, parse_infix
 from neuromath.tasks.word_problems import read_jsonl
 
-TINY = [
-    "--set", "model.d_model=32", "--set", "model.n_heads=2", "--set", "model.d_ff=64",
-    "--set", "train.progress=false", "--set", "train.max_epochs=1", "--set", "train.patience=0",
-    "--set", "data.generate_train=60", "--set", "data.generate_valid=10", "--set", "data.generate_test=0",
-]
-JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
-
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cli") / "run"
-    assert main(["train", "--config", "word_problems/transformer", *TINY, "--out", str(out)]) == 0
-    return out
+    return train_tiny(tmp_path_factory.mktemp("cli") / "run")
 
 
 def test_generate_is_deterministic_for_a_seed(tmp_path, capsys):

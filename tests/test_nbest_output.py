@@ -6,25 +6,17 @@ import json
 import re
 
 import pytest
+from support.tiny_cli_run import JERRY, train_tiny
 
 import neuromath
 from neuromath.api import Candidate
 from neuromath.cli import main
 from neuromath.cli.solve import shown_candidate
 
-TINY = [
-    "--set", "model.d_model=32", "--set", "model.n_heads=2", "--set", "model.d_ff=64",
-    "--set", "train.progress=false", "--set", "train.max_epochs=1", "--set", "train.patience=0",
-    "--set", "data.generate_train=60", "--set", "data.generate_valid=10", "--set", "data.generate_test=0",
-]
-JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"
-
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nbest") / "run"
-    assert main(["train", "--config", "word_problems/transformer", *TINY, "--out", str(out)]) == 0
-    return out
+    return train_tiny(tmp_path_factory.mktemp("nbest") / "run")
 
 
 def chosen_of(solution):
