@@ -33,8 +33,8 @@ from pathlib import Path
 
 from neuromath.dataroot import find_data
 from neuromath.errors import NeuromathError
-from neuromath.experiments.evidence_io import read_gzip_lines
-from neuromath.experiments.recipes import load_recipe, pinned_file
+from neuromath.results.evidence_io import read_gzip_lines
+from neuromath.results.recipes import load_recipe, pinned_file
 from neuromath.tasks.identities import read_equations
 from neuromath.tasks.identities.exact_check import NOT_VERIFIED, UNKNOWN, VERIFIED, check_identity_tree
 from neuromath.tasks.identities.identity_labels import SympyJudge

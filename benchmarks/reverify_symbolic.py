@@ -32,10 +32,10 @@ from pathlib import Path
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.symbolic import summarise
-from neuromath.experiments.beam_evidence import BEAM_RECORDS_GZ, BEAM_REPORT, width_order
-from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
-from neuromath.experiments.recipes import load_recipe, pinned_file
 from neuromath.fileio import write_text_atomic
+from neuromath.results.beam_evidence import BEAM_RECORDS_GZ, BEAM_REPORT, width_order
+from neuromath.results.evidence_io import read_gzip_lines, read_json, write_gzip_lines
+from neuromath.results.recipes import load_recipe, pinned_file
 from neuromath.tasks.symbolic import read_pairs
 from neuromath.tasks.symbolic import verify as symbolic_verify
 

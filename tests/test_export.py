@@ -1,4 +1,4 @@
-"""Model cards and export (neuromath/experiments/card.py, neuromath/experiments/export_run.py, neuromath export): train
+"""Model cards and export (neuromath/sharing/card.py, neuromath/sharing/export_run.py, neuromath export): train
 writes README.md and environment.json in each run folder; an exported folder holds safetensors weights, the config,
 vocabularies, summary and card and nothing that can run code; it loads, solves and serves exactly as the run does;
 a broken or misplaced export is one clear error."""
@@ -19,10 +19,10 @@ from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.environment import describe
 from neuromath.errors import DataFormatError, NeuromathError
-from neuromath.experiments.card import PYTHON_ENTRY, model_card, training_command
-from neuromath.experiments.export_run import export_run
 from neuromath.experiments.fit_then_test import train, train_seeds
 from neuromath.models.weights import read_weights, save_safetensors, weights_file
+from neuromath.sharing.card import PYTHON_ENTRY, model_card, training_command
+from neuromath.sharing.export_run import export_run
 from neuromath.tasks import get_task
 
 JERRY = "Jerry had 135 pens. John took 19 pens from him. How many pens does Jerry have left?"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from neuromath.errors import NeuromathError
-from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
 from neuromath.nn.compiling import has_cpu_compiler
+from tools.results_pages.gpu_pages import render_decode_compile, render_gpu_check
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
 

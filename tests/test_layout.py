@@ -17,7 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "neuromath"
 LAYERS = (
     ("__main__",),  # python -m neuromath: the command line
     ("cli",),
-    ("experiments",),
+    ("experiments",),  # what a user runs: train, cv, sweep, evaluate, compare, analyze, demo
+    ("sharing",),  # what travels with a trained model: its card, export, import of released weights
+    ("results",),  # the evidence behind `neuromath results run` and `verify`
     ("serve",),
     ("api",),
     ("training", "decoding", "evaluation"),

@@ -28,10 +28,10 @@ from neuromath.dataroot import find_data
 from neuromath.errors import DataFormatError, NeuromathError
 from neuromath.evaluation.scoring import read_predictions
 from neuromath.experiments.evaluate_runs import run_meta
-from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
 from neuromath.experiments.fit_then_test import finished_summary
-from neuromath.experiments.recipes import sha256_of
 from neuromath.fileio import check_published, finish_publishing, locked
+from neuromath.results.evidence_io import read_gzip_lines, read_json, write_gzip_lines
+from neuromath.results.recipes import sha256_of
 from neuromath.safe_read import MAX_JSON_DEPTH, check_data_path, json_depth_error, load_json, read_json_file
 from neuromath.serve.app import run_info
 from neuromath.tasks.identities import read_candidates, read_equations

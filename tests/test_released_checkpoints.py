@@ -15,7 +15,7 @@ from neuromath.api import load_classifier
 from neuromath.cli import main
 from neuromath.dataroot import data_root
 from neuromath.errors import DataFormatError
-from neuromath.experiments.import_released import import_released
+from neuromath.sharing.import_released import import_released
 
 IDENTITIES = data_root() / "identities"
 RELEASED = IDENTITIES / "released"

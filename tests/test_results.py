@@ -1,5 +1,5 @@
-"""results/: the committed pages are what `results build` writes, the committed evidence verifies, and recipes,
-the runner and verification refuse what does not match."""
+"""results/: the committed pages are what `python -m tools.results_pages build` writes, the committed evidence
+verifies, and recipes, the runner and verification refuse what does not match."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import gzip
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,22 +16,24 @@ import yaml
 
 from neuromath.cli import main
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.experiments.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
-from neuromath.experiments.pages import RECIPE_ONLY, build_pages, stale_pages
-from neuromath.experiments.paired_pages import render_robustness
-from neuromath.experiments.recipe_configs import extra_settings
-from neuromath.experiments.recipes import find_recipes, load_recipe, sha256_of
-from neuromath.experiments.runner import run_recipe
+from neuromath.results.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
+from neuromath.results.recipe_configs import extra_settings
+from neuromath.results.recipes import find_recipes, load_recipe, sha256_of
+from neuromath.results.runner import run_recipe
+from tools.results_pages.command import main as build_main
+from tools.results_pages.pages import RECIPE_ONLY, build_pages, stale_pages
+from tools.results_pages.paired_pages import render_robustness
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results"
 
 
-def test_committed_pages_are_what_results_build_writes():
+def test_committed_pages_are_what_the_page_builder_writes():
     files = build_pages(RESULTS, REPO / "docs", REPO / "README.md")
     assert REPO / "docs" / "results" / "leaderboard.md" in files
     stale = stale_pages(files)
-    assert not stale, f"run `neuromath results build` and commit: {[str(p.relative_to(REPO)) for p in stale]}"
+    stale_names = [str(p.relative_to(REPO)) for p in stale]
+    assert not stale, f"run `python -m tools.results_pages build` and commit: {stale_names}"
 
 
 def test_committed_evidence_verifies():
@@ -233,15 +237,27 @@ def test_pages_show_evidence_numbers_and_recipe_only_runs(experiment, tmp_path):
         build_pages(folder.parent, docs)
 
 
-def test_results_build_check_fails_on_a_stale_page(experiment, tmp_path, capsys):
+def test_the_page_builder_check_fails_on_a_stale_page(experiment, tmp_path, capsys):
     folder, root, work = experiment
     (folder.parent / "pages").mkdir()
     (folder.parent / "pages" / "tiny.md").write_text("{{ table tiny.main }}\n", encoding="utf-8")
     docs = tmp_path / "docs"
-    args = ["results", "build", "--results", str(folder.parent), "--docs", str(docs), "--no-readme"]
-    assert main([*args, "--check"]) == 1
-    assert main(args) == 0
-    assert main([*args, "--check"]) == 0
+    args = ["build", "--results", str(folder.parent), "--docs", str(docs), "--no-readme"]
+    assert build_main([*args, "--check"]) == 1
+    assert "python -m tools.results_pages build" in capsys.readouterr().err
+    assert build_main(args) == 0
+    assert build_main([*args, "--check"]) == 0
+
+
+def test_the_page_builder_runs_from_the_repository_root_and_the_wheel_has_no_build_command():
+    """CI's page check is ``python -m tools.results_pages build --check`` run in the checkout; ``neuromath results``
+    only runs and verifies (the wheel carries no page builder)."""
+    done = subprocess.run([sys.executable, "-m", "tools.results_pages", "build", "--help"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "--check" in done.stdout, done.stderr[-2000:]
+    with pytest.raises(SystemExit) as refused:
+        main(["results", "build"])
+    assert refused.value.code == 2
 
 
 @pytest.mark.parametrize("change, message", [
@@ -381,8 +397,8 @@ def test_completion_evidence_is_recomputed_from_its_scores(tmp_path):
 
 
 def test_the_compute_of_a_run_the_runner_found_finished_is_not_recorded_rather_than_zero():
-    from neuromath.experiments.evidence import Evidence
-    from neuromath.experiments.pages import describe_compute
+    from neuromath.results.evidence import Evidence
+    from tools.results_pages.pages import describe_compute
 
     found_finished = Evidence(Path("run"), "train", environment={"wall_seconds": 0.0, "threads": 1},
                               units={"seed0": {}})
@@ -468,7 +484,7 @@ def test_a_refit_row_collects_its_refits_as_the_scored_folds_and_verifies(experi
     """A cv --refit row: each fold's scored run is its refit (fold<k>/refit, with predictions), the selection run
     beside it keeps its record without predictions; verify recomputes the refits and checks report.json against
     them, and the compute counts both runs."""
-    from neuromath.experiments.evidence import read_evidence
+    from neuromath.results.evidence import read_evidence
 
     folder, root, work = experiment
     use_tiny_transformer_cv(folder, "refit-tiny", "--refit --set train.max_epochs=3")

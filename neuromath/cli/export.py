@@ -13,7 +13,7 @@ from neuromath.cli.common import add_cost_limits, cost_limits_of, documented
 
 
 def command_export(args: argparse.Namespace) -> int:
-    from neuromath.experiments.export_run import export_run  # torch: loaded only by the commands that use it
+    from neuromath.sharing.export_run import export_run  # torch: loaded only by the commands that use it
 
     # --json: stdout holds the one JSON object; anything else printed goes to stderr
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext(), cost_limits_of(args):

@@ -13,7 +13,7 @@ from neuromath.cli.common import add_cost_limits, cost_limits_of, data_path, doc
 
 
 def command_import_released(args: argparse.Namespace) -> int:
-    from neuromath.experiments.import_released import import_released  # torch: loaded only by the commands that use it
+    from neuromath.sharing.import_released import import_released  # torch: loaded only by the commands that use it
 
     # --json: stdout holds the one JSON object; anything else printed goes to stderr
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext(), cost_limits_of(args):

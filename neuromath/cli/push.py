@@ -39,8 +39,8 @@ repo_id.bounded = branch.bounded = True  # texts of at most a few hundred charac
 
 def command_push(args: argparse.Namespace) -> int:
     require("huggingface_hub", "neuromath push")  # before the export: a missing extra stops at once
-    from neuromath.experiments.export_run import export_for_hub  # torch: loaded only by the commands that use it
     from neuromath.models.hub import push_folder
+    from neuromath.sharing.export_run import export_for_hub  # torch: loaded only by the commands that use it
 
     with tempfile.TemporaryDirectory(prefix="neuromath-push-") as staging, cost_limits_of(args):
         folder = Path(staging) / "model"

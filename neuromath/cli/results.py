@@ -1,4 +1,6 @@
-"""neuromath results: run the recipes of results/, verify their evidence, and build the results pages from it."""
+"""neuromath results: run the recipes of results/ and verify their evidence. The docs' results pages are written
+from that evidence by the repository's own tool, ``python -m tools.results_pages build``, which the wheel does not
+carry."""
 
 from __future__ import annotations
 
@@ -10,31 +12,10 @@ from pathlib import Path
 from neuromath.cli.common import documented, worker_count
 
 
-def command_results_build(args: argparse.Namespace) -> int:
-    from neuromath.experiments.pages import build_pages, stale_pages, write_pages
-
-    readme = None if args.no_readme else args.readme
-    files = build_pages(args.results, args.docs, readme)
-    if args.check:
-        stale = stale_pages(files)
-        for path in stale:
-            print(f"out of date: {path}", file=sys.stderr)
-        if stale:
-            print("run `neuromath results build` and commit what it writes", file=sys.stderr)
-            return 1
-        print(f"{len(files)} files match {args.results}")
-        return 0
-    written = write_pages(files)
-    for path in written:
-        print(f"wrote {path}")
-    print(f"{len(files)} files from {args.results}, {len(written)} changed")
-    return 0
-
-
 def command_results_verify(args: argparse.Namespace) -> int:
     from neuromath.dataroot import data_root
-    from neuromath.experiments.evidence import verify_recipe
-    from neuromath.experiments.recipes import RECIPE_FILE, find_recipes, load_recipe
+    from neuromath.results.evidence import verify_recipe
+    from neuromath.results.recipes import RECIPE_FILE, find_recipes, load_recipe
 
     recipes = []
     for path in args.recipes or [args.results]:  # an experiment's folder or recipe, or a results folder of them
@@ -61,8 +42,8 @@ def command_results_verify(args: argparse.Namespace) -> int:
 
 
 def command_results_run(args: argparse.Namespace) -> int:
-    from neuromath.experiments.recipes import load_recipe
-    from neuromath.experiments.runner import run_recipe
+    from neuromath.results.recipes import load_recipe
+    from neuromath.results.runner import run_recipe
 
     recipe = load_recipe(args.recipe)
     outcome = run_recipe(recipe, args.work, jobs=args.jobs, only=args.only, force=args.force)
@@ -73,35 +54,19 @@ def command_results_run(args: argparse.Namespace) -> int:
 
 def register(commands) -> None:
     results = commands.add_parser(
-        "results", help="run recipes, verify evidence, build the results pages",
+        "results", help="run recipes and verify their evidence",
         **documented(
             "The experiments behind every reported number. results/<experiment>/recipe.yaml holds the exact commands, "
             "seeds and data files (with sha256); results/<experiment>/runs/<run>/ the compact evidence of each run "
             "(summaries, metrics, predictions, environment). `run` makes the evidence, `verify` recomputes each "
-            "reported accuracy from it, `build` writes the docs' results pages from it.",
+            "reported accuracy from it. The docs' results pages are written from the evidence by "
+            "`python -m tools.results_pages build`, run in a checkout of the repository.",
             "neuromath results run results/word-problems-cv --jobs 2",
             "neuromath results verify",
-            "neuromath results build",
         ),
     )
     sub = results.add_subparsers(dest="results_command", required=True, metavar="COMMAND",
-                                 help="run, verify or build")
-    build = sub.add_parser(
-        "build", help="write the docs' results pages from results/",
-        **documented(
-            "Write docs/results/*.md (and their plots) from the page templates in results/pages/ and the evidence "
-            "of every recipe, and the results block of README.md. A run without evidence appears as 'recipe only, "
-            "not re-run here', with no number. --check writes nothing and fails when a committed page differs.",
-            "neuromath results build",
-            "neuromath results build --check",
-        ),
-    )
-    build.add_argument("--results", default="results", help="the results folder (default: results)")
-    build.add_argument("--docs", default="docs", help="the docs folder to write results/ in (default: docs)")
-    build.add_argument("--readme", default="README.md", help="the README whose results block is written")
-    build.add_argument("--no-readme", action="store_true", help="leave the README alone")
-    build.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is out of date")
-    build.set_defaults(handler=command_results_build)
+                                 help="run or verify")
     verify = sub.add_parser(
         "verify", help="recompute every reported accuracy from its predictions and the gold data",
         **documented(

@@ -1,8 +1,9 @@
-"""Where training meets evaluation: ``fit_then_test`` (train, then score the held-out split once with the best
-weights; ``--seeds``), ``evaluate_runs`` (evaluating runs side by side), ``cross_validation`` (``neuromath cv``),
-its folders of folds (``folds``) and its reports (``cv_reports``), ``paired_compare`` (``neuromath compare``: two
-runs or two cross-validations, paired per example), ``demo_run``, and the results machinery (``recipes``,
-``evidence``, ``runner``, ``pages``).
+"""What a user runs: ``fit_then_test`` (train, then score the held-out split once with the best weights; ``--seeds``),
+``evaluate_runs`` (evaluating runs side by side), ``cross_validation`` (``neuromath cv``), its folders of folds
+(``folds``) and its reports (``cv_reports``), ``grid_sweep`` (``neuromath sweep``), ``paired_compare`` (``neuromath
+compare``: two runs or two cross-validations, paired per example), the analyses of ``neuromath analyze`` (``run_vote``,
+``slices``, ``analyses``) and ``demo_run`` (``neuromath demo``). What travels with a trained model is
+``neuromath.sharing``; the evidence behind ``neuromath results`` is ``neuromath.results``.
 
 The training procedures (``neuromath.registry.TRAINING``: ``sequence``, ``classifier``) are registered by
 ``fit_then_test``, the evaluation procedures (``neuromath.registry.EVALUATION``: ``sequence``, ``modules``,

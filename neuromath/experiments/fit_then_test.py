@@ -30,11 +30,11 @@ from neuromath.evaluation.scoring import (
 )
 from neuromath.evaluation.spread import mean_std, mean_std_cell
 from neuromath.evaluation.verification import by_depth, mean_and_std, mean_std_table, verification_metrics
-from neuromath.experiments.card import training_command, write_card, write_environment
 from neuromath.fileio import locked, write_text_atomic
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.registry import TRAINING
 from neuromath.safe_read import load_json, read_summary
+from neuromath.sharing.card import training_command, write_card, write_environment
 from neuromath.tasks import get_task
 from neuromath.training.classifier_training import fit_classifier
 from neuromath.training.run import STOP_REASONS, TrainResult, fit_sequence_model, limit_that_ended

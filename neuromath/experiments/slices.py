@@ -23,8 +23,6 @@ from neuromath.dataroot import find_data
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import scored_fold
 from neuromath.evaluation.significance import compare_paired
-from neuromath.experiments.evidence import WORK_PREFIX
-from neuromath.experiments.evidence import scored_units as evidence_units
 from neuromath.experiments.paired_compare import (
     fold_predictions,
     fold_test_file,
@@ -33,6 +31,8 @@ from neuromath.experiments.paired_compare import (
     read_for_run,
 )
 from neuromath.expr import BINARY_OPERATORS
+from neuromath.results.evidence import WORK_PREFIX
+from neuromath.results.evidence import scored_units as evidence_units
 from neuromath.tasks import get_task
 from neuromath.tasks.word_problems.records import MASK_REGEX
 

@@ -1,4 +1,4 @@
-"""neuromath/experiments/beam_evidence.py: the evidence of a run scored by `evaluate --beams` (symbolic
+"""neuromath/results/beam_evidence.py: the evidence of a run scored by `evaluate --beams` (symbolic
 integration). Hand-made test and training pairs and beam outputs, scored by the evaluator's own `score_beams`; the
 evidence recounts to its report, and each kind of tampering (a report count, a record's verdict, a record's
 deduplicated flag) is caught and named."""
@@ -11,7 +11,7 @@ import pytest
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.symbolic import score_beams
-from neuromath.experiments.beam_evidence import (
+from neuromath.results.beam_evidence import (
     BEAM_RECORDS,
     BEAM_RECORDS_GZ,
     BEAM_REPORT,
@@ -19,9 +19,9 @@ from neuromath.experiments.beam_evidence import (
     keep_beam_evidence,
     verify_beams,
 )
-from neuromath.experiments.evidence import Evidence
-from neuromath.experiments.paired_pages import beam_correct
+from neuromath.results.evidence import Evidence
 from neuromath.tasks.symbolic import read_pairs
+from tools.results_pages.paired_pages import beam_correct
 
 TEST = [("mul INT+ 2 x", "pow x INT+ 2"), ("cos x", "sin x"), ("exp x", "exp x"), ("mul INT+ 3 x", "pow x INT+ 3")]
 TRAIN = [("cos x", "sin x"), ("add x INT+ 1", "x")]  # "cos x" is also a test input: not in the deduplicated set

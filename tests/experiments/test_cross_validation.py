@@ -213,7 +213,7 @@ def test_folds_scored_under_two_bleu_definitions_get_no_bleu_mean(tmp_path):
     """A fold reused from a run whose summary holds a BLEU without a definition (unsmoothed BLEU-4) beside a fold with
     today's: no mean of the two, and results verify expects none."""
     from neuromath.experiments.cv_reports import cross_validation_report, fold_row
-    from neuromath.experiments.evidence_checks import check_cv_report
+    from neuromath.results.evidence_checks import check_cv_report
 
     summaries = {"fold0": {"test": {"n": 2, "value_accuracy": 0.5, "equation_accuracy": 0.5, "bleu": 0.0}},
                  "fold1": {"test": {"n": 2, "value_accuracy": 1.0, "equation_accuracy": 1.0, "bleu": 100.0,

@@ -1,4 +1,4 @@
-"""neuromath/experiments/evidence_checks.py through ``results verify --no-gold``: copies of the committed evidence
+"""neuromath/results/evidence_checks.py through ``results verify --no-gold``: copies of the committed evidence
 (one run each), tampered the way a hand edit would, each fail, naming the file and the number; the untouched copies
 verify."""
 
@@ -12,10 +12,10 @@ import pytest
 
 from neuromath.cli import main
 from neuromath.evaluation.modules_report import build_report
-from neuromath.experiments.beam_evidence import BEAM_REPORT
-from neuromath.experiments.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
-from neuromath.experiments.evidence_checks import module_of
-from neuromath.experiments.recipes import load_recipe
+from neuromath.results.beam_evidence import BEAM_REPORT
+from neuromath.results.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
+from neuromath.results.evidence_checks import module_of
+from neuromath.results.recipes import load_recipe
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 

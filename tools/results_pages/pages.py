@@ -1,4 +1,4 @@
-"""``neuromath results build``: the results pages of the docs, written from ``results/``.
+"""The results pages of the docs, written from ``results/`` (``python -m tools.results_pages build``).
 
 A page's prose lives in ``results/pages/<page>.md``; its numbers come only from evidence, through directives on a
 line of their own:
@@ -42,20 +42,21 @@ from pathlib import Path
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import counted
 from neuromath.evaluation.spread import mean_std
-from neuromath.experiments.evidence import Evidence, metric_values, read_evidence
-from neuromath.experiments.gpu_pages import render_decode_compile, render_gpu_check
-from neuromath.experiments.paired_pages import paired_line, render_robustness
-from neuromath.experiments.recipe_configs import command_settings
-from neuromath.experiments.recipes import Recipe, command_line, find_recipes
 from neuromath.fileio import write_text_atomic
+from neuromath.results.evidence import Evidence, metric_values, read_evidence
+from neuromath.results.recipe_configs import command_settings
+from neuromath.results.recipes import Recipe, command_line, find_recipes
 from neuromath.safe_read import open_data
+from tools.results_pages.gpu_pages import render_decode_compile, render_gpu_check
+from tools.results_pages.paired_pages import paired_line, render_robustness
 
 PAGES_DIR = "pages"  # results/pages: the page templates
 DOCS_RESULTS = Path("results")  # under the docs folder
 README_BEGIN, README_END = "<!-- results:begin -->", "<!-- results:end -->"
 README_TEMPLATE = "readme-table.md"  # results/pages/readme-table.md: the README's block, not a docs page
 RECIPE_ONLY = "recipe only, not re-run here"
-HEADER = "<!-- written by `neuromath results build` from results/{source}: edit that file, not this one -->\n\n"
+HEADER = ("<!-- written by `python -m tools.results_pages build` from results/{source}: "
+          "edit that file, not this one -->\n\n")
 DIRECTIVE = re.compile(
     r"\{\{\s*(table|recipe|published|curve|leaderboard|value|cpu|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)"
     r"\}\}")
@@ -397,7 +398,7 @@ def line_chart(series: dict[str, list[tuple[float, float]]], metric: str, width:
 
 
 def build_pages(results: str | Path, docs: str | Path, readme: str | Path | None = None) -> dict[Path, str]:
-    """path -> text of every file ``results build`` writes: the docs' results pages, their images, and the README's
+    """path -> text of every file ``build`` writes: the docs' results pages, their images, and the README's
     results block. Nothing is written here."""
     book = Book(results)
     templates = sorted((Path(results) / PAGES_DIR).glob("*.md"))

@@ -27,9 +27,9 @@ from neuromath.config import Config, load_config
 from neuromath.dataroot import data_root
 from neuromath.environment import describe
 from neuromath.errors import NeuromathError
-from neuromath.experiments.recipes import sha256_of
 from neuromath.extras import DISTRIBUTION, install_line
 from neuromath.fileio import write_text_atomic
+from neuromath.results.recipes import sha256_of
 from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_run_file
 from neuromath.tasks import EquationTask, get_task
 from neuromath.training.run import STOP_REASONS, limit_that_ended

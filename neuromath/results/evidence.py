@@ -34,8 +34,9 @@ from neuromath.environment import describe
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import REFIT_DIR, scored_fold
 from neuromath.evaluation.verification import blank_positions, completion_metrics
-from neuromath.experiments.beam_evidence import BEAM_REPORT, beam_metric, keep_beam_evidence, verify_beams
-from neuromath.experiments.evidence_checks import (
+from neuromath.fileio import write_text_atomic
+from neuromath.results.beam_evidence import BEAM_REPORT, beam_metric, keep_beam_evidence, verify_beams
+from neuromath.results.evidence_checks import (
     check_beam_groups,
     check_classifier_scores,
     check_cv_report,
@@ -45,10 +46,9 @@ from neuromath.experiments.evidence_checks import (
     check_training_log,
     same,
 )
-from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
-from neuromath.experiments.recipe_configs import command_config, config_differences
-from neuromath.experiments.recipes import Recipe, Run, sha256_of
-from neuromath.fileio import write_text_atomic
+from neuromath.results.evidence_io import read_gzip_lines, read_json, write_gzip_lines
+from neuromath.results.recipe_configs import command_config, config_differences
+from neuromath.results.recipes import Recipe, Run, sha256_of
 from neuromath.safe_read import SUMMARY_LIMIT, load_json, read_data_text, read_run_file
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import read_candidates, read_equations

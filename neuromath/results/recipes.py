@@ -10,11 +10,11 @@
   and optionally ``cost`` (a sentence on what it takes; the measured wall time is in the evidence anyway);
 - ``left_out``: what the evidence does not keep (weights, logs), said once per experiment;
 - ``published``: the papers' numbers with their own protocols, shown beside ours on the pages;
-- ``tables``: the tables the results pages show (``neuromath.experiments.pages``).
+- ``tables``: the tables the results pages show (``tools.results_pages.pages``).
 
 ``results run RECIPE`` runs every run whose evidence is missing into a work folder (``{work}/<run>``, resumable: a
 cross-validation reuses its finished folds and a training resumes from its last checkpoint) and copies the compact
-evidence into ``results/<experiment>/runs/<run>/`` (``neuromath.experiments.evidence``). A run whose evidence is
+evidence into ``results/<experiment>/runs/<run>/`` (``neuromath.results.evidence``). A run whose evidence is
 there is skipped, so the command picks up where it stopped."""
 
 from __future__ import annotations

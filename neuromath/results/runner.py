@@ -1,5 +1,5 @@
 """``neuromath results run``: run a recipe's unfinished runs and collect their evidence (see
-``neuromath.experiments.recipes`` for the recipe and ``neuromath.experiments.evidence`` for what is kept)."""
+``neuromath.results.recipes`` for the recipe and ``neuromath.results.evidence`` for what is kept)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 from neuromath.dataroot import data_root
 from neuromath.errors import NeuromathError
-from neuromath.experiments.evidence import ENVIRONMENT_FILE, collect_evidence
-from neuromath.experiments.recipes import Recipe, check_data, expand
+from neuromath.results.evidence import ENVIRONMENT_FILE, collect_evidence
+from neuromath.results.recipes import Recipe, check_data, expand
 
 
 def is_finished(recipe: Recipe, run: str) -> bool:

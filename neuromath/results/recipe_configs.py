@@ -10,7 +10,7 @@ from __future__ import annotations
 import yaml
 
 from neuromath.config import config_to_dict, load_config
-from neuromath.experiments.recipes import Run
+from neuromath.results.recipes import Run
 
 # data paths, threads, seeds and device: the keys a recipe's --set may name
 RUN_SETTINGS = frozenset({

@@ -10,8 +10,8 @@ import re
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.significance import compare_paired
-from neuromath.experiments.beam_evidence import BEAM_RECORDS_GZ, parse_beam_metric
-from neuromath.experiments.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines
+from neuromath.results.beam_evidence import BEAM_RECORDS_GZ, parse_beam_metric
+from neuromath.results.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines
 from neuromath.safe_read import load_json, read_data_text
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.symbolic import dedup_mask
-from neuromath.experiments.evidence_io import read_gzip_lines, read_json, write_gzip_lines
+from neuromath.results.evidence_io import read_gzip_lines, read_json, write_gzip_lines
 from neuromath.safe_read import load_json, open_data
 from neuromath.tasks.symbolic import read_pairs
 

@@ -14,7 +14,6 @@ import yaml
 
 from neuromath.config import config_from_dict, save_config
 from neuromath.errors import NeuromathError
-from neuromath.experiments.card import CARD_FILE, usage
 from neuromath.fileio import write_atomic, write_text_atomic
 from neuromath.models.classifiers import OPERATORS, build_classifier
 from neuromath.models.cost import check_classifier_cost, resolve_limits
@@ -31,6 +30,7 @@ from neuromath.models.released_weights import (
     released_vocabulary,
 )
 from neuromath.models.weights import RUN_WEIGHTS, load_run_weights, read_weights
+from neuromath.sharing.card import CARD_FILE, usage
 from neuromath.tasks import get_task
 
 # what the authors' flags were for each model, for the card

@@ -23,7 +23,10 @@ import torch
 
 from neuromath.api import check_run, load, run_task
 from neuromath.errors import NeuromathError
-from neuromath.experiments.card import (
+from neuromath.fileio import current_umask, locked, remove_staging, sync_folder, write_atomic, write_text_atomic
+from neuromath.models.weights import EXPORTED_WEIGHTS, RUN_WEIGHTS, read_weights, save_safetensors, weights_file
+from neuromath.safe_read import CONFIG_LIMIT, SUMMARY_LIMIT, VOCABULARY_LIMIT, read_run_file
+from neuromath.sharing.card import (
     CARD_FILE,
     ENVIRONMENT_FILE,
     card_of_run,
@@ -31,10 +34,7 @@ from neuromath.experiments.card import (
     read_json,
     vocabulary_files,
 )
-from neuromath.experiments.portable import make_portable
-from neuromath.fileio import current_umask, locked, remove_staging, sync_folder, write_atomic, write_text_atomic
-from neuromath.models.weights import EXPORTED_WEIGHTS, RUN_WEIGHTS, read_weights, save_safetensors, weights_file
-from neuromath.safe_read import CONFIG_LIMIT, SUMMARY_LIMIT, VOCABULARY_LIMIT, read_run_file
+from neuromath.sharing.portable import make_portable
 
 CARD_LIMIT = SUMMARY_LIMIT  # a model card is a page of text; a larger README.md is not one that train wrote
 
