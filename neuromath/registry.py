@@ -1,4 +1,6 @@
-"""One Registry class for every choice made by name: tasks, models, attention kernels, positions."""
+"""One Registry class for the building blocks and procedures chosen by name: tasks, attention kernels, positions,
+tree cells, sequence encoders, training and evaluation procedures. Models are registered with their config class
+(``neuromath.config.models``)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """A name -> object table with a clear error for unknown names.
 
-    Use as a decorator (``@MODELS.register("transformer")``) or call ``add`` directly.
+    Use as a decorator (``@ATTENTION.register("tp")``) or call ``add`` directly.
     """
 
     def __init__(self, kind: str):
@@ -48,14 +50,12 @@ class Registry(Generic[T]):
         return iter(self.names())
 
 
-MODELS: Registry = Registry("model")
 ATTENTION: Registry = Registry("attention kernel")
 POSITIONS: Registry = Registry("positional encoding")
 TASKS: Registry = Registry("task")
 TREE_CELLS: Registry = Registry("tree cell")  # recursive cells run by the level-batched tree engine
 SEQUENCE_ENCODERS: Registry = Registry("sequence encoder")  # RNN baselines over pre-order token sequences
-CLASSIFIERS: Registry = Registry("equation classifier")  # whole models of the identities task
-TRAINING: Registry = Registry("training procedure")  # how a task's runs train and are tested (task.training)
+TRAINING: Registry = Registry("training procedure")  # how runs train and are tested, by the model's kind
 # how `evaluate` scores and reports a task's runs (task.evaluation)
 EVALUATION: Registry = Registry("evaluation procedure")
 # how `compare` scores each example of a task's runs right or wrong, by the same name as its evaluation procedure

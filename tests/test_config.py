@@ -84,27 +84,26 @@ def test_every_preset_loads_and_builds_its_model(path):
     config = load_config(path)
     task = get_task(config.data.task)
     if config.data.task == "identities":  # equation classifiers: build and score one equation
-        from neuromath.models.classifiers import CLASSIFIERS, build_classifier, node_vocabulary, predict_logits
+        from neuromath.models.classifiers import build_classifier, node_vocabulary, predict_logits
         from neuromath.tasks.identities import EquationExample, apply, symbol
 
         equation = apply("Equality", apply("sin", symbol("var_0")), symbol("var_1"))
         vocab = node_vocabulary([EquationExample(equation, True)])
         model = build_classifier(config.model, vocab)
-        assert config.model.name in CLASSIFIERS
+        assert type(model).__name__ == {"majority": "MajorityClassifier"}.get(
+            config.model.name, "TreeClassifier" if config.model.kind == "tree_classifier" else "SequenceClassifier")
         assert predict_logits(model, [EquationExample(equation, True)], vocab).shape == (1,)
         return
-    from neuromath.experiments.cross_validation import RETRIEVAL_MODELS
-    from neuromath.registry import MODELS
-
-    if config.model.name in RETRIEVAL_MODELS:  # nothing to build: the baseline is fitted on the training problems
+    if config.model.kind == "retrieval":  # nothing to train: the baseline is fitted on the training problems
         from neuromath.models.retrieval import RetrievalBaseline
 
-        assert RetrievalBaseline(config.model.name).similarity == config.model.name
+        baseline = config.model.builder()(config.model)
+        assert type(baseline) is RetrievalBaseline and baseline.similarity == config.model.name
         return
     source = Vocabulary(["n0", "n1", "had", "pens", ",", "."])
     target = Vocabulary(["+", "-", "*", "/", "^", "neg", "n0", "n1"])
     model = build_task_model(config.model, task, source, target)
-    assert type(model) is MODELS.get(config.model.name) and model.config == config.model
+    assert type(model) is config.model.builder() and model.config == config.model
 
 
 # ---- ranges: every numeric key is checked when a config is built

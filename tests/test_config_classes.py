@@ -92,28 +92,34 @@ def test_the_config_names_the_kernels_and_positions_that_nn_registers_and_refuse
         load_config(None, ["model.name=gts", "model.numbers=slots"])
 
 
-def test_adding_a_model_is_one_class_and_its_registration(monkeypatch):
+def test_a_registered_models_keys_are_checked_and_apply_to_it_alone(monkeypatch):
     monkeypatch.setattr(ModelConfig, "members", dict(ModelConfig.members))  # the registration is undone afterwards
+    monkeypatch.setattr(ModelConfig, "builders", dict(ModelConfig.builders))
 
-    @ModelConfig.register("toy")
+    @ModelConfig.register("toy", build="toy_module:Toy")  # imported when the model is built (tests/test_adding_a_model)
     @dataclasses.dataclass(frozen=True)
     class ToyConfig(ModelConfig):
         kind: ClassVar[str] = SEQUENCE
         name: str = "toy"
         width: int = ranged(8, WIDTH)
+        d_model: int = ranged(8, WIDTH)
+        max_len: int = ranged(64, WIDTH)
 
     config = load_config(None, ["model.name=toy", "model.width=16", "decode.beam=4"], strict=True)
     assert type(config.model) is ToyConfig and config.model.width == 16 and config.decode.beam == 4
     with pytest.raises(ConfigError, match=r"^--set model.width=0: model.width must be in \[1, 65536\], got 0$"):
         load_config(None, ["model.name=toy", "model.width=0"], strict=True)
-    with pytest.raises(ConfigError, match=r"model.d_model does not apply to the toy model"):
-        load_config(None, ["model.name=toy", "model.d_model=3"], strict=True)
+    with pytest.raises(ConfigError, match=r"model.n_heads does not apply to the toy model"):
+        load_config(None, ["model.name=toy", "model.n_heads=3"], strict=True)
     assert why_not_applicable("model.width", "word_problems", "transformer") == (
         "model.width does not apply to the transformer model (it applies to: toy)")
     shown = yaml.safe_load(show_config(None, ["model.name=toy"]))
-    assert shown["model"] == {"name": "toy", "width": 8} and shown["decode"]["beam"] == 1  # a sequence model decodes
+    assert shown["model"] == {"name": "toy", "width": 8, "d_model": 8, "max_len": 64}
+    assert shown["decode"]["beam"] == 1  # a sequence model decodes
     with pytest.raises(TypeError, match="already"):
-        ModelConfig.register("toy")(ToyConfig)
+        ModelConfig.register("toy", build="toy_module:Toy")(ToyConfig)
+    with pytest.raises(ModuleNotFoundError, match="toy_module"):
+        config.model.builder()
 
 
 def test_the_shared_sections_apply_by_the_models_kind():

@@ -211,14 +211,14 @@ def test_show_config_resolves_overrides_and_lists_every_applying_key():
     assert jaccard["model"] == {"name": "jaccard"} and jaccard["optim"] == jaccard["train"] == jaccard["decode"] == {}
 
 
-def test_every_registered_task_and_model_has_a_config_class():
-    """A new task or model needs its class in neuromath/config/tasks.py or config/models.py, and a class needs a
-    task or model."""
-    import neuromath.models  # noqa: F401  (registers the sequence models)
-    import neuromath.models.classifiers  # noqa: F401  (registers the equation classifiers)
+def test_every_registered_task_has_a_config_class_and_every_model_a_builder():
+    """A new task needs its class in neuromath/config/tasks.py, and a class needs a task; a model's one registration
+    (neuromath/config/models.py) names a builder that imports."""
     import neuromath.tasks  # noqa: F401  (registers the tasks)
-    from neuromath.models.retrieval import SIMILARITIES
-    from neuromath.registry import CLASSIFIERS, MODELS, TASKS
+    from neuromath.config import ModelConfig
+    from neuromath.registry import TASKS
 
     assert set(TASKS.names()) == set(TASK_NAMES)
-    assert set(MODELS.names()) | set(CLASSIFIERS.names()) | set(SIMILARITIES) == set(MODEL_NAMES)
+    assert set(ModelConfig.builders) == set(MODEL_NAMES)
+    for name in MODEL_NAMES:
+        assert callable(ModelConfig(name=name).builder()), name

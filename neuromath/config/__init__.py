@@ -242,7 +242,13 @@ def applies(key: str, config: Config) -> bool:
 
 
 def config_from_dict(values: dict) -> Config:
-    """A Config from plain dicts (a run folder's config.yaml): the keys of other models or tasks are left out."""
+    """A Config from plain dicts (a run folder's config.yaml): the keys of other models or tasks are left out. Without
+    ``model.name``, the model is the task's default (``default_model`` of its data class)."""
+    data, model = values.get("data"), values.get("model")
+    if isinstance(data, dict) and (model is None or isinstance(model, dict)) and "name" not in (model or {}):
+        task = data.get("task", DataConfig.default_choice())
+        if isinstance(task, str) and task in DataConfig.members:
+            values = {**values, "model": {**(model or {}), "name": DataConfig.members[task].default_model}}
     return build_section(Config, values, "")
 
 

@@ -1,16 +1,20 @@
-"""The model section of the run configuration: one class per model family, chosen by ``model.name``.
+"""The model section of the run configuration, and the one place a model is registered.
 
-Each class declares the keys its models read, with their defaults and allowed values; ``ModelConfig(**values)`` builds
-the class that ``values["name"]`` names (``neuromath.config.sections.ChosenSection``). ``kind`` says how a model trains
-(``neuromath.config.rules.KIND_KEYS``: which optim, train and decode keys it reads). Adding a model: a class here (or
-a name added to the ``register`` of the class that already has its keys) and the model itself in its registry
-(``neuromath.registry.MODELS`` or ``CLASSIFIERS``).
+A model is one registration: ``@ModelConfig.register(name, ..., build="module:attribute")`` on its config class binds
+the name (``model.name``), the keys the model reads with their defaults and allowed values (the class), how it trains
+(the class's ``kind``: ``neuromath.config.rules``; it picks the optim, train and decode keys that apply and the
+training procedure) and its builder. The builder is a callable or a ``"module:attribute"`` path imported on first
+use, so config stays importable without torch. Every other list of models (``model_names(kind)``, the builders) is
+read from here. Adding a model: one module with its config class, its model and this registration, and a preset
+(docs/design.md, "Adding a model").
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 from neuromath.config.rules import (
     ATTENTION_KERNELS,
@@ -35,7 +39,12 @@ from neuromath.config.rules import (
     tree_positions_fit,
 )
 from neuromath.config.sections import ChosenSection, family, one_of, ranged
+from neuromath.errors import ConfigError
 
+# the keys every model of a kind has: a sequence model's width (the warm-up schedule scales by it) and the longest
+# input it reads (solve refuses a longer one)
+KIND_REQUIRES = {SEQUENCE: ("d_model", "max_len")}
+PLUGIN_GROUP = "neuromath.models"  # entry points of installed packages that register models
 CHAR_NGRAM_BUCKETS = Range(low=0, high=2**24, high_closed=True)  # rows of the n-gram table; 0: none
 SUBWORD_MERGES = Range(low=0, high=2**20, high_closed=True)  # byte-pair merges learned; 0: none
 
@@ -48,12 +57,54 @@ class ModelConfig(ChosenSection):
     name: str = "transformer"
     kind: ClassVar[str]
     bounded_positions: ClassVar[bool] = False  # reads and writes at most max_len positions (a position table)
+    builders: ClassVar[dict[str, Any]] = {}  # model name -> builder, or its "module:attribute" path
+
+    @classmethod
+    def register(cls, *names: str, build: Callable | str) -> Callable[[type], type]:
+        """Class decorator: the config class configures the models ``names`` (its default name first), each built by
+        ``build``. A sequence model's builder is called as ``build(config, inputs)`` (``neuromath.models.ModelInputs``),
+        a classifier's as ``build(config, vocab)``, a retrieval baseline's as ``build(config)``."""
+        if isinstance(build, str) and (build.count(":") != 1 or not all(build.split(":"))):
+            raise TypeError(f"build must be a callable or a 'module:attribute' path, not {build!r}")
+        configures = super().register(*names)
+
+        def decorate(member: type) -> type:
+            if not isinstance(getattr(member, "kind", None), str):
+                raise TypeError(f"{member.__name__} must set kind (one of neuromath.config.rules.KINDS)")
+            missing = [key for key in KIND_REQUIRES.get(member.kind, ()) if key not in member.__dataclass_fields__]
+            if missing:
+                raise TypeError(f"{member.__name__} ({member.kind.replace('_', ' ')}) must have the keys "
+                                f"{', '.join(missing)}")
+            configures(member)
+            cls.family_root().builders.update(dict.fromkeys(names, build))
+            return member
+
+        return decorate
+
+    @classmethod
+    def member(cls, value: Any) -> type:
+        """The config class of the model ``value``; a name not registered yet is looked up among the installed
+        packages' entry points of the group ``neuromath.models`` (``name = "module"``), whose module registers it."""
+        if isinstance(value, str) and value not in cls.family_root().members:
+            for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP, name=value):
+                importlib.import_module(entry.value.partition(":")[0])
+        return super().member(value)
+
+    def builder(self) -> Callable:
+        """What builds this model (its registered builder, imported on first use)."""
+        build = self.family_root().builders.get(self.name)
+        if build is None:
+            raise ConfigError(f"model {self.name!r} is registered without a builder")
+        if isinstance(build, str):
+            module, _, attribute = build.partition(":")
+            build = getattr(importlib.import_module(module), attribute)
+        return build
 
 
 # ------------------------------------------------------------------------------------------ encoder-decoders
 
 
-@ModelConfig.register("transformer")
+@ModelConfig.register("transformer", build="neuromath.models.transformer:Transformer")
 @dataclass(frozen=True)
 class TransformerConfig(ModelConfig):
     """The Transformer with a choice of attention kernel and positions: standard, TP-Transformer (Schlag et al.),
@@ -92,7 +143,7 @@ class TransformerConfig(ModelConfig):
     subwords: int = ranged(0, SUBWORD_MERGES)  # see RecurrentConfig
 
 
-@ModelConfig.register("dns")
+@ModelConfig.register("dns", build="neuromath.models.recurrent:DeepNeuralSolver")
 @dataclass(frozen=True)
 class RecurrentConfig(ModelConfig):
     """The recurrent encoder-decoders of word problems (DNS: a GRU encoder and decoder); d_model is the embedding
@@ -114,7 +165,7 @@ class RecurrentConfig(ModelConfig):
     subwords: int = ranged(0, SUBWORD_MERGES)
 
 
-@ModelConfig.register("bilstm_seq2seq")
+@ModelConfig.register("bilstm_seq2seq", build="neuromath.models.recurrent:BiLSTMSeq2Seq")
 @dataclass(frozen=True)
 class BiLSTMSeq2SeqConfig(RecurrentConfig):
     """A Bi-LSTM encoder and an LSTM decoder with attention."""
@@ -123,7 +174,7 @@ class BiLSTMSeq2SeqConfig(RecurrentConfig):
     encoder_hidden: int = ranged(256, WIDTH)  # units of each encoder direction
 
 
-@ModelConfig.register("group_attention")
+@ModelConfig.register("group_attention", build="neuromath.models.recurrent:GroupAttentionSeq2Seq")
 @dataclass(frozen=True)
 class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
     """Group attention (Li et al. 2019): the Bi-LSTM encoder-decoder whose attention heads are split into groups."""
@@ -135,7 +186,7 @@ class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
     groups: str = "global,quantity,quantity_pair,question"  # comma list
 
 
-@ModelConfig.register("gts")
+@ModelConfig.register("gts", build="neuromath.models.tree_decoders:GoalDrivenTreeSolver")
 @dataclass(frozen=True)
 class TreeDecoderConfig(ModelConfig):
     """The goal-driven tree decoders of word problems (GTS): a Bi-GRU encoder; goals and subtrees are
@@ -161,7 +212,7 @@ class TreeDecoderConfig(ModelConfig):
     number_relevance: float = ranged(0.0, NONNEGATIVE)
 
 
-@ModelConfig.register("graph2tree")
+@ModelConfig.register("graph2tree", build="neuromath.models.tree_decoders:GraphToTreeSolver")
 @dataclass(frozen=True)
 class Graph2TreeConfig(TreeDecoderConfig):
     """Graph2Tree (Zhang et al. 2020): the tree decoder over a graph-convolved encoder."""
@@ -178,8 +229,10 @@ class Graph2TreeConfig(TreeDecoderConfig):
 
 # ------------------------------------------------------------------------------------------ equation classifiers
 
+TREE_CLASSIFIER_BUILDER = "neuromath.models.classifiers:tree_classifier"  # the cell model.name names, in the engine
 
-@ModelConfig.register("rnn", "lstm")
+
+@ModelConfig.register("rnn", "lstm", build="neuromath.models.classifiers:sequence_classifier")
 @dataclass(frozen=True)
 class SequenceClassifierConfig(ModelConfig):
     """A recurrent encoder over an equation's pre-order tokens (identities); d_model is its hidden size."""
@@ -190,7 +243,7 @@ class SequenceClassifierConfig(ModelConfig):
     dropout: float = ranged(0.1, PROBABILITY)  # on each side's output
 
 
-@ModelConfig.register("stack_rnn")
+@ModelConfig.register("stack_rnn", build="neuromath.models.classifiers:sequence_classifier")
 @dataclass(frozen=True)
 class StackRNNConfig(SequenceClassifierConfig):
     """The RNN with a soft stack (Joulin & Mikolov)."""
@@ -209,7 +262,7 @@ class TreeCellConfig(ModelConfig):
     number_encoder: bool = False  # read every number leaf's value with a small network (numbers as evidence)
 
 
-@ModelConfig.register("tree_rnn", "second_order_tree_rnn")
+@ModelConfig.register("tree_rnn", "second_order_tree_rnn", build=TREE_CLASSIFIER_BUILDER)
 @dataclass(frozen=True)
 class TreeRNNConfig(TreeCellConfig):
     """The Tree-RNN cells (the second-order one multiplies its children's states through a tensor)."""
@@ -218,7 +271,7 @@ class TreeRNNConfig(TreeCellConfig):
     tree_activation: str = one_of("tanh", *TREE_ACTIVATION_NAMES)  # sigmoid: Arabshahi et al.'s code
 
 
-@ModelConfig.register("tree_lstm", "mtree_lstm", "mi_tree_lstm")
+@ModelConfig.register("tree_lstm", "mtree_lstm", "mi_tree_lstm", build=TREE_CLASSIFIER_BUILDER)
 @dataclass(frozen=True)
 class TreeLSTMConfig(TreeCellConfig):
     """The Tree-LSTM cells (Tai et al.), multiplicative (MTree-LSTM) and multiplicative-integration (MI-Tree-LSTM):
@@ -234,7 +287,7 @@ class TreeLSTMConfig(TreeCellConfig):
     tree_leaf: str = one_of("gated", *TREE_LEAF_NAMES)
 
 
-@ModelConfig.register("stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu_lstm")
+@ModelConfig.register("stack_mtree_lstm", "stack_mi_tree_lstm", "tree_smu_lstm", build=TREE_CLASSIFIER_BUILDER)
 @dataclass(frozen=True)
 class StackTreeLSTMConfig(TreeLSTMConfig):
     """The Tree-LSTM cells with a soft stack per node."""
@@ -243,7 +296,7 @@ class StackTreeLSTMConfig(TreeLSTMConfig):
     stack_depth: int = ranged(8, Range(low=1, high=4096, high_closed=True))  # slots of the soft stack
 
 
-@ModelConfig.register("tree_smu")
+@ModelConfig.register("tree_smu", build=TREE_CLASSIFIER_BUILDER)
 @dataclass(frozen=True)
 class TreeSMUConfig(TreeCellConfig):
     """The tree stack memory unit: a recursive cell whose state is a soft stack."""
@@ -252,7 +305,7 @@ class TreeSMUConfig(TreeCellConfig):
     stack_depth: int = ranged(8, Range(low=1, high=4096, high_closed=True))  # slots of the soft stack
 
 
-@ModelConfig.register("majority")
+@ModelConfig.register("majority", build="neuromath.models.classifiers:majority_classifier")
 @dataclass(frozen=True)
 class MajorityConfig(ModelConfig):
     """The majority class of the training labels (identities): no parameters."""
@@ -261,7 +314,7 @@ class MajorityConfig(ModelConfig):
     name: str = "majority"
 
 
-@ModelConfig.register("jaccard", "cosine")
+@ModelConfig.register("jaccard", "cosine", build="neuromath.models.retrieval:retrieval_baseline")
 @dataclass(frozen=True)
 class RetrievalConfig(ModelConfig):
     """The retrieval baselines of word problems (neuromath.models.retrieval): nothing trained, only the data read."""

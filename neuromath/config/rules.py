@@ -33,6 +33,9 @@ RETRIEVAL = "retrieval"
 KINDS = (SEQUENCE, TREE_CLASSIFIER, SEQUENCE_CLASSIFIER, MAJORITY, RETRIEVAL)
 CLASSIFIER_KINDS = (TREE_CLASSIFIER, SEQUENCE_CLASSIFIER)
 TRAINED_KINDS = (SEQUENCE,) + CLASSIFIER_KINDS
+# the training procedure (neuromath.registry.TRAINING) each kind follows; a retrieval baseline is fitted by cv alone
+PROCEDURES = {SEQUENCE: "sequence", TREE_CLASSIFIER: "classifier", SEQUENCE_CLASSIFIER: "classifier",
+              MAJORITY: "classifier"}
 
 KIND_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections of optim, train, decode -> the kinds that read them
     "optim": TRAINED_KINDS,
@@ -264,4 +267,17 @@ def schedule_fits_the_kind(config: Config) -> tuple[str, str] | None:
     return None
 
 
-CONFIG_CHECKS = (decode_fits_the_model, schedule_fits_the_kind)  # rules between sections, checked by Config itself
+def model_fits_the_task(config: Config) -> tuple[str, str] | None:
+    """The model's kind is one the task's examples can train (``model_kinds`` of the data class): a sequence model
+    reads token sequences, an equation classifier equation trees."""
+    kinds = type(config.data).model_kinds
+    if config.model.kind not in kinds:
+        members = type(config.model).family_root().members
+        names = [name for name, member in members.items() if member.kind in kinds]
+        return "model.name", (f"model {config.model.name!r} ({config.model.kind.replace('_', ' ')}) does not apply to "
+                              f"the {config.data.task} task: its models are {', '.join(names)}")
+    return None
+
+
+# rules between sections, checked by Config itself
+CONFIG_CHECKS = (model_fits_the_task, decode_fits_the_model, schedule_fits_the_kind)

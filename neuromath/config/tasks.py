@@ -11,12 +11,16 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from neuromath.config.rules import (
+    CLASSIFIER_KINDS,
     COUNT,
     GENERATED,
     LENGTH,
+    MAJORITY,
     NONNEGATIVE,
     PROBABILITY,
+    RETRIEVAL,
     SEED,
+    SEQUENCE,
     WORKERS,
     Range,
     augmentations_are_known,
@@ -30,6 +34,8 @@ class DataConfig(ChosenSection):
     """The root of the data family, with what every task reads: ``DataConfig(task=..., **keys)`` builds the class of
     that task."""
 
+    model_kinds: ClassVar[tuple[str, ...]] = (SEQUENCE,)  # the kinds of model its examples train
+    default_model: ClassVar[str] = "transformer"  # model.name when a config names none
     task: str = "word_problems"
     # where relative data paths that are not in the working directory are read from (neuromath.dataroot);
     # None -> $NEUROMATH_DATA, else ./data
@@ -63,6 +69,7 @@ class WordProblemsData(SequenceData):
     """Word problems with masked numbers: how source words become vocabulary ids (at training, and when a run
     solves or evaluates), and what variations of the training problems join the training set."""
 
+    model_kinds: ClassVar[tuple[str, ...]] = (SEQUENCE, RETRIEVAL)
     rules: ClassVar = (augmentations_are_known,)
     task: str = "word_problems"
     lowercase: bool = True  # lower-case the source words; False keeps their case
@@ -141,6 +148,8 @@ class IdentitiesData(DataConfig):
     file format, filters no equation by length, carves its validation set out of the training equations and takes
     its test set from data.test or data.test_depths."""
 
+    model_kinds: ClassVar[tuple[str, ...]] = (*CLASSIFIER_KINDS, MAJORITY)
+    default_model: ClassVar[str] = "tree_lstm"
     task: str = "identities"
     # comma list of further files whose equations join the training set only (not the validation split, whatever
     # their depth), e.g. the function evaluations of `neuromath generate evaluations`

@@ -5,8 +5,8 @@
 Each fold trains one run in ``OUT/fold<k>`` on the fold's training file alone: ``neuromath.experiments.train``
 carves the validation part out of that training file (``data.valid_fraction`` / ``data.valid_max``), so model
 selection and early stopping never see the test fold, which is scored once with the best weights. The retrieval
-baselines (``RETRIEVAL_MODELS``) take the same route without training: fit on the training file, answer every test
-problem with its nearest training problem's template.
+baselines (models of kind ``retrieval``) take the same route without training: fit on the training file, answer
+every test problem with its nearest training problem's template.
 
 A fold whose ``OUT/fold<k>/summary.json`` already holds test scores is reused, so an interrupted cross-validation
 continues where it stopped (a fold interrupted during training resumes from its last checkpoint). Every fold writes
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Sequence
 
 from neuromath.config import Config, load_config, save_config
+from neuromath.config.rules import RETRIEVAL
 from neuromath.dataroot import resolve_data_paths
 from neuromath.errors import ConfigError, DataFormatError, NeuromathError
 from neuromath.evaluation.bleu import bleu_scores
@@ -63,7 +64,6 @@ from neuromath.experiments.cv_reports import (
 from neuromath.experiments.fit_then_test import finished_summary, train
 from neuromath.experiments.folds import RANDOM_FOLD_FILES, Fold
 from neuromath.fileio import locked, write_text_atomic
-from neuromath.models.retrieval import SIMILARITIES, RetrievalBaseline
 from neuromath.registry import TASKS
 from neuromath.safe_read import load_json, read_data_text
 from neuromath.tasks import SequenceTask, get_task
@@ -72,8 +72,6 @@ from neuromath.training.run import build_vocabularies
 from neuromath.training.run_folder import COSMETIC_CHANGES, RESUMABLE_CHANGES, config_differences, read_checkpoint
 
 SPLIT_MANIFEST = "split.json"  # beside the random folds: k, seed and the test ids of each fold
-
-RETRIEVAL_MODELS = SIMILARITIES  # model names answered by neuromath.models.retrieval, not trained
 
 
 def write_random_folds(examples: Sequence, k: int, seed: int, out_dir: str | Path) -> list[Fold]:
@@ -174,7 +172,7 @@ def run_retrieval_fold(config: Config, train_path: Path, test_path: Path, fold_d
         splits[split] = task.read(str(path), config.data.format, lenient=config.data.lenient, skipped=skipped,
                                   **task.read_options(config.data, split))
         data_report[split] = {"source": str(path), "read": len(splits[split]), "skipped": [str(e) for e in skipped]}
-    baseline = RetrievalBaseline(config.model.name).fit(splits["train"])
+    baseline = config.model.builder()(config.model).fit(splits["train"])
     # the nearest training problem's target in the task's own notation (prefix, or normalised postfix)
     records = [task.describe(task.target_tokens(baseline.nearest(example)), example) for example in splits["test"]]
     n = len(records)
@@ -273,7 +271,7 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
         raise NeuromathError(f"jobs must be at least 1, got {jobs}")
     if not folds:
         raise NeuromathError("no folds to cross-validate")
-    if refit and config.model.name in RETRIEVAL_MODELS:
+    if refit and config.model.kind == RETRIEVAL:
         raise ConfigError(f"--refit retrains a model on the whole training fold; the retrieval baseline "
                           f"{config.model.name} trains nothing")
     with locked(out_dir):  # a second cv into the same folder is refused while this one writes it
@@ -346,7 +344,7 @@ def train_folds_in_parallel(config: Config, folds: Sequence[Fold], out_dir: Path
 
 def run_folds(config: Config, folds: Sequence[Fold], out_dir: Path, progress: bool, refit: bool = False,
               jobs: int = 1) -> dict:
-    retrieval = config.model.name in RETRIEVAL_MODELS
+    retrieval = config.model.kind == RETRIEVAL
     started = time.perf_counter()
     trained = {} if retrieval else train_folds_in_parallel(config, folds, out_dir, progress, refit, jobs)
     rows = []
@@ -419,7 +417,7 @@ def run_seeded_cross_validation(config: Config, folds: Sequence[Fold], out_dir: 
     word_problem_task(config)
     if not folds:
         raise NeuromathError("no folds to cross-validate")
-    if config.model.name in RETRIEVAL_MODELS:
+    if config.model.kind == RETRIEVAL:
         raise ConfigError(f"--seeds votes runs of different training seeds; the retrieval baseline "
                           f"{config.model.name} trains nothing")
     out_dir = Path(out_dir)

@@ -1,4 +1,4 @@
-"""Train, then test: a run trained by the procedure its task names (``task.training``), its held-out test split
+"""Train, then test: a run trained by the procedure of its model's kind (``PROCEDURES``), its held-out test split
 scored once with the best weights, and ``--seeds``: several seeds of one config with the mean and standard deviation
 of their test scores.
 
@@ -17,8 +17,9 @@ from typing import Callable, Sequence
 
 from neuromath.api import load, load_classifier
 from neuromath.config import Config
+from neuromath.config.rules import PROCEDURES
 from neuromath.dataroot import resolve_data_paths
-from neuromath.errors import NeuromathError
+from neuromath.errors import ConfigError, NeuromathError
 from neuromath.evaluation.scoring import (
     PREDICTIONS_FILE,
     counted,
@@ -125,7 +126,11 @@ TRAINING.add("classifier", TrainingProcedure(fit_classifier, score_classifier_ru
 
 
 def procedure(config: Config) -> TrainingProcedure:
-    return TRAINING.get(get_task(config.data.task).training)
+    """How the run trains and is tested: the procedure of its model's kind (``neuromath.config.rules.PROCEDURES``)."""
+    name = PROCEDURES.get(config.model.kind)
+    if name is None:
+        raise ConfigError(f"model {config.model.name!r} trains nothing: run it with neuromath cv")
+    return TRAINING.get(name)
 
 
 def train(
@@ -140,7 +145,7 @@ def train(
     (``resumed_seconds``, kept by ``neuromath.training.run_folder.TrainingClock``). Relative data paths are found in
     the working directory or under the data root (``neuromath.dataroot``) first, so a missing file stops the run
     before anything trains, and the run's config.yaml names the files it read. Last, the run gets ``environment.json``
-    (the software and machine) and ``README.md``, its model card (``neuromath.experiments.card``)."""
+    (the software and machine) and ``README.md``, its model card (``neuromath.sharing.card``)."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
     config = resolve_data_paths(config)

@@ -2,12 +2,13 @@
 of an equation is encoded into a vector h, and the equation is an identity with probability
 sigmoid(h_left . h_right + b).
 
-Registered in ``neuromath.registry.CLASSIFIERS`` under the name a config's ``model.name`` gives:
-- every tree cell of ``TREE_CELLS`` (``tree_lstm``, ``mtree_lstm``, ``stack_mi_tree_lstm``, ...): the sides are
-  encoded bottom-up by the level-batched tree engine, one operator-specific cell per internal node;
-- every encoder of ``SEQUENCE_ENCODERS`` (``rnn``, ``lstm``, ``stack_rnn``): the sides are read as pre-order token
-  sequences;
-- ``majority``: the training set's most frequent label, no parameters.
+Built by the builders ``neuromath.config.models`` registers for each ``model.name``:
+- ``tree_classifier``: a tree cell of ``TREE_CELLS`` by the model's name (``tree_lstm``, ``mtree_lstm``,
+  ``stack_mi_tree_lstm``, ...); the sides are encoded bottom-up by the level-batched tree engine, one
+  operator-specific cell per internal node;
+- ``sequence_classifier``: an encoder of ``SEQUENCE_ENCODERS`` (``rnn``, ``lstm``, ``stack_rnn``); the sides are read
+  as pre-order token sequences;
+- ``majority_classifier``: the training set's most frequent label, no parameters.
 ``model.d_model`` is the hidden size; ``model.stack_depth`` the depth of the stack cells' memory;
 ``model.number_encoder`` makes a tree classifier read every number leaf's value (numbers as evidence, Arabshahi et al.
 2018): the leaf is embedded as its token plus ``NumberEncoder(value)``, and every ``Float`` leaf shares the one token
@@ -27,12 +28,14 @@ from torch.utils.data import DataLoader, Dataset
 
 from neuromath.config import ModelConfig
 from neuromath.config.models import StackRNNConfig, TreeCellConfig
+from neuromath.config.rules import CLASSIFIER_KINDS, MAJORITY
+from neuromath.errors import ConfigError
 from neuromath.models.batching import EpochShuffleSampler, ShardSampler, move_batch, pad
 from neuromath.models.contracts import EquationClassifier
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
 from neuromath.nn.precision import autocast
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing the engine registers every tree cell
-from neuromath.registry import CLASSIFIERS, SEQUENCE_ENCODERS, TREE_CELLS
+from neuromath.registry import SEQUENCE_ENCODERS, TREE_CELLS
 from neuromath.tasks.identities import (
     BINARY_FUNCTIONS,
     NUMBER_KINDS,
@@ -48,6 +51,7 @@ from neuromath.tasks.identities import (
 )
 from neuromath.text import Vocabulary
 
+CLASSIFIER_BUILT_KINDS = (*CLASSIFIER_KINDS, MAJORITY)
 OPERATORS = BINARY_FUNCTIONS + UNARY_FUNCTIONS  # operator ids of the tree cells, in this order
 OPERATOR_IDS = {name: index for index, name in enumerate(OPERATORS)}
 FLOAT_TOKEN = "<float>"  # with model.number_encoder: the token of every Float leaf (its value tells them apart)
@@ -152,34 +156,29 @@ def _node_dropout(cell: str, config: TreeCellConfig) -> float:
     return 0.0 if candidate else config.dropout
 
 
-def _register() -> None:
-    for cell in TREE_CELLS.names():
-        CLASSIFIERS.add(
-            cell,
-            lambda config, vocab, cell=cell: TreeClassifier(
-                cell, len(vocab), config.d_model, dropout=_node_dropout(cell, config),
-                number_encoder=config.number_encoder, **_cell_options(cell, config)
-            ),
-        )
-    for encoder in SEQUENCE_ENCODERS.names():
-        if encoder in CLASSIFIERS:
-            raise ValueError(f"sequence encoder {encoder!r} has the name of a tree cell")
-        CLASSIFIERS.add(
-            encoder,
-            lambda config, vocab, encoder=encoder: SequenceClassifier(
-                encoder, len(vocab), config.d_model, pad_id=vocab.pad_id, dropout=config.dropout,
-                **({"stack_depth": config.stack_depth} if isinstance(config, StackRNNConfig) else {}),
-            ),
-        )
-    CLASSIFIERS.add("majority", lambda config, vocab: MajorityClassifier())
+def tree_classifier(config: TreeCellConfig, vocab) -> TreeClassifier:
+    """The tree classifier of the cell ``config.name`` over the node vocabulary ``vocab``."""
+    cell = config.name
+    return TreeClassifier(cell, len(vocab), config.d_model, dropout=_node_dropout(cell, config),
+                          number_encoder=config.number_encoder, **_cell_options(cell, config))
 
 
-_register()
+def sequence_classifier(config: ModelConfig, vocab) -> SequenceClassifier:
+    """The classifier over pre-order tokens read by the encoder ``config.name``."""
+    stack = {"stack_depth": config.stack_depth} if isinstance(config, StackRNNConfig) else {}
+    return SequenceClassifier(config.name, len(vocab), config.d_model, pad_id=vocab.pad_id, dropout=config.dropout,
+                              **stack)
+
+
+def majority_classifier(config: ModelConfig, vocab) -> MajorityClassifier:
+    return MajorityClassifier()
 
 
 def build_classifier(config: ModelConfig, vocab) -> EquationClassifier:
     """The classifier ``config.name`` for a node vocabulary ``vocab`` (a ``neuromath.text.Vocabulary``)."""
-    return CLASSIFIERS.get(config.name)(config, vocab)
+    if config.kind not in CLASSIFIER_BUILT_KINDS:
+        raise ConfigError(f"model {config.name!r} is not an equation classifier")
+    return config.builder()(config, vocab)
 
 
 # ------------------------------------------------------------------------------- encoding equations for the classifiers

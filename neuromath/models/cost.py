@@ -307,10 +307,21 @@ def tree_decoding(config: TreeDecoderConfig, model: nn.Module, vocab_size: int, 
     return batch.rows * per_row + batch.sources * per_source
 
 
+def any_decoding(config: ModelConfig, model: nn.Module, vocab_size: int, batch: Decoding) -> int:
+    """A model without a formula of its own (one a user registered): a generous bound from its widest layer W (the
+    largest dimension of a parameter), as if each row kept 4 W per decoded and per source token, and each source 8 W
+    per token."""
+    width = max((max(parameter.shape) for parameter in model.parameters() if parameter.dim()), default=1)
+    per_row = (batch.steps * 4 * width + batch.source_length * 4 * width + 3 * vocab_size) * FLOAT
+    per_row += 2 * batch.steps * LONG
+    return batch.rows * per_row + batch.sources * batch.source_length * 8 * width * FLOAT
+
+
 DECODING: tuple[tuple[type, Callable[[ModelConfig, nn.Module, int, Decoding], int]], ...] = (  # the first match
     (TransformerConfig, transformer_decoding),
     (RecurrentConfig, recurrent_decoding),
     (TreeDecoderConfig, tree_decoding),
+    (ModelConfig, any_decoding),
 )
 
 
@@ -410,9 +421,7 @@ def check_sequence_cost(config, inputs, config_path: Path, weights: Path | None,
 
 def decoding_cost(config, size: ModelSize, model: nn.Module, vocab_size: int, config_path: Path,
                   limits: CostLimits, decode) -> DecodingCost:
-    formula = next((estimate for kind, estimate in DECODING if isinstance(config.model, kind)), None)
-    if formula is None:
-        raise NeuromathError(f"no decoding estimate for the {config.model.name} model")
+    formula = next(estimate for kind, estimate in DECODING if isinstance(config.model, kind))
 
     def decoding(batch: Decoding) -> int:
         return formula(config.model, model, vocab_size, batch)

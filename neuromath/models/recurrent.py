@@ -4,7 +4,7 @@ Problems", Sec. 3.1: GRU encoder, LSTM decoder), the Bi-LSTM sequence-to-sequenc
 eqs. 5 and 8, "general" score) and GroupATT (Li et al. 2019, "Modeling Intra-Relation in Math Word Problems with
 Different Functional Multi-Head Attentions", Sec. 3: that Bi-LSTM encoder, a group-attention block, that decoder).
 
-Registered in ``MODELS`` as ``dns``, ``bilstm_seq2seq`` and ``group_attention``. Sizes from the config:
+The models ``dns``, ``bilstm_seq2seq`` and ``group_attention`` (``neuromath.config.models``). Sizes from the config:
 ``d_model`` is the embedding size (the paper: 128), ``encoder_hidden`` the units of each encoder direction (256),
 ``decoder_hidden`` the decoder's (512), ``n_encoder_layers`` / ``n_decoder_layers`` the depths (2 / 2), and for
 GroupATT ``groups`` the attention groups with ``n_heads`` heads shared equally among them (the paper: four groups,
@@ -44,7 +44,6 @@ from neuromath.nn.recording import Recorded
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.word_bags import with_word_parts
-from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS
 from neuromath.text import Vocabulary
 
@@ -211,7 +210,6 @@ class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
         return torch.log_softmax(logits[:, -1].float(), dim=-1), cache
 
 
-@MODELS.register("dns")
 class DeepNeuralSolver(RecurrentSeq2Seq):
     """DNS (Wang et al. 2017): a GRU encoder whose final state starts an LSTM decoder, no attention."""
 
@@ -219,12 +217,10 @@ class DeepNeuralSolver(RecurrentSeq2Seq):
     attention = False
 
 
-@MODELS.register("bilstm_seq2seq")
 class BiLSTMSeq2Seq(RecurrentSeq2Seq):
     """The Bi-LSTM encoder-decoder with attention of Wang et al. 2018a, the baseline of Li et al. 2019."""
 
 
-@MODELS.register("group_attention")
 class GroupAttentionSeq2Seq(RecurrentSeq2Seq):
     """GroupATT (Li et al. 2019): the Bi-LSTM encoder, a group-attention block over its states, the decoder."""
 

@@ -19,23 +19,29 @@ import math
 from collections import Counter
 from typing import Sequence
 
+from neuromath.config.models import model_names
+from neuromath.config.rules import RETRIEVAL
 from neuromath.errors import ConfigError
 from neuromath.tasks.word_problems import MASK_REGEX, Example
 from neuromath.text import word_tokens
-
-SIMILARITIES = ("jaccard", "cosine")
 
 
 def problem_words(example: Example) -> list[str]:
     return [token for token in word_tokens(example.masked_text) if not MASK_REGEX.fullmatch(token)]
 
 
+def retrieval_baseline(config) -> "RetrievalBaseline":
+    """The baseline of the model ``config.name`` (its similarity), not yet fitted."""
+    return RetrievalBaseline(config.name)
+
+
 class RetrievalBaseline:
     """``fit(train)`` then ``predict(example) -> equation tokens`` (the nearest training problem's template)."""
 
     def __init__(self, similarity: str = "jaccard"):
-        if similarity not in SIMILARITIES:
-            raise ConfigError(f"retrieval similarity must be one of {', '.join(SIMILARITIES)}, not {similarity!r}")
+        known = model_names(RETRIEVAL)  # each similarity is a model of kind retrieval (neuromath.config.models)
+        if similarity not in known:
+            raise ConfigError(f"retrieval similarity must be one of {', '.join(known)}, not {similarity!r}")
         self.similarity = similarity
         self.train: list[Example] = []
 

@@ -41,7 +41,7 @@ from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.tree_structure import TreeStructure
 from neuromath.nn.word_bags import with_word_parts
-from neuromath.registry import ATTENTION, MODELS, POSITIONS
+from neuromath.registry import ATTENTION, POSITIONS
 
 ATTENTION_PLACES = ("encoder", "decoder", "cross")
 POSITION_SIDES = ("encoder", "decoder")
@@ -189,7 +189,6 @@ class DecoderLayer(nn.Module):
         return self.feed_forward_block(x, self.feed_forward)
 
 
-@MODELS.register("transformer")
 class Transformer(nn.Module):
     def __init__(self, config: TransformerConfig, inputs: ModelInputs):
         super().__init__()

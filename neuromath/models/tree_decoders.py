@@ -4,12 +4,11 @@ Problems": the Bi-GRU encoder of Sec. 3.1 and the goal-driven tree decoder of Se
 the same decoder over the Bi-GRU states refined by graph convolution over the quantity cell graph and the quantity
 comparison graph, Sec. 3.2-3.3, ``neuromath.nn.graph`` and ``neuromath.tasks.word_problems.graphs``).
 
-Registered in ``MODELS`` as ``gts`` and ``graph2tree``. Two switches exist for ablations: ``model.numbers: slot``
-embeds a number by its slot (a learned vector per ``n0, n1, ...``) instead of pointing at its encoder state, and
-``model.subtree_embedding: false`` hides finished subtrees from the right goals. ``model.number_relevance: W``
-adds an auxiliary training loss (weight W): each number's encoder state predicts whether the gold equation uses that
-number, so the encoder is told which of the problem's numbers are distractors (decoding is unchanged).
-``model.shared_words: true``
+The models ``gts`` and ``graph2tree`` (``neuromath.config.models``). Two switches exist for ablations: ``model.numbers:
+slot`` embeds a number by its slot (a learned vector per ``n0, n1, ...``) instead of pointing at its encoder state, and
+``model.subtree_embedding: false`` hides finished subtrees from the right goals. ``model.number_relevance: W`` adds an
+auxiliary training loss (weight W): each number's encoder state predicts whether the gold equation uses that number, so
+the encoder is told which of the problem's numbers are distractors (decoding is unchanged). ``model.shared_words: true``
 (graph2tree) adds the links between the occurrences of a number's cell words to both cell graphs
 (``shared_word_links``); ``model.graph_text: true`` builds the graphs from the words as written (the batch's
 ``source_words``) instead of the vocabulary's tokens, where every unknown word is one ``<unk>`` and no content word.
@@ -44,7 +43,6 @@ from neuromath.nn.graph import GraphConvolutionModule
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.word_bags import with_word_parts
-from neuromath.registry import MODELS
 from neuromath.tasks.word_problems import MASK_REGEX
 from neuromath.tasks.word_problems.graphs import comparison_links, quantity_cell_links, shared_word_links
 from neuromath.text import Vocabulary
@@ -55,7 +53,6 @@ GRAPHS = ("number reads its words", "word reads its numbers", "larger reads smal
 SPECIAL_IDS = (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabulary.unk_id)
 
 
-@MODELS.register("gts")
 class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
     """GTS: a two-layer bidirectional GRU encoder and the goal-driven tree decoder (see the module docstring)."""
 
@@ -265,7 +262,6 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         return log_probs, {**state, "goal": goal, "context": context}
 
 
-@MODELS.register("graph2tree")
 class GraphToTreeSolver(GoalDrivenTreeSolver):
     """Graph2Tree: GTS whose encoder states pass through graph convolution over the quantity cell graph and the
     quantity comparison graph (and its reverse) before the tree decoder reads them."""

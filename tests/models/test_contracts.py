@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from torch import nn
 
 from neuromath.config import load_config
+from neuromath.config.models import model_names
 from neuromath.config.presets import preset_names
+from neuromath.config.rules import CLASSIFIER_KINDS, MAJORITY, SEQUENCE
 from neuromath.decoding.beam import beam_search
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.models import EquationClassifier, SequenceModel, build_task_model
@@ -21,13 +23,13 @@ from neuromath.models.batching import EncodedExamples, collate
 from neuromath.models.classifiers import build_classifier, node_vocabulary
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.nn.tree_engine import Cell
-from neuromath.registry import CLASSIFIERS, MODELS, TREE_CELLS
+from neuromath.registry import TREE_CELLS
 from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample, apply, number, symbol
 from neuromath.training.run import build_vocabularies, prepare_data
 
 SEQUENCE_PRESETS = [name for name in preset_names() if name.split("/")[0] in ("word_problems", "symbolic")
-                    and not name.endswith("_paper") and load_config(name).model.name in MODELS]
+                    and not name.endswith("_paper") and load_config(name).model.kind == SEQUENCE]
 
 
 def small_generated(name: str):
@@ -38,7 +40,7 @@ def small_generated(name: str):
 
 
 def test_the_presets_cover_every_registered_model():
-    assert set(MODELS.names()) <= {load_config(name).model.name for name in SEQUENCE_PRESETS}
+    assert set(model_names(SEQUENCE)) <= {load_config(name).model.name for name in SEQUENCE_PRESETS}
 
 
 def preset_model_and_items(name: str, n_items: int):
@@ -67,7 +69,7 @@ def test_every_sequence_model_satisfies_its_contract_and_decodes_through_it(name
     assert best == greedy  # beam 1 through reorder_cache and the memory handling is greedy decoding
 
 
-@pytest.mark.parametrize("name", CLASSIFIERS.names())
+@pytest.mark.parametrize("name", model_names(*CLASSIFIER_KINDS, MAJORITY))
 def test_every_equation_classifier_satisfies_its_contract(name):
     config = load_config("identities/tree_lstm", overrides=[f"model.name={name}"])
     x = symbol("x")

@@ -17,6 +17,7 @@ import neuromath.api.sequence_solver as sequence_solver
 from neuromath.cli import main
 from neuromath.config import load_config
 from neuromath.config.models import model_names
+from neuromath.config.rules import CLASSIFIER_KINDS, MAJORITY, SEQUENCE
 from neuromath.errors import NeuromathError
 from neuromath.models import ModelInputs, build_model
 from neuromath.models.classifiers import build_classifier
@@ -31,15 +32,14 @@ from neuromath.models.cost import (
     resolve_limits,
     size_text,
 )
-from neuromath.registry import CLASSIFIERS, MODELS
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
 SOURCE = Vocabulary(["tom", "has", "apples", "n0", "n1", "n2"])
 TARGET = Vocabulary(["+", "-", "*", "/", "n0", "n1", "n2", "1"])
 NODES = Vocabulary(["Add", "Mul", "Pow", "sin", "cos", "var_0", "1", "2", "-1"])
-SEQUENCE_MODELS = [name for name in model_names() if name in MODELS]
-CLASSIFIER_MODELS = [name for name in model_names() if name in CLASSIFIERS]
+SEQUENCE_MODELS = list(model_names(SEQUENCE))
+CLASSIFIER_MODELS = list(model_names(*CLASSIFIER_KINDS, MAJORITY))
 TRANSFORMER_VARIANTS = [("tp", "sinusoidal"), ("relative", "learned"), ("tree_relative", "tree"), ("standard", "tree")]
 
 

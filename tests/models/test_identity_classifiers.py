@@ -8,9 +8,10 @@ import torch
 import torch.nn.functional as F
 
 from neuromath.config import ModelConfig
+from neuromath.config.models import model_names
+from neuromath.config.rules import MAJORITY, SEQUENCE_CLASSIFIER, TREE_CLASSIFIER
 from neuromath.errors import ConfigError
 from neuromath.models.classifiers import (
-    CLASSIFIERS,
     OPERATORS,
     CompletionScorer,
     EncodedEquations,
@@ -46,13 +47,13 @@ def tiny_set(n: int, seed: int) -> list[EquationExample]:
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
-LEARNED = [name for name in CLASSIFIERS.names() if name != "majority"]
+LEARNED = list(model_names(TREE_CLASSIFIER, SEQUENCE_CLASSIFIER))
 
 
 def test_every_model_of_the_issue_is_registered():
     assert {"tree_rnn", "tree_lstm", "second_order_tree_rnn", "mtree_lstm", "mi_tree_lstm", "stack_mtree_lstm",
             "stack_mi_tree_lstm", "tree_smu", "tree_smu_lstm", "rnn", "lstm", "stack_rnn",
-            "majority"} <= set(CLASSIFIERS.names())
+            "majority"} <= set(model_names(TREE_CLASSIFIER, SEQUENCE_CLASSIFIER, MAJORITY))
     assert len(OPERATORS) == 17
 
 

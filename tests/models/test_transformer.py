@@ -4,7 +4,11 @@ import torch
 from neuromath.config import ModelConfig
 from neuromath.errors import ConfigError
 from neuromath.expr.grammar import TreeGrammar
-from neuromath.models import ModelInputs, build_model
+from neuromath.models import (
+    ModelInputs,
+    build_model,
+    transformer,  # noqa: F401  (its building blocks register the kernels and positions)
+)
 from neuromath.nn.attention import StandardAttention
 from neuromath.registry import ATTENTION, POSITIONS
 
