@@ -228,7 +228,7 @@ def test_command_modules_are_named_after_their_commands():
 
 def test_no_tracker_history_in_code_or_presets():
     """Docstrings cite papers and equations, not the numbers of an issue tracker that is not in the repository, and
-    preset comments carry no measured scores (those live in results/, written by ``python -m tools.results_pages build``)."""
+    preset comments carry no measured scores (those live in results/, written by ``tools.results_pages``)."""
     import re
 
     root = PACKAGE.parent

@@ -1,6 +1,8 @@
 """Task families, one package each: plain-Python records, readers, generators and scorers (no torch here).
 
-``base`` holds the descriptions a family fills in (``SequenceTask``, ``EquationTask``). Importing this package
+``base`` holds the descriptions a family fills in (``SequenceTask``, ``EquationTask``) and the types they hand the
+trainer (``Splits``, ``VocabularyOptions``, ``Completion``); ``streams`` reads corpora too large for memory, for any
+task with ``record_files`` (its names are re-exported here). Importing this package
 imports the four families, and each registers its tasks in ``neuromath.registry.TASKS``:
 
 - ``word_problems``: ``word_problems`` and ``word_problems_normalized`` (problem text -> equation -> number);
@@ -15,9 +17,23 @@ from __future__ import annotations
 
 from neuromath.registry import TASKS
 from neuromath.tasks import identities, mathematics_dataset, symbolic, word_problems  # noqa: F401  (register the tasks)
-from neuromath.tasks.base import EquationTask, SequenceTask, no_options
+from neuromath.tasks.base import Completion, EquationTask, SequenceTask, Splits, VocabularyOptions, no_options
+from neuromath.tasks.streams import MALFORMED, InterleavedReader, RecordFiles, ShardPlan, ShardStream
 
-__all__ = ["EquationTask", "SequenceTask", "get_task", "no_options"]
+__all__ = [
+    "MALFORMED",
+    "Completion",
+    "EquationTask",
+    "InterleavedReader",
+    "RecordFiles",
+    "SequenceTask",
+    "ShardPlan",
+    "ShardStream",
+    "Splits",
+    "VocabularyOptions",
+    "get_task",
+    "no_options",
+]
 
 
 def get_task(name: str) -> SequenceTask | EquationTask:

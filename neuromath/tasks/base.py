@@ -2,12 +2,16 @@
 ``EquationTask`` (whole equation trees to classify). Each family registers its descriptions in
 ``neuromath.registry.TASKS``; training, decoding, evaluation and the CLI only go through them and never branch on a
 task's name. No torch here.
+
+The trainer's side of the contract: ``Splits`` (a run's examples and their report) goes through the task's
+``prepare_splits``, ``VocabularyOptions`` says how vocabularies and training read source words, ``streaming`` says
+whether the training corpus is read lazily, and ``Completion`` holds what ranking candidates for a blank needs.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 
@@ -17,8 +21,52 @@ def no_options(data, role: str) -> dict:
 
 
 @dataclass(frozen=True)
+class Splits:
+    """A run's examples by split and what its ``data.json`` says of them (per split: where it came from, how many
+    were read, skipped, left out or added)."""
+
+    train: list
+    valid: list
+    test: list
+    report: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VocabularyOptions:
+    """How a run's vocabularies and its training steps read source words (``SequenceTask.vocabulary_options``)."""
+
+    min_count: int = 1  # a source word seen fewer times in training is <unk>; 1 keeps every word
+    word_dropout: float = 0.0  # training only: the share of ordinary source words read as <unk>; 0 drops none
+
+
+def default_vocabulary_options(data) -> VocabularyOptions:
+    """Every training word kept, none dropped: a task whose data section has no such keys."""
+    return VocabularyOptions()
+
+
+def streaming_option(data) -> bool:
+    """The data section's ``streaming`` key where its class has one (the tasks with ``record_files``), else False."""
+    return bool(data.option("streaming", False))
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What ranking the candidates for a blank needs of an equation task (training with ``train.rank_weight``).
+    A candidate has a ``tree`` and a ``value_class``; an example a ``tree`` and a ``label``."""
+
+    read_candidates: Callable[[str], list]  # a candidate file -> its candidates
+    token_key: Callable[[Any], tuple]  # a tree -> a key: two subtrees with one key are written the same
+    candidate_classes: Callable[[Sequence], dict]  # candidates -> {each one's token_key: its value class}
+    # (examples, candidates, n, rng) -> (up to n true examples with one blank each, a report); ValueError: none fits
+    make_blanks: Callable[..., tuple[list, Any]]
+    # (scores, candidates, value class) -> the place (1 = first) of the first right candidate, highest score first
+    right_rank: Callable[[Sequence[float], Sequence, str], int]
+    summarise_ranks: Callable[[Sequence[int]], dict]  # ranks -> n, top1, top5, mrr
+
+
+@dataclass(frozen=True)
 class CardText:
-    """What the model card of a run (``RUN/README.md``, ``neuromath.experiments.card``) says of its task, so that the
+    """What the model card of a run (``RUN/README.md``, ``neuromath.sharing.card``) says of its task, so that the
     card is written without branching on the task's name."""
 
     purpose: str  # what a model of the task does, one sentence without its subject: "reads ... and writes ..."
@@ -56,7 +104,6 @@ class SequenceTask:
     generate_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of generate
     accuracy_label: str = "value accuracy"  # how reports name the task's accuracy (is_correct)
     equation_label: str | None = "equation accuracy"  # ... and the token-exact match; None when it is the same thing
-    training: str = "sequence"  # how runs of the task train: a name in the TRAINING registry (neuromath.experiments)
     # how evaluate scores and reports runs: a name in the EVALUATION registry (sequence, modules, symbolic)
     evaluation: str = "sequence"
     prepare: Callable[[str], Any] | None = None  # a user's text -> an example for solve; None: solve does not apply
@@ -82,6 +129,14 @@ class SequenceTask:
     # (path, DataConfig, lenient) -> the training corpus as a ``neuromath.tasks.streams.RecordFiles``, read lazily
     # when ``data.streaming`` is on; None: the task reads its data into memory only
     record_files: Callable[..., Any] | None = None
+    # (DataConfig) -> whether a run with those settings reads data.train lazily through ``record_files``
+    streaming: Callable[[Any], bool] = streaming_option
+    # (DataConfig, Splits, read) -> the splits a run trains on, from the splits as read or generated (validation
+    # carved out): what the family adds, varies or rewrites, with its entries in the report; ``read(path)`` ->
+    # (examples, report entry) reads one more file as data.train is read. None: the splits as read
+    prepare_splits: Callable[[Any, Splits, Callable[[str], tuple[list, dict]]], Splits] | None = None
+    # (DataConfig) -> how the run's vocabularies and training read source words
+    vocabulary_options: Callable[[Any], VocabularyOptions] = default_vocabulary_options
     card: CardText = NO_CARD_TEXT  # what a run's model card says of the task
 
     def configured(self, data) -> "SequenceTask":
@@ -94,9 +149,9 @@ class SequenceTask:
 
 @dataclass(frozen=True)
 class EquationTask:
-    """A task whose examples are whole equation trees to classify (identities): no token sequences, so training,
-    evaluation and completion go through the ``classifier`` and ``verification`` procedures of
-    ``neuromath.experiments``."""
+    """A task whose examples are whole equation trees to classify (identities): no token sequences. Its models are
+    classifiers (they train by the ``classifier`` procedure); evaluation and completion go through its
+    ``verification`` procedure."""
 
     name: str
     read: Callable[..., list]  # read(path, *, lenient=False, skipped=None) -> examples
@@ -104,9 +159,9 @@ class EquationTask:
     write: Callable[[list, str], None]  # write(examples, path), the released JSON format
     is_correct: Callable[[bool, Any], bool]  # is a verification prediction right?
     accuracy_label: str = "accuracy"
-    training: str = "classifier"  # how runs of the task train: a name in neuromath.experiments' TRAINING registry
     evaluation: str = "verification"  # how evaluate scores and reports runs: a name in the EVALUATION registry
     prepare: Callable[[str], Any] | None = None  # a user's text -> an equation tree for solve; None: no solve
     # (equation tree) -> True / False / None (cannot tell): a check beside the model's verdict (numeric evaluation)
     reference_check: Callable[[Any], bool | None] | None = None
+    completion: Completion | None = None  # None: the task's runs cannot train to complete (train.rank_weight)
     card: CardText = NO_CARD_TEXT  # what a run's model card says of the task

@@ -9,7 +9,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import lightning.pytorch as pl
 import torch
@@ -29,8 +29,7 @@ from neuromath.models.classifiers import (
 from neuromath.models.hub import model_folder
 from neuromath.models.weights import has_weights, load_run_weights, weights_file
 from neuromath.nn.distributed import is_rank_zero
-from neuromath.tasks import get_task
-from neuromath.tasks.identities import EquationExample, is_correct, read_candidates, read_equations
+from neuromath.tasks import EquationTask, get_task
 from neuromath.text import Vocabulary
 from neuromath.training.module import ClassifierModule
 from neuromath.training.ranking import CompletionRanking
@@ -68,15 +67,15 @@ def parse_depths(text: str, key: str = "data.train_depths") -> set[int]:
 
 @dataclass
 class IdentityData:
-    train: list[EquationExample]
-    valid: list[EquationExample]
-    test: list[EquationExample]
+    train: list  # the task's equations (``EquationTask.read``)
+    valid: list
+    test: list
     report: dict = field(default_factory=dict)
 
 
-def read_training_file(path: str, lenient: bool) -> tuple[list[EquationExample], dict]:
+def read_training_file(task: EquationTask, path: str, lenient: bool) -> tuple[list, dict]:
     """A file of labelled training equations and what reading it reported (file, rows read, rows skipped)."""
-    examples = read_equations(path, lenient=lenient, skipped=(skipped := []))
+    examples = task.read(path, lenient=lenient, skipped=(skipped := []))
     if any(e.label is None for e in examples):
         raise NeuromathError(f"{path}: training equations need labels 1 or 0 (found -1)")
     return examples, {"file": path, "read": len(examples), "skipped": [str(e) for e in skipped]}
@@ -92,20 +91,20 @@ def prepare_identity_data(config: Config) -> IdentityData:
     The equations of ``data.train_extra`` (a comma list of files, all their depths) are added to the training set
     after validation is carved out, so they never reach validation.
     """
-    data = config.data
+    data, task = config.data, get_task(config.data.task)
     train_depths = parse_depths(data.train_depths, "data.train_depths")
     test_depths = parse_depths(data.test_depths, "data.test_depths")
     report: dict = {}
     if data.train:
-        pool, report["train_source"] = read_training_file(data.train, data.lenient)
+        pool, report["train_source"] = read_training_file(task, data.train, data.lenient)
     else:
-        pool = get_task(config.data.task).generate(
+        pool = task.generate(
             data.generate_train, random.Random(data.generate_seed), max_depth=max(train_depths | test_depths)
         )
         report["train_source"] = {"generated": len(pool), "seed": data.generate_seed}
     train = [e for e in pool if e.depth in train_depths]
     if data.valid:
-        valid = read_equations(data.valid, lenient=data.lenient)
+        valid = task.read(data.valid, lenient=data.lenient)
     else:
         order = list(range(len(train)))
         random.Random(data.generate_seed + 1).shuffle(order)
@@ -115,12 +114,12 @@ def prepare_identity_data(config: Config) -> IdentityData:
         chosen = set(order[:n_valid])
         valid = [e for i, e in enumerate(train) if i in chosen]
         train = [e for i, e in enumerate(train) if i not in chosen]
-    test = read_equations(data.test, lenient=data.lenient) if data.test else [e for e in pool if e.depth in test_depths]
+    test = task.read(data.test, lenient=data.lenient) if data.test else [e for e in pool if e.depth in test_depths]
     extra_files = [name.strip() for name in (data.train_extra or "").split(",") if name.strip()]
     if extra_files:
         report["train_extra"] = []
         for name in extra_files:
-            extra, read = read_training_file(name, data.lenient)
+            extra, read = read_training_file(task, name, data.lenient)
             report["train_extra"].append(read)
             train.extend(extra)
     if not train or not valid:
@@ -143,6 +142,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
     if config.train.num_threads:
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
+    task = get_task(config.data.task)
     data = prepare_identity_data(config)
     # a trained run or export, or a model on the hub by id (downloaded into the Hugging Face cache)
     init_from = model_folder(config.train.init_from) if config.train.init_from else None
@@ -168,10 +168,12 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
     if config.train.rank_weight > 0:
         if not config.data.candidates:
             raise ConfigError("train.rank_weight > 0 needs data.candidates, the candidate file to draw fillers from")
+        if task.completion is None:
+            raise ConfigError(f"train.rank_weight > 0: the {task.name} task has no completion to rank")
+        candidates = task.completion.read_candidates(config.data.candidates)
         ranking = CompletionRanking(
-            data.train, read_candidates(config.data.candidates), vocab, config.train.rank_groups,
-            config.train.rank_negatives, config.train.rank_hard, seed=config.train.seed, numbers=reads_numbers(model),
-            valid=data.valid,
+            task.completion, data.train, candidates, vocab, config.train.rank_groups, config.train.rank_negatives,
+            config.train.rank_hard, seed=config.train.seed, numbers=reads_numbers(model), valid=data.valid,
         )
     train_set = EncodedEquations(data.train, vocab, model.input_kind, reads_numbers(model))
     valid_set = EncodedEquations(data.valid, vocab, model.input_kind, reads_numbers(model))
@@ -187,7 +189,8 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
     if not model.trainable:  # the majority class: counted from the labels, nothing to train
         model.fit([bool(e.label) for e in data.train])
         save_weights(model.state_dict(), run_dir / "model.pt")
-        summary.update({"epochs": 0, "steps": 0, "best_val_accuracy": predict_accuracy(model, data.valid, vocab)})
+        accuracy = predict_accuracy(model, data.valid, vocab, task.is_correct)
+        summary.update({"epochs": 0, "steps": 0, "best_val_accuracy": accuracy})
     else:
         module = ClassifierModule(config, model, ranking)
         fitted = fit_and_keep_best(
@@ -213,13 +216,15 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
         if ranking is not None:  # selected on completion: score the chosen weights on both validation measures
             completion = ranking.validate(model)
             summary.update({
-                "best_val_accuracy": predict_accuracy(model, data.valid, vocab),
+                "best_val_accuracy": predict_accuracy(model, data.valid, vocab, task.is_correct),
                 "best_val_completion": {key: completion[key] for key in ("n", "top1", "top5", "mrr")},
             })
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return TrainResult(summary, data)
 
 
-def predict_accuracy(model: torch.nn.Module, examples: Sequence[EquationExample], vocab: Vocabulary) -> float:
+def predict_accuracy(model: torch.nn.Module, examples: Sequence[Any], vocab: Vocabulary,
+                     is_correct: Callable[[bool, Any], bool]) -> float:
+    """The share of ``examples`` whose prediction is right by the task's ``is_correct``."""
     predicted = predict_logits(model, examples, vocab) > 0
     return sum(is_correct(p, e) for p, e in zip(predicted.tolist(), examples)) / max(1, len(examples))

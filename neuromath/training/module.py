@@ -72,11 +72,12 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
     """
 
     def __init__(self, config: Config, model: SequenceModel, scorer: Callable | None = None,
-                 droppable_source: torch.Tensor | None = None):
+                 droppable_source: torch.Tensor | None = None, word_dropout: float = 0.0):
         super().__init__()
         self.config = config
         self.model = model
         self.scorer = scorer
+        self.word_dropout = word_dropout  # the task's vocabulary_options; training only
         self._results: list[tuple[bool, bool]] = []  # per validation example read by this process: value, equation
         # word dropout: a bool per source id, True for the ordinary words it may replace (None: no word dropout);
         # a buffer so it follows the module to its device, not persistent so checkpoints and weights do not hold it
@@ -97,10 +98,11 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
 
     def drop_words(self, source: torch.Tensor) -> torch.Tensor:
         """Word dropout (training only): each droppable source token becomes <unk> with probability
-        ``data.word_dropout``, so that words unseen at test time are not out of distribution. The draws come from
-        torch's CPU generator (seeded by ``train.seed``, saved in checkpoints), whatever the device, so a resumed run
-        drops the same words; with no word dropout nothing is drawn and ``source`` is returned as it is."""
-        rate = self.config.data.option("word_dropout", 0.0)  # a key of the word-problem tasks only
+        ``word_dropout`` (``data.word_dropout``), so that words unseen at test time are not out of distribution. The
+        draws come from torch's CPU generator (seeded by ``train.seed``, saved in checkpoints), whatever the device,
+        so a resumed run drops the same words; with no word dropout nothing is drawn and ``source`` is returned as it
+        is."""
+        rate = self.word_dropout
         if self.droppable_source is None or rate <= 0:
             return source
         draws = torch.rand(source.shape).to(source.device)  # (B, S)

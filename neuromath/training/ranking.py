@@ -19,8 +19,9 @@ and ``val_completion_mrr``, and the mean reciprocal rank picks the best epoch an
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -30,14 +31,7 @@ from neuromath.expr.equation_tree import path_to, replace_path, subtree_at
 from neuromath.expr.tree import preorder
 from neuromath.models.batching import move_batch
 from neuromath.models.classifiers import CompletionScorer, make_collate, side_tree
-from neuromath.tasks.identities.blanks import (
-    candidate_classes,
-    make_blanks,
-    right_rank,
-    summarise_ranks,
-    token_key,
-)
-from neuromath.tasks.identities.equations import Candidate, EquationExample
+from neuromath.tasks import Completion
 from neuromath.text import Vocabulary
 
 VALID_BLANKS = 500  # validation blanks scored per validation (`complete` ranks 500 generated ones in 3-6 s, one thread)
@@ -46,11 +40,14 @@ VALID_BLANKS = 500  # validation blanks scored per validation (`complete` ranks 
 class CompletionRanking:
     """Draws completion groups from the true training equations and scores them (see the module docstring)."""
 
-    def __init__(self, examples: Sequence[EquationExample], candidates: Sequence[Candidate], vocab: Vocabulary,
-                 groups: int, negatives: int, hard: int, seed: int = 0, numbers: bool = False,
-                 valid: Sequence[EquationExample] = ()):
+    def __init__(self, completion: Completion, examples: Sequence[Any], candidates: Sequence[Any],
+                 vocab: Vocabulary, groups: int, negatives: int, hard: int, seed: int = 0, numbers: bool = False,
+                 valid: Sequence[Any] = ()):
+        """``completion``: the task's (``EquationTask.completion``); ``examples`` and ``valid``: its equations,
+        ``candidates``: its fillers (``completion.read_candidates``)."""
+        self.completion = completion
         self.candidates = list(candidates)
-        self.classes = candidate_classes(self.candidates)
+        self.classes = completion.candidate_classes(self.candidates)
         if len(set(self.classes.values())) < 2:
             raise ConfigError("completion ranking needs candidates of at least two value classes")
         self.vocab, self.numbers = vocab, numbers
@@ -59,16 +56,17 @@ class CompletionRanking:
         self.eligible = []  # (example, pre-order numbers of the nodes below the root written as a candidate)
         for example in examples:
             if example.label is True:
-                nodes = [n for n, node in enumerate(preorder(example.tree)) if n and token_key(node) in self.classes]
+                nodes = [n for n, node in enumerate(preorder(example.tree))
+                         if n and completion.token_key(node) in self.classes]
                 if nodes:
                     self.eligible.append((example, nodes))
         if not self.eligible:
             raise ConfigError("completion ranking: no true training equation has a node written as a candidate")
         self.collate = make_collate("trees")
-        self.valid_blanks: list[EquationExample] = []
+        self.valid_blanks: list = []
         if valid:
             try:
-                self.valid_blanks, _ = make_blanks(valid, self.candidates, VALID_BLANKS, random.Random(seed))
+                self.valid_blanks, _ = completion.make_blanks(valid, self.candidates, VALID_BLANKS, random.Random(seed))
             except ValueError:
                 raise ConfigError("completion ranking: no true validation equation has a node written as a "
                                   "candidate, so completion cannot select the run") from None
@@ -76,14 +74,14 @@ class CompletionRanking:
     def validate(self, model: torch.nn.Module) -> dict:
         """Completion of ``model`` on the validation blanks: n, top1, top5 and mrr, each blank ranked as
         ``neuromath.evaluation.verification.completion_metrics`` ranks it (``right_rank``)."""
-        scorer = CompletionScorer(model, self.vocab, [c.tree for c in self.candidates])
-        return summarise_ranks([
-            right_rank(scorer(e.tree, path_to(e.tree, e.blank)).float(), self.candidates,
-                       self.classes[token_key(subtree_at(e.tree, e.blank))])
+        scorer, completion = CompletionScorer(model, self.vocab, [c.tree for c in self.candidates]), self.completion
+        return completion.summarise_ranks([
+            completion.right_rank(scorer(e.tree, path_to(e.tree, e.blank)).float(), self.candidates,
+                                  self.classes[completion.token_key(subtree_at(e.tree, e.blank))])
             for e in self.valid_blanks
         ])
 
-    def draw(self, model: torch.nn.Module) -> list[tuple[EquationExample, tuple[int, ...], list[int]]]:
+    def draw(self, model: torch.nn.Module) -> list[tuple[Any, tuple[int, ...], list[int]]]:
         """``groups`` draws of (true equation, path of its blank, indices of the wrong candidates to put there): the
         ``hard`` wrong candidates ``model`` scores highest, best first, then uniformly drawn ones."""
         scorer = CompletionScorer(model, self.vocab, [c.tree for c in self.candidates]) if self.hard else None
@@ -91,7 +89,7 @@ class CompletionRanking:
         for example, nodes in self.rng.sample(self.eligible, min(self.groups, len(self.eligible))):
             blank = self.rng.choice(nodes)
             path = path_to(example.tree, blank)
-            wanted = self.classes[token_key(subtree_at(example.tree, blank))]
+            wanted = self.classes[self.completion.token_key(subtree_at(example.tree, blank))]
             wrong = [i for i, c in enumerate(self.candidates) if c.value_class != wanted]
             chosen: list[int] = []
             if scorer is not None:
@@ -103,10 +101,12 @@ class CompletionRanking:
             drawn.append((example, path, chosen))
         return drawn
 
-    def group(self, example: EquationExample, path: tuple[int, ...], chosen: list[int]) -> list[EquationExample]:
-        """The true equation, then one equation per chosen wrong candidate put in the blank at ``path``."""
+    def group(self, example: Any, path: tuple[int, ...], chosen: list[int]) -> list[Any]:
+        """The true equation, then one equation per chosen wrong candidate put in the blank at ``path``, labelled
+        false."""
         return [example] + [
-            EquationExample(replace_path(example.tree, path, self.candidates[i].tree), False) for i in chosen
+            dataclasses.replace(example, tree=replace_path(example.tree, path, self.candidates[i].tree), label=False)
+            for i in chosen
         ]
 
     def loss(self, model: torch.nn.Module, device) -> torch.Tensor:

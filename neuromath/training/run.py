@@ -25,7 +25,6 @@ from lightning.pytorch.callbacks import EarlyStopping, EMAWeightAveraging, Timer
 from lightning.pytorch.loggers import CSVLogger
 
 from neuromath.config import Config, load_config, save_config
-from neuromath.config.tasks import StreamingData, WordProblemsData
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models import build_task_model
@@ -33,10 +32,7 @@ from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.nn.compiling import compile_in_place
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
-from neuromath.tasks import SequenceTask, get_task
-from neuromath.tasks.word_problems.normalisation import with_canonical_equation
-from neuromath.tasks.word_problems.overlap import new_stories
-from neuromath.tasks.word_problems.variations import augment, vary
+from neuromath.tasks import SequenceTask, Splits, get_task
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import SequenceModule, progress_callbacks
 from neuromath.training.run_folder import (
@@ -129,43 +125,18 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         report["train"]["after_valid_split"] = len(train)
     if not train:
         raise NeuromathError("the training set is empty")
-    if isinstance(data, WordProblemsData) and data.train_extra:  # after the carve-out, kept apart from held-out stories
-        train, report["train"]["extra"] = with_extra_problems(task, config, train, valid + test)
-    if isinstance(data, WordProblemsData) and data.augment:  # after the carve-out: no variant of a validation problem
-        kinds = [name.strip() for name in data.augment.split(",") if name.strip()]
-        added, counts = augment(train, kinds, data.augment_copies, seed)
-        report["train"]["augmented"] = {"added": len(added), "by_variation": counts, "copies": data.augment_copies}
-        train = train + added
-    if isinstance(data, WordProblemsData) and data.valid_variations and valid:
-        valid, report["valid"]["varied"] = with_variations(valid, data.valid_variations, seed)
-    if isinstance(data, WordProblemsData) and data.targets == "canonical":
-        train, valid, test = ([with_canonical_equation(example) for example in split] for split in (train, valid, test))
+    if task.prepare_splits is not None:  # after the carve-out: what the task adds, varies or rewrites
+        splits = task.prepare_splits(data, Splits(train, valid, test, report),
+                                     lambda path: read_training_file(task, path, config))
+        train, valid, test, report = splits.train, splits.valid, splits.test, splits.report
     return PreparedData(train, valid, test, report)
 
 
-def with_extra_problems(task: SequenceTask, config: Config, train: list, held_out: list) -> tuple[list, dict]:
-    """``train`` joined by the problems of ``data.train_extra``'s files whose story no training problem has and no
-    held-out problem has or nearly has (``new_stories``), and the report: each file read, how many were left out
-    and why, how many joined."""
-    extra, files = [], []
-    for path in (name.strip() for name in config.data.train_extra.split(",") if name.strip()):
-        read: dict = {}
-        extra += read_split(task, path, config, read, "train")
-        files.append(read["train"])
-    added, counts = new_stories(extra, held_out, train, config.data.train_extra_similarity)
-    return train + added, {"files": files, **counts}
-
-
-def with_variations(valid: list, names: str, seed: int) -> tuple[list, dict[str, int]]:
-    """The validation problems followed by one variation of each kind in ``names`` (a comma list) per problem that
-    has it (``data.valid_variations``), and how many each kind added."""
-    counts = {}
-    varied = list(valid)
-    for name in (name.strip() for name in names.split(",") if name.strip()):
-        made = [example for _, example in vary(valid, name, seed)]
-        counts[name] = len(made)
-        varied.extend(made)
-    return varied, counts
+def read_training_file(task: SequenceTask, path: str, config: Config) -> tuple[list, dict]:
+    """One more file read as ``data.train`` is, and its report entry (the ``read`` of a task's ``prepare_splits``)."""
+    read: dict = {}
+    examples = read_split(task, path, config, read, "train")
+    return examples, read["train"]
 
 
 @dataclass
@@ -210,7 +181,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     stream = None
-    streaming = isinstance(config.data, StreamingData) and config.data.streaming  # the tasks whose class has the key
+    streaming = task.streaming(config.data)
     if streaming and not config.train.validate:
         raise ConfigError("train.validate false trains on the whole of an in-memory data.train; a streamed corpus "
                           "(data.streaming) holds its validation records out of the stream")
@@ -266,7 +237,8 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         model.fit_structure([source for source, _ in items], [target[:-1] for _, target in items])
     if config.train.compile:
         compile_in_place(model, config.train.accelerator, config.train.compile_mode)
-    module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config))
+    module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config),
+                            word_dropout=task.vocabulary_options(config.data).word_dropout)
     valid_loader = (make_loader(valid_set, config.decode.batch_size, shard=True,
                                 length_multiple=config.train.length_multiple) if config.train.validate else None)
     fitted = fit_and_keep_best(config, run_dir, module, train_loader, valid_loader, monitor="val_value_accuracy",
@@ -312,7 +284,7 @@ def build_vocabularies(task: SequenceTask, train: list, config: Config) -> tuple
     says so). Source words seen fewer than ``data.min_count`` times are left out (read as <unk>); the task's
     ``reserved_tokens`` (word problems: the number slots n0, n1, ...) are in whatever their counts. ``task`` is the
     configured task (``SequenceTask.configured``), so its source tokens follow the data settings."""
-    min_count = config.data.min_count if isinstance(config.data, WordProblemsData) else 1
+    min_count = task.vocabulary_options(config.data).min_count
     reserved_source, reserved_target = task.reserved_tokens(train) if task.reserved_tokens is not None else ([], [])
     if task.shared_vocab:  # one table for both sides, built from inputs and outputs
         shared = Vocabulary.build(
@@ -330,8 +302,9 @@ def build_vocabularies(task: SequenceTask, train: list, config: Config) -> tuple
 def droppable_source(task: SequenceTask, source_vocab: Vocabulary, config: Config) -> torch.Tensor | None:
     """Which source ids word dropout may replace by <unk> (a bool per id of ``source_vocab``): every ordinary word,
     not pad/bos/eos/unk nor what the task keeps (``keeps_token``: word problems keep their numbers and clause
-    breaks). None when the run has no word dropout (``data.word_dropout`` 0, or not a key of its task)."""
-    if not isinstance(config.data, WordProblemsData) or config.data.word_dropout <= 0:
+    breaks). None when the run has no word dropout (the task's ``vocabulary_options``: ``data.word_dropout`` 0, or
+    not a key of its task)."""
+    if task.vocabulary_options(config.data).word_dropout <= 0:
         return None
     keeps = task.keeps_token or (lambda token: False)
     return torch.tensor([token not in SPECIALS and not keeps(token) for token in source_vocab.tokens],

@@ -1,7 +1,7 @@
 """Training on corpora that do not fit in memory (``data.streaming``): the training file or release tree is read lazily
-(``neuromath.tasks.streams``), split into one shard per process and data-loader worker, shuffled through a bounded
-window, and its read position travels in the checkpoint so that ``--resume`` continues with exactly the batch the
-interrupted run would have trained on next.
+(the record streams of ``neuromath.tasks``), split into one shard per process and data-loader worker, shuffled through
+a bounded window, and its read position travels in the checkpoint so that ``--resume`` continues with exactly the
+batch the interrupted run would have trained on next.
 
 An epoch of a stream is ``records // (shards * batch_size)`` batches per process (the same number on every process,
 as DDP needs); a shard's stream runs on across epochs, starting a new shuffled pass over the files when it reaches
@@ -23,8 +23,7 @@ from neuromath.config import Config
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.models.batching import carried, collate, encode_example
 from neuromath.nn.distributed import process_rank
-from neuromath.tasks import SequenceTask
-from neuromath.tasks.streams import MALFORMED, InterleavedReader, RecordFiles, ShardPlan, ShardStream
+from neuromath.tasks import MALFORMED, InterleavedReader, RecordFiles, SequenceTask, ShardPlan, ShardStream
 from neuromath.text import Vocabulary
 
 

@@ -18,6 +18,7 @@ from neuromath.experiments.fit_then_test import train_classifier
 from neuromath.expr.equation_tree import path_to
 from neuromath.expr.tree import preorder
 from neuromath.models.classifiers import CompletionScorer, build_classifier, node_vocabulary
+from neuromath.tasks import get_task
 from neuromath.tasks.identities import (
     PI,
     Candidate,
@@ -37,6 +38,7 @@ CANDIDATES = [Candidate(leaf, str(i)) for i, leaf in enumerate(LEAVES)] + [
     Candidate(number("4/2"), "3"),  # written otherwise than 2 but not the class of 2: a wrong filler for a 2 blank
     Candidate(apply("sin", LEAVES[0]), "7"),
 ]
+COMPLETION = get_task("identities").completion
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,7 @@ def ranking_for(examples, negatives=5, hard=2, groups=6, seed=0):
     config = load_config(None, ["data.task=identities", "model.name=tree_lstm", "model.d_model=16"])
     vocab = node_vocabulary(examples)
     model = build_classifier(config.model, vocab)
-    return CompletionRanking(examples, CANDIDATES, vocab, groups, negatives, hard, seed=seed), model
+    return CompletionRanking(COMPLETION, examples, CANDIDATES, vocab, groups, negatives, hard, seed=seed), model
 
 
 def test_a_group_is_the_true_equation_then_wrong_classes_with_the_hard_ones_first():
@@ -84,7 +86,8 @@ def at_path(tree, path):
 def test_validation_ranks_blanks_as_the_completion_report_does():
     examples = sameness_set(300, 4)
     ranking, model = ranking_for(examples)
-    ranking_with_valid = CompletionRanking(examples, CANDIDATES, ranking.vocab, 4, 5, 2, valid=examples[:150])
+    ranking_with_valid = CompletionRanking(COMPLETION, examples, CANDIDATES, ranking.vocab, 4, 5, 2,
+                                           valid=examples[:150])
     assert 20 < len(ranking_with_valid.valid_blanks) <= 75
     mine = ranking_with_valid.validate(model)
     report = completion_metrics(ranking_with_valid.valid_blanks, CANDIDATES,

@@ -18,6 +18,7 @@ from neuromath.tasks.identities import (
     Candidate,
     EquationExample,
     apply,
+    is_correct,
     number,
     read_equations,
     symbol,
@@ -92,7 +93,7 @@ def test_a_classifier_learns_to_compare_sides(tmp_path, data_file, model):
     assert test["accuracy"] > 0.7, test
     loaded = load_classifier(tmp_path / model)
     held_out = sameness_set(200, 99)
-    assert predict_accuracy(loaded.model, held_out, loaded.vocab) > 0.7  # chance: 0.5
+    assert predict_accuracy(loaded.model, held_out, loaded.vocab, is_correct) > 0.7  # chance: 0.5
     header = (tmp_path / model / "metrics.csv").read_text().splitlines()[0].split(",")
     assert "val_accuracy" in header and "train_loss_epoch" in header
     with open(tmp_path / model / "metrics.csv", newline="") as stream:
@@ -211,7 +212,7 @@ def test_numbers_as_evidence_learn_unseen_evaluations_that_tokens_alone_cannot(t
     assert accuracy[True] > 0.9 and accuracy[True] > accuracy[False] + 0.1, accuracy
     loaded = load_classifier(tmp_path / "True")
     assert loaded.model.reads_numbers and "<float>" in loaded.vocab.index
-    assert predict_accuracy(loaded.model, read_equations(tmp_path / "test.json"), loaded.vocab) > 0.85
+    assert predict_accuracy(loaded.model, read_equations(tmp_path / "test.json"), loaded.vocab, is_correct) > 0.85
 
 
 def test_train_extra_joins_the_training_set_only(tmp_path, data_file):

@@ -154,7 +154,8 @@ class Recorder(torch.nn.Module):
 def dropout_module(rate: float):
     config = tiny_config(f"data.word_dropout={rate}")
     task, source, target = vocabularies()
-    module = SequenceModule(config, Recorder(len(target)), droppable_source=droppable_source(task, source, config))
+    module = SequenceModule(config, Recorder(len(target)), droppable_source=droppable_source(task, source, config),
+                            word_dropout=task.vocabulary_options(config.data).word_dropout)
     examples = (TRAIN + VALID) * 24  # 78 ordinary words in each copy
     batch = collate([EncodedExamples(examples, task, source, target)[i] for i in range(len(examples))])
     return module, batch, source

@@ -6,8 +6,9 @@ from __future__ import annotations
 import threading
 
 from neuromath.registry import TASKS
-from neuromath.tasks.base import CardText, EquationTask
-from neuromath.tasks.identities.equations import is_correct, read_equations, write_equations
+from neuromath.tasks.base import CardText, Completion, EquationTask
+from neuromath.tasks.identities.blanks import candidate_classes, make_blanks, right_rank, summarise_ranks, token_key
+from neuromath.tasks.identities.equations import is_correct, read_candidates, read_equations, write_equations
 from neuromath.tasks.identities.exact_check import NOT_VERIFIED, VERIFIED, check_identity_tree
 from neuromath.tasks.identities.identity_generator import generate
 from neuromath.tasks.identities.identity_labels import SympyJudge
@@ -36,6 +37,14 @@ IDENTITIES = EquationTask(
     is_correct=is_correct,
     prepare=parse_equation,
     reference_check=numeric_verdict,
+    completion=Completion(
+        read_candidates=read_candidates,
+        token_key=token_key,
+        candidate_classes=candidate_classes,
+        make_blanks=make_blanks,
+        right_rank=right_rank,
+        summarise_ranks=summarise_ranks,
+    ),
     card=CardText(
         purpose="reads an equation as a tree (functions, the symbols x y z w, pi, e and numbers) and says whether it "
                 "is an identity, with a probability",

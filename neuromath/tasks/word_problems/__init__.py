@@ -10,7 +10,8 @@ unary minus, where a data set writes one, e.g. MAWPS ``x=(-11.0-7.0)/5``).
 
 Modules: ``records`` (``Example``, ``mask_numbers``, ``prepare_problem``), ``equations`` (``example_from_equation``),
 ``scoring``, ``files`` (``read_examples`` and the readers of each format, ``write_jsonl``), ``spans``,
-``normalisation``, ``templates`` (the synthetic generator) and ``task`` (the task descriptions). Every public name
+``normalisation``, ``templates`` (the synthetic generator), ``preparation`` (what a run adds to its splits, how it
+reads source words) and ``task`` (the task descriptions). Every public name
 is importable from this package.
 """
 

@@ -30,6 +30,7 @@ from neuromath.tasks.word_problems.normalisation import (
     is_well_formed_postfix,
     normalized_target_tokens,
 )
+from neuromath.tasks.word_problems.preparation import prepare_splits, vocabulary_options
 from neuromath.tasks.word_problems.records import MASK_REGEX, Example, number_value, prepare_problem
 from neuromath.tasks.word_problems.spans import SPAN_BREAKS
 from neuromath.text import word_tokens
@@ -125,6 +126,8 @@ WORD_PROBLEMS = SequenceTask(
     source_tokens_for=source_tokens_for,
     keeps_token=keeps_token,
     reserved_tokens=reserved_tokens,
+    prepare_splits=prepare_splits,
+    vocabulary_options=vocabulary_options,
     card=CARD,
 )
 
