@@ -1,25 +1,19 @@
 """What a model costs before it is built: its parameters, the bytes of its weights and of one batch of decoding,
 estimated from the config alone, and the limits a run folder must keep to be loaded.
 
-Every size in a run folder's ``config.yaml`` can be within its own bound while together they ask for more memory
-than the machine has (``d_model 65536`` with ``d_ff 65536``: tens of billions of parameters) or for a decoding that
-never ends (``decode.max_len 100000``). So before a model is built from a run folder (``neuromath.load``, solve,
-evaluate, export, serve, a resumed training, an import):
+Sizes each within bounds can together ask for more memory than the machine has (``d_model`` and ``d_ff`` 65536) or
+for a decoding that never ends (``decode.max_len 100000``). So before a model is built from a run folder (load,
+solve, evaluate, export, serve, resume, import):
 
-- the model is built on PyTorch's ``meta`` device, which allocates nothing, and counted (``measure_model``): exact
-  for every registered model, in about a second for the largest configs;
-- the weights it describes are compared with the weights file (``check_weights_file``): a config whose model is far
-  larger than its ``model.pt`` was not trained with those weights;
-- one batch of decoding (``decode.batch_size`` x ``decode.beam`` rows up to ``decode.max_len`` tokens) is estimated
-  by a formula per model family (``DECODING``), and weights plus decoding must fit the memory limit
-  (``resolve_limits``): by default half of this machine's memory (the GPU's on a GPU), raised with ``--max-memory
-  GB`` or ``max_memory=GB`` of ``neuromath.load``;
-- ``decode.max_len`` must be at most ``DEFAULT_DECODE_STEPS`` (``--max-decode-len N``, ``max_decode_len=N``): a
-  step costs the same however small the model, so a long decoding runs for minutes whatever the memory.
+- the model is built on the ``meta`` device, which allocates nothing, and counted (``measure_model``);
+- its weights are compared with the weights file (``check_weights_file``): a far larger config is not theirs;
+- one batch of decoding (``decode.batch_size`` x ``decode.beam`` rows, ``decode.max_len`` tokens) is estimated per
+  model family (``DECODING``); weights plus decoding must fit the memory limit (``resolve_limits``: half the
+  machine's or the GPU's memory; ``--max-memory GB``, ``max_memory=GB``);
+- ``decode.max_len`` is at most ``DEFAULT_DECODE_STEPS`` (``--max-decode-len N``, ``max_decode_len=N``).
 
-The commands set their limits with ``cost_limits`` (a context, so that they reach the runs that ``evaluate`` or
-``export`` load deep inside); a keyword of ``neuromath.load`` overrides it. The estimates count, in float32, what
-the code allocates for these tensors, rounded up; the interpreter and torch itself (a few hundred MB) are not counted.
+The commands set their limits with ``cost_limits`` (a context reaching runs loaded inside ``evaluate`` or
+``export``); a keyword of ``neuromath.load`` overrides it. Estimates count the float32 tensors the code allocates.
 """
 
 from __future__ import annotations
@@ -308,12 +302,9 @@ def tree_decoding(config: TreeDecoderConfig, model: nn.Module, vocab_size: int, 
 
 
 def any_decoding(config: ModelConfig, model: nn.Module, vocab_size: int, batch: Decoding) -> int:
-    """A model without a formula of its own (one a user registered): a generous bound from its widest layer W (the
-    largest dimension of a parameter), as if each row kept 4 W per decoded and per source token, and each source 8 W
-    per token."""
+    """A model with no formula (one a user registered): a generous bound from its widest parameter dimension W."""
     width = max((max(parameter.shape) for parameter in model.parameters() if parameter.dim()), default=1)
-    per_row = (batch.steps * 4 * width + batch.source_length * 4 * width + 3 * vocab_size) * FLOAT
-    per_row += 2 * batch.steps * LONG
+    per_row = (4 * width * (batch.steps + batch.source_length) + 3 * vocab_size) * FLOAT + 2 * batch.steps * LONG
     return batch.rows * per_row + batch.sources * batch.source_length * 8 * width * FLOAT
 
 
