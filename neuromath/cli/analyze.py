@@ -12,12 +12,14 @@ import json
 
 from neuromath.cli.common import (
     MAX_EXAMPLES,
+    add_format_option,
+    add_json_option,
+    add_seed_option,
     batch_size,
     bootstrap_samples,
     data_path,
     documented,
     integer_in,
-    seed_int,
 )
 
 
@@ -77,6 +79,11 @@ def register(commands) -> None:
         ),
     )
     kinds = analyze.add_subparsers(dest="analysis", required=True, metavar="ANALYSIS", help="the analysis to run")
+    for add in (add_roles, add_edits, add_seeds, add_slices, add_vote):
+        add(kinds)
+
+
+def add_roles(kinds) -> None:
     roles = kinds.add_parser(
         "roles", help="k-means of the TP-Attention role vectors of every head and layer against token classes, with "
                       "a shuffled baseline and a PCA plot",
@@ -106,13 +113,15 @@ def register(commands) -> None:
     roles.add_argument("--head", type=integer_in(1, 100_000), default=None, metavar="ROW",
                        help="the row of the printed table whose clusters and PCA plot the report shows "
                             "(default: the head with the largest NMI)")
-    roles.add_argument("--seed", type=seed_int, default=0,
-                       help="seed of the sample of token occurrences, k-means and the shuffles (default 0)")
+    add_seed_option(roles, "seed of the sample of token occurrences, k-means and the shuffles")
     roles.add_argument("--batch-size", dest="batch_size", type=batch_size, default=64,
                        help="examples per forward pass (default 64)")
-    roles.add_argument("--format", default=None, help="data format (default: detected from the file)")
-    roles.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_format_option(roles)
+    add_json_option(roles, "the report as one JSON object")
     roles.set_defaults(handler=command_analyze_roles)
+
+
+def add_edits(kinds) -> None:
     edits = kinds.add_parser(
         "edits", help="equation classifiers: the share of false equations called false, by how far below the root "
                       "the edit that made each one lies",
@@ -129,8 +138,11 @@ def register(commands) -> None:
     edits.add_argument("--data", type=data_path, required=True, help="an identities file with true and false equations")
     edits.add_argument("--batch-size", dest="batch_size", type=batch_size, default=512,
                        help="equations per forward pass (default 512)")
-    edits.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_json_option(edits, "the result as one JSON object")
     edits.set_defaults(handler=command_analyze_edits)
+
+
+def add_seeds(kinds) -> None:
     seeds = kinds.add_parser(
         "seeds", help="mean ± std of the epochs, best validation accuracy and test scores (by depth for equation "
                       "classifiers) in runs' summary.json; runs named seed<S> under one folder are one row",
@@ -145,9 +157,22 @@ def register(commands) -> None:
     )
     seeds.add_argument("run_dirs", metavar="RUN_DIR", nargs="+",
                        help="finished runs (with a summary.json); runs named seed<S> under one folder are one row")
-    seeds.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_json_option(seeds, "the result as one JSON object")
     seeds.add_argument("--out", default=None, help="also write the result as JSON to this file")
     seeds.set_defaults(handler=command_analyze_seeds)
+
+
+def add_pairing_options(parser) -> None:
+    """--work, --samples, --seed and --json of the analyses that pair word-problem runs (slices, vote)."""
+    parser.add_argument("--work", default=None, metavar="DIR",
+                        help="where a test file a results recipe generated ({work}/...) is: WORK/<experiment>")
+    parser.add_argument("--samples", type=bootstrap_samples, default=10_000,
+                        help="paired bootstrap resamples (default 10000)")
+    add_seed_option(parser, "seed of the bootstrap")
+    add_json_option(parser, "the table as one JSON object")
+
+
+def add_slices(kinds) -> None:
     slices = kinds.add_parser(
         "slices", help="word problems: accuracy on slices of the test problems (a number left unused, how many "
                        "numbers, how many operators), later runs paired with the first",
@@ -166,13 +191,11 @@ def register(commands) -> None:
     )
     slices.add_argument("runs", metavar="RUN", nargs="+",
                         help="cv folders, folders of seeds or runs that scored the same test problems")
-    slices.add_argument("--work", default=None, metavar="DIR",
-                        help="where a test file a results recipe generated ({work}/...) is: WORK/<experiment>")
-    slices.add_argument("--samples", type=bootstrap_samples, default=10_000,
-                        help="paired bootstrap resamples (default 10000)")
-    slices.add_argument("--seed", type=seed_int, default=0, help="seed of the bootstrap (default 0)")
-    slices.add_argument("--json", action="store_true", help="print the table as one JSON object")
+    add_pairing_options(slices)
     slices.set_defaults(handler=command_analyze_slices)
+
+
+def add_vote(kinds) -> None:
     voting = kinds.add_parser(
         "vote", help="word problems: what a majority vote of finished runs would score, from their kept predictions",
         **documented(
@@ -192,10 +215,5 @@ def register(commands) -> None:
     )
     voting.add_argument("runs", metavar="RUN", nargs="+",
                         help="two or more cv folders, folders of seeds or runs that scored the same test problems")
-    voting.add_argument("--work", default=None, metavar="DIR",
-                        help="where a test file a results recipe generated ({work}/...) is: WORK/<experiment>")
-    voting.add_argument("--samples", type=bootstrap_samples, default=10_000,
-                        help="paired bootstrap resamples (default 10000)")
-    voting.add_argument("--seed", type=seed_int, default=0, help="seed of the bootstrap (default 0)")
-    voting.add_argument("--json", action="store_true", help="print the table as one JSON object")
+    add_pairing_options(voting)
     voting.set_defaults(handler=command_analyze_vote)

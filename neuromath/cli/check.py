@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from neuromath.cli.common import documented, float_in
+from neuromath.cli.common import add_json_option, documented, float_in
 from neuromath.tasks.identities.exact_check import VERIFIED, check_identity_text
 from neuromath.tasks.symbolic.typed_check import check_integral_text, check_ode_text
 from neuromath.tasks.symbolic.verify import DEFAULT_TIME_LIMIT
@@ -36,9 +36,7 @@ def command_check(args: argparse.Namespace) -> int:
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true",
-                        help='print one JSON object: {"verdict": "verified" | "not verified" | "unknown", '
-                             '"reason": "..."}')
+    add_json_option(parser, 'one JSON object: {"verdict": "verified" | "not verified" | "unknown", "reason": "..."}')
     parser.add_argument("--time-limit", dest="time_limit", default=DEFAULT_TIME_LIMIT,
                         type=float_in(0.0, MAX_CHECK_TIME_LIMIT, low_open=True),
                         help=f"seconds the check may take (default {DEFAULT_TIME_LIMIT:g}, at most "

@@ -88,6 +88,25 @@ bootstrap_samples = integer_in(1, MAX_BOOTSTRAP_SAMPLES)  # --samples
 seed_runs = integer_in(1, MAX_SEEDS)  # --seeds of train and sweep
 
 
+def add_json_option(parser: argparse.ArgumentParser, what: str = "one JSON object") -> None:
+    """--json: print ``what`` (the help reads "print WHAT") instead of the text output."""
+    parser.add_argument("--json", action="store_true", help=f"print {what}")
+
+
+def add_seed_option(parser: argparse.ArgumentParser, what: str, default: int | None = 0) -> None:
+    """--seed, from 0 to ``MAX_SEED``; the help reads "WHAT (default 0)". A ``default`` of None leaves the seed to
+    the command, which takes 0 where it needs one."""
+    parser.add_argument("--seed", type=seed_int, default=default, help=f"{what} (default 0)")
+
+
+def add_format_option(parser: argparse.ArgumentParser, files: str = "the file") -> None:
+    """--format: the data format of the files read, detected from ``files`` ("each file") when not given."""
+    parser.add_argument("--format", default=None, help=f"data format (default: detected from {files})")
+
+
+def add_lenient_option(parser: argparse.ArgumentParser, what: str = "records") -> None:
+    """--lenient: skip the malformed ``what`` (rows, records, lines) of a data file and report them."""
+    parser.add_argument("--lenient", action="store_true", help=f"skip malformed {what} and report them")
 
 
 def integer_set(low: int, high: int):
@@ -110,6 +129,20 @@ def integer_set(low: int, high: int):
     parse.__name__ = allowed
     parse.bounded = True
     return parse
+
+
+def check_outputs(outputs: dict[str, Path], inputs: dict[str, str], hint: str) -> None:
+    """Refuse output files that are one file with each other or with an input: the second write would replace the
+    first, or an input would be overwritten while it is still the only copy of its data. ``hint`` says what to do
+    instead."""
+    seen: dict[Path, str] = {}
+    for name, path in inputs.items():
+        seen.setdefault(Path(path).resolve(), name)
+    for name, path in outputs.items():
+        resolved = path.resolve()
+        if resolved in seen:
+            raise NeuromathError(f"{name} {path} is the same file as {seen[resolved]}; {hint}")
+        seen[resolved] = f"{name} {path}"
 
 
 def data_path(text: str) -> str:

@@ -8,12 +8,15 @@ import argparse
 
 from neuromath.cli.common import (
     MAX_BEAM,
+    add_format_option,
+    add_json_option,
+    add_lenient_option,
+    add_seed_option,
     bootstrap_samples,
     data_path,
     documented,
     finite_float,
     integer_in,
-    seed_int,
 )
 
 
@@ -54,15 +57,15 @@ def register(commands) -> None:
     compare.add_argument("b", metavar="B", help="a run folder of the same task, or a cv folder over the same folds")
     compare.add_argument("--data", type=data_path, default=None, metavar="FILE",
                          help="the examples two runs are scored on (not for cv folders: their test folds are used)")
-    compare.add_argument("--format", default=None, help="data format (default: detected from the file)")
-    compare.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
+    add_format_option(compare)
+    add_lenient_option(compare, "rows")
     compare.add_argument("--beam", type=integer_in(1, MAX_BEAM), default=None, metavar="K",
                          help="beam width (default: each run's own decoding; symbolic: 1, right when any "
                               "hypothesis of the beam verifies)")
     compare.add_argument("--samples", type=bootstrap_samples, default=10_000,
                          help="bootstrap resamples (default 10000)")
-    compare.add_argument("--seed", type=seed_int, default=0, help="seed of the bootstrap (default 0)")
+    add_seed_option(compare, "seed of the bootstrap")
     compare.add_argument("--confidence", type=confidence_level, default=0.95,
                          help="confidence level of the interval (default 0.95)")
-    compare.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(compare)
     compare.set_defaults(handler=command_compare)

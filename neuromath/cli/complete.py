@@ -6,7 +6,7 @@ import argparse
 import json
 import time
 
-from neuromath.cli.common import data_path, documented, worker_count
+from neuromath.cli.common import add_json_option, data_path, documented, worker_count
 from neuromath.errors import NeuromathError
 from neuromath.evaluation.scoring import run_names
 from neuromath.evaluation.verification import (
@@ -109,7 +109,7 @@ def register(commands) -> None:
     complete.add_argument("--threads", type=worker_count, default=None,
                           help="torch CPU threads (default: torch's, one per core); on a machine busy with other "
                                "work 1 is much faster, since the path-wise scoring is many small operations")
-    complete.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(complete)
     complete.add_argument("--out", default=None, help="also write the metrics as JSON to this file")
     complete.add_argument("--scores", default=None, metavar="FILE.jsonl",
                           help="also write every blank's scores (one run only): a JSON line per blank, "

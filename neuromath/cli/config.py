@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from neuromath.cli.common import documented
+from neuromath.cli.common import add_json_option, documented
 from neuromath.config import load_config, show_config
 from neuromath.config.presets import preset_description, preset_names
 
@@ -57,8 +57,7 @@ def register(commands) -> None:
     )
     listing.add_argument("--task", choices=sorted({name.split("/", 1)[0] for name in preset_names()}),
                          help="only the presets of this task family")
-    listing.add_argument("--json", action="store_true",
-                         help='print a JSON list: {"name", "task", "model", "description"} for each preset')
+    add_json_option(listing, 'a JSON list: {"name", "task", "model", "description"} for each preset')
     listing.set_defaults(handler=command_config_list)
     show = config_commands.add_parser(
         "show", help="print the resolved config: defaults, the file's keys, overrides",

@@ -9,7 +9,16 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import MAX_FOLDS, MAX_SEEDS, data_path, documented, integer_in, seed_int, worker_count
+from neuromath.cli.common import (
+    MAX_FOLDS,
+    MAX_SEEDS,
+    add_json_option,
+    add_seed_option,
+    data_path,
+    documented,
+    integer_in,
+    worker_count,
+)
 from neuromath.config import load_config
 from neuromath.errors import NeuromathError
 from neuromath.experiments.folds import find_folds
@@ -91,7 +100,7 @@ def register(commands) -> None:
     cv.add_argument("--data", type=data_path, default=None, metavar="FILE",
                     help="split this file into --k random folds instead (written to OUT/folds)")
     cv.add_argument("--k", type=integer_in(2, MAX_FOLDS), default=None, help="folds of a --data split (default 5)")
-    cv.add_argument("--seed", type=seed_int, default=None, help="shuffle seed of a --data split (default 0)")
+    add_seed_option(cv, "shuffle seed of a --data split", default=None)
     cv.add_argument("--out", required=True,
                     help="folder: a run per fold in OUT/fold<k> (finished ones are reused), OUT/report.md, .json")
     cv.add_argument("--refit", action="store_true",
@@ -105,7 +114,7 @@ def register(commands) -> None:
     cv.add_argument("--jobs", type=worker_count, default=1, metavar="N",
                     help="train up to N folds at once, each in a process of its own (default 1); every fold's run is "
                          "the one a sequential cv makes. Give each train.num_threads=T with N x T at most the cores")
-    cv.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_json_option(cv, "the report as one JSON object")
     cv.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                     help="a line per fold on stderr (--no-progress also hides the training progress bars)")
     cv.set_defaults(handler=command_cv)

@@ -9,11 +9,21 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from neuromath.cli.common import data_path, documented, integer_in, seed_int, unit_interval
+from neuromath.cli.common import (
+    add_format_option,
+    add_json_option,
+    add_lenient_option,
+    add_seed_option,
+    check_outputs,
+    data_path,
+    documented,
+    integer_in,
+    unit_interval,
+)
 from neuromath.corpora.catalogue import CATALOGUE
 from neuromath.corpora.download import get_corpora, summary
 from neuromath.dataroot import data_root
-from neuromath.errors import DataFormatError, ExpressionError, NeuromathError
+from neuromath.errors import DataFormatError, ExpressionError
 from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.json_text import lone_surrogate_in
@@ -117,7 +127,8 @@ def command_data_dedup(args: argparse.Namespace) -> int:
         print(f"skipped: {error}", file=sys.stderr)
     train_out = Path(args.train_out) if args.train_out else dedup_path(args.train)
     test_out = Path(args.test_out) if args.test_out else dedup_path(args.test)
-    check_outputs({"--train-out": train_out, "--test-out": test_out}, {"TRAIN": args.train, "TEST": args.test})
+    check_outputs({"--train-out": train_out, "--test-out": test_out}, {"TRAIN": args.train, "TEST": args.test},
+                  hint="name distinct outputs with --train-out and --test-out")
     train_kept, test_kept, counts = deduplicate(train, test)
     with locked(train_out, is_folder=False), locked(test_out, is_folder=False):
         # both files or neither: a kill between two renames would leave a new training file beside an old test file
@@ -145,7 +156,7 @@ def command_data_augment(args: argparse.Namespace) -> int:
     for error in skipped:
         print(f"skipped: {error}", file=sys.stderr)
     out = Path(args.out)
-    check_outputs({"--out": out}, {"FILE": args.file})
+    check_outputs({"--out": out}, {"FILE": args.file}, hint="choose another --out")
     added, counts = augment(examples, kinds, args.copies, args.seed)
     with locked(out, is_folder=False):
         write_jsonl(added, out)
@@ -244,27 +255,18 @@ def command_data_get(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_outputs(outputs: dict[str, Path], inputs: dict[str, str],
-                  hint: str = "name distinct outputs with --train-out and --test-out") -> None:
-    """Refuse output files that are one file with each other or with an input: the second write would replace the
-    first, or an input would be overwritten while it is still the only copy of its data."""
-    seen: dict[Path, str] = {}
-    for name, path in inputs.items():
-        seen.setdefault(Path(path).resolve(), name)
-    for name, path in outputs.items():
-        resolved = path.resolve()
-        if resolved in seen:
-            raise NeuromathError(f"{name} {path} is the same file as {seen[resolved]}; {hint}")
-        seen[resolved] = f"{name} {path}"
-
-
 def dedup_path(path: str) -> Path:
     """FILE.txt -> FILE.dedup.txt (FILE -> FILE.dedup)."""
     path = Path(path)
     return path.with_name(f"{path.stem}.dedup{path.suffix}") if path.suffix else path.with_name(f"{path.name}.dedup")
 
 
-STRICT_HELP = "refuse rows whose answer contradicts their own equation (default: keep and count them)"
+def add_reading_options(parser: argparse.ArgumentParser, files: str) -> None:
+    """--format, --lenient and --strict of the commands that read word-problem files."""
+    add_format_option(parser, files)
+    add_lenient_option(parser, "records")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse rows whose answer contradicts their own equation (default: keep and count them)")
 
 
 def register(commands) -> None:
@@ -296,7 +298,7 @@ def register(commands) -> None:
             "neuromath data list --json",
         ),
     )
-    listed.add_argument("--json", action="store_true", help="print one JSON list")
+    add_json_option(listed, "one JSON list")
     listed.set_defaults(handler=command_data_list)
     get = data_commands.add_parser(
         "get", help="download corpora into the data root, each file checked against its sha256",
@@ -316,15 +318,20 @@ def register(commands) -> None:
         ),
     )
     get.add_argument("names", nargs="+", metavar="NAME", help="corpora of neuromath data list, or files of one")
-    get.add_argument("--root", default=None, metavar="DIR",
-                     help="the data root (default: $NEUROMATH_DATA, else ./data)")
+    get.add_argument("--root", metavar="DIR", help="the data root (default: $NEUROMATH_DATA, else ./data)")
     get.add_argument("--mirror", default=None, metavar="BASE",
                      help="fetch each URL's path from BASE (http://host:port/prefix) instead of its own host")
     get.add_argument("--force", action="store_true",
                      help="replace files whose sha256 is not the catalogue's, and archives unpacked before")
     get.add_argument("--unpinned", action="store_true", help="also fetch files with no pinned sha256")
-    get.add_argument("--json", action="store_true", help="print each file's outcome as one JSON object")
+    add_json_option(get, "each file's outcome as one JSON object")
     get.set_defaults(handler=command_data_get)
+    for add in (add_inspecting, add_dedup_and_augment, add_test_sets):  # in the order --help lists them
+        add(data_commands)
+
+
+def add_inspecting(data_commands) -> None:
+    """templates, check and numbers: read word problems and print what they find; they write nothing."""
     templates = data_commands.add_parser(
         "templates", help="word problems: distinct equation templates before and after normalisation",
         **documented(
@@ -338,10 +345,8 @@ def register(commands) -> None:
     )
     templates.add_argument("files", nargs="+", type=data_path, metavar="FILE",
                            help="word-problem data files (svamp_csv, mwptoolkit_json, question_equation_csv or jsonl)")
-    templates.add_argument("--format", default=None, help="data format (default: detected from each file)")
-    templates.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
-    templates.add_argument("--strict", action="store_true", help=STRICT_HELP)
-    templates.add_argument("--json", action="store_true", help="print one JSON list")
+    add_reading_options(templates, "each file")
+    add_json_option(templates, "one JSON list")
     templates.set_defaults(handler=command_data_templates)
     check = data_commands.add_parser(
         "check", help="word problems: list the malformed rows and the rows whose answer contradicts their equation",
@@ -361,10 +366,10 @@ def register(commands) -> None:
     )
     check.add_argument("files", nargs="+", type=data_path, metavar="FILE",
                        help="word-problem data files (svamp_csv, mwptoolkit_json, question_equation_csv or jsonl)")
-    check.add_argument("--format", default=None, help="data format (default: detected from each file)")
+    add_format_option(check, "each file")
     check.add_argument("--strict", action="store_true",
                        help="stop at the first malformed or contradicting row with an error")
-    check.add_argument("--json", action="store_true", help="print one JSON list")
+    add_json_option(check, "one JSON list")
     check.set_defaults(handler=command_data_check)
     numbers = data_commands.add_parser(
         "numbers", help="word problems: the quantities read from a text, with their spans and values",
@@ -383,8 +388,12 @@ def register(commands) -> None:
         ),
     )
     numbers.add_argument("text", metavar="TEXT", help="the text of a word problem")
-    numbers.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(numbers)
     numbers.set_defaults(handler=command_data_numbers)
+
+
+def add_dedup_and_augment(data_commands) -> None:
+    """dedup and augment: write cleaned symbolic pairs, and the training variations of word problems."""
     dedup = data_commands.add_parser(
         "dedup", help="symbolic: remove duplicate inputs within TRAIN and TEST, and TEST pairs whose input is in TRAIN",
         **documented(
@@ -404,8 +413,8 @@ def register(commands) -> None:
                        help="file for the kept training pairs (default TRAIN with .dedup before the suffix)")
     dedup.add_argument("--test-out", dest="test_out", default=None,
                        help="file for the kept test pairs (default TEST with .dedup before the suffix)")
-    dedup.add_argument("--lenient", action="store_true", help="skip malformed lines and report them")
-    dedup.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    add_lenient_option(dedup, "lines")
+    add_json_option(dedup, "the counts as one JSON object")
     dedup.set_defaults(handler=command_data_dedup)
     augmented = data_commands.add_parser(
         "augment", help="word problems: write the variations that training with data.augment adds",
@@ -431,12 +440,14 @@ def register(commands) -> None:
                                 "question_changed (default: all four)")
     augmented.add_argument("--copies", type=integer_in(1, 100), default=1,
                            help="variants of each kind per problem, at most (default 1)")
-    augmented.add_argument("--seed", type=seed_int, default=0, help="the seed of the draws (default 0)")
-    augmented.add_argument("--format", default=None, help="data format (default: detected from the file)")
-    augmented.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
-    augmented.add_argument("--strict", action="store_true", help=STRICT_HELP)
-    augmented.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    add_seed_option(augmented, "the seed of the draws")
+    add_reading_options(augmented, "the file")
+    add_json_option(augmented, "the counts as one JSON object")
     augmented.set_defaults(handler=command_data_augment)
+
+
+def add_test_sets(data_commands) -> None:
+    """vary and unseen: write test sets of word problems, varied or unseen in training."""
     varied = data_commands.add_parser(
         "vary", help="word problems: write a rule-made variation of a test file (or of every fold of a folder)",
         **documented(
@@ -457,11 +468,9 @@ def register(commands) -> None:
     varied.add_argument("--variation", required=True, choices=list(RULE_VARIATIONS), help="the variation to write")
     varied.add_argument("--out", required=True, help="the JSON-lines file (with --folds: the folder) to write")
     varied.add_argument("--folds", action="store_true", help="INPUT is a folder of folds: vary every file of it")
-    varied.add_argument("--seed", type=seed_int, default=0, help="the seed of the draws (default 0)")
-    varied.add_argument("--format", default=None, help="data format (default: detected from the file)")
-    varied.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
-    varied.add_argument("--strict", action="store_true", help=STRICT_HELP)
-    varied.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    add_seed_option(varied, "the seed of the draws")
+    add_reading_options(varied, "the file")
+    add_json_option(varied, "the counts as one JSON object")
     varied.set_defaults(handler=command_data_vary)
     fresh = data_commands.add_parser(
         "unseen", help="word problems: the test problems whose story is in no training file",
@@ -482,12 +491,10 @@ def register(commands) -> None:
     fresh.add_argument("--train", nargs="+", type=data_path, required=True, metavar="TRAIN",
                        help="word-problem files whose stories are left out")
     fresh.add_argument("--out", required=True, help="the JSON-lines file to write the kept problems to")
-    fresh.add_argument("--format", default=None, help="data format (default: detected from each file)")
-    fresh.add_argument("--lenient", action="store_true", help="skip malformed records and report them")
-    fresh.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    add_reading_options(fresh, "each file")
     fresh.add_argument("--similarity", type=unit_interval, default=1.0, metavar="S",
                        help="also leave out a test problem whose story's word set shares at least S of its union "
                             "with a training story's (at most 1; default 1: only the same story)")
-    fresh.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    add_json_option(fresh, "the counts as one JSON object")
     fresh.set_defaults(handler=command_data_unseen)
 

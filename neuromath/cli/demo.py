@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import documented, seed_int
+from neuromath.cli.common import add_seed_option, documented
 
 
 def command_demo(args: argparse.Namespace) -> int:
@@ -31,9 +31,7 @@ def register(commands) -> None:
     )
     demo.add_argument("--out", default="runs/demo",
                       help="run directory (replaced on every demo run; a link, or a folder of other files, is refused)")
-    demo.add_argument("--seed", type=seed_int, default=0,
-                      help="training seed (train.seed), also choosing the held-out problems solved at the end "
-                           "(default 0)")
+    add_seed_option(demo, "training seed (train.seed), also choosing the held-out problems solved at the end")
     demo.add_argument("--config", default=None, help="start from this config instead of the defaults")
     demo.add_argument("--set", action="append", metavar="KEY=VALUE",
                       help="override a config value (repeatable; applied after the demo's own settings)")

@@ -12,12 +12,15 @@ from neuromath.cli.common import (
     MAX_EXAMPLES,
     add_cost_limits,
     add_decode_options,
+    add_format_option,
+    add_json_option,
+    add_lenient_option,
+    add_seed_option,
     cost_limits_of,
     data_path,
     documented,
     integer_in,
     integer_list,
-    seed_int,
 )
 
 
@@ -64,9 +67,9 @@ def register(commands) -> None:
     evaluate.add_argument("--data", type=data_path, required=True,
                           help="the examples to score: a data file, or for Mathematics Dataset runs a release "
                                "folder, a split folder or a module file")
-    evaluate.add_argument("--format", default=None, help="data format (default: detected from the file)")
-    evaluate.add_argument("--lenient", action="store_true", help="skip malformed rows and report them")
-    evaluate.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(evaluate)
+    add_lenient_option(evaluate, "rows")
+    add_json_option(evaluate)
     evaluate.add_argument("--predictions", default=None,
                           help="where to write predictions (default RUN_DIR/evaluations/<the data path's last "
                                "parts>.jsonl, e.g. mawps-cv.fold0.dev.jsonl; the run's own predictions.jsonl refused)")
@@ -89,8 +92,7 @@ def register(commands) -> None:
                                "removed, an irrelevant sentence added, the sentences reordered, the numbers drawn "
                                "again) beside the plain accuracy on the same problems; written to --report (default "
                                "RUN_DIR/robustness)")
-    evaluate.add_argument("--seed", type=seed_int, default=0,
-                          help="--robustness: the seed of the variations' draws (default 0)")
+    add_seed_option(evaluate, "--robustness: the seed of the variations' draws")
     add_decode_options(evaluate)
     add_cost_limits(evaluate)
     evaluate.set_defaults(handler=command_evaluate)

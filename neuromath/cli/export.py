@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import add_cost_limits, cost_limits_of, documented
+from neuromath.cli.common import add_cost_limits, add_json_option, cost_limits_of, documented
 
 
 def command_export(args: argparse.Namespace) -> int:
@@ -47,7 +47,6 @@ def register(commands) -> None:
     export.add_argument("run_dir", metavar="RUN_DIR",
                         help="a trained run folder (written by neuromath train, demo, or a fold of cv)")
     export.add_argument("out", metavar="OUT", help="the folder to write; must not exist, or be empty")
-    export.add_argument("--json", action="store_true",
-                        help="print one JSON object (run_dir, out, files: the paths written)")
+    add_json_option(export, "one JSON object (run_dir, out, files: the paths written)")
     add_cost_limits(export)
     export.set_defaults(handler=command_export)

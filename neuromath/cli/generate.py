@@ -13,12 +13,12 @@ from neuromath.cli.common import (
     MAX_GENERATED,
     MAX_STREAMED,
     MAX_TIME_LIMIT,
+    add_seed_option,
     data_path,
     documented,
     float_in,
     integer_in,
     integer_set,
-    seed_int,
     unit_interval,
     worker_count,
 )
@@ -38,6 +38,7 @@ from neuromath.tasks.symbolic.symbolic_methods import DEFAULT_MAX_TOKENS
 MAX_OPS = DEFAULT_MAX_TOKENS - 1
 kept_count = integer_in(1, MAX_GENERATED)  # --n of the generators that hold their problems in memory
 written_count = integer_in(1, MAX_STREAMED)  # --n, --per-module of those that write as they go
+SAME_SEED_SAME_FILE = "seed of the generator: the same seed writes the same file"
 
 
 def output_file(out: str) -> Path:
@@ -154,6 +155,11 @@ def register(commands) -> None:
         ),
     )
     generators = generate.add_subparsers(dest="task", required=True, metavar="TASK", help="what to generate")
+    for add in (add_word_problems, add_mathematics_dataset, add_identities, add_evaluations, add_blanks, add_symbolic):
+        add(generators)
+
+
+def add_word_problems(generators) -> None:
     word_problems = generators.add_parser(
         "word_problems", help="template-based word problems (JSON Lines)",
         **documented(
@@ -166,10 +172,12 @@ def register(commands) -> None:
         ),
     )
     word_problems.add_argument("--n", type=kept_count, required=True, help="problems to write")
-    word_problems.add_argument("--seed", type=seed_int, default=0,
-                               help="seed of the generator: the same seed writes the same file (default 0)")
+    add_seed_option(word_problems, SAME_SEED_SAME_FILE)
     word_problems.add_argument("--out", required=True, help="the JSON Lines file to write")
     word_problems.set_defaults(handler=command_generate)
+
+
+def add_mathematics_dataset(generators) -> None:
     mathematics = generators.add_parser(
         "mathematics_dataset", help="DeepMind's Mathematics Dataset in the release layout OUT/<split>/<module>.txt",
         **documented(
@@ -191,8 +199,7 @@ def register(commands) -> None:
                                   "interpolate,extrapolate)")
     mathematics.add_argument("--modules", default="*",
                              help="comma list of module globs, e.g. 'arithmetic__*' (default: every module)")
-    mathematics.add_argument("--seed", type=seed_int, default=0,
-                             help="seed of the generator; each (split, module) file is seeded from it (default 0)")
+    add_seed_option(mathematics, "seed of the generator; each (split, module) file is seeded from it")
     mathematics.add_argument("--out", required=True, help="root folder (complete module files already there are kept)")
     mathematics.add_argument("--workers", type=worker_count, default=None,
                              help="worker processes (default: one per CPU)")
@@ -200,6 +207,8 @@ def register(commands) -> None:
                              help="show a progress bar on stderr (default on)")
     mathematics.set_defaults(handler=command_generate_mathematics)
 
+
+def add_identities(generators) -> None:
     identities = generators.add_parser(
         "identities", help="trigonometric / algebraic equations labelled true or false (released JSON format)",
         **documented(
@@ -219,9 +228,7 @@ def register(commands) -> None:
                             help="equations (half true, half false at each depth)")
     identities.add_argument("--max-depth", dest="max_depth", type=integer_in(1, IDENTITIES_MAX_DEPTH), default=13,
                             help=f"deepest equations, 1..{IDENTITIES_MAX_DEPTH} (the released data go to 13)")
-    identities.add_argument("--seed", type=seed_int, default=0,
-                            help="seed of the generator and of the split: the same seed writes the same files "
-                                 "(default 0)")
+    add_seed_option(identities, "seed of the generator and of the split: the same seed writes the same files")
     identities.add_argument("--out", required=True,
                             help="FILE.json: all equations; beside it FILE.train/.valid/.test.json and FILE.stats.md")
     identities.add_argument("--workers", type=worker_count, default=1, help="worker processes")
@@ -243,6 +250,9 @@ def register(commands) -> None:
     identities.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                             help="show a progress bar on stderr (default on)")
     identities.set_defaults(handler=command_generate_identities)
+
+
+def add_evaluations(generators) -> None:
     evaluations = generators.add_parser(
         "evaluations",
         help="function evaluations such as sin(0.37) = 0.3616, right or wrong (released JSON format), to train "
@@ -258,8 +268,7 @@ def register(commands) -> None:
         ),
     )
     evaluations.add_argument("--n", type=kept_count, required=True, help="equations (half of them right)")
-    evaluations.add_argument("--seed", type=seed_int, default=0,
-                             help="seed of the generator: the same seed writes the same file (default 0)")
+    add_seed_option(evaluations, SAME_SEED_SAME_FILE)
     evaluations.add_argument("--out", required=True, help="the JSON file to write")
     evaluations.add_argument("--places", type=integer_in(1, 8), default=4,
                              help="decimals of each right side (default 4)")
@@ -268,6 +277,8 @@ def register(commands) -> None:
                                   "default 0.25)")
     evaluations.set_defaults(handler=command_generate_evaluations)
 
+
+def add_blanks(generators) -> None:
     blanks = generators.add_parser(
         "blanks",
         help="equation-completion problems from the true equations of a verification file (released JSON format): "
@@ -292,11 +303,12 @@ def register(commands) -> None:
     blanks.add_argument("--n", type=kept_count, required=True, help="blanks to make (at most one per equation)")
     blanks.add_argument("--depths", type=integer_set(1, IDENTITIES_MAX_DEPTH), default=None,
                         help="only equations of these depths, e.g. 8 or 8-13 (default: every depth)")
-    blanks.add_argument("--seed", type=seed_int, default=0,
-                        help="seed of the draw of equations and blanked nodes (default 0)")
+    add_seed_option(blanks, "seed of the draw of equations and blanked nodes")
     blanks.add_argument("--out", required=True, help="the JSON file to write")
     blanks.set_defaults(handler=command_generate_blanks)
 
+
+def add_symbolic(generators) -> None:
     symbolic = generators.add_parser(
         "symbolic", help="integration / ODE pairs in prefix notation (Lample & Charton's count|input<TAB>output)",
         **documented(
@@ -320,8 +332,7 @@ def register(commands) -> None:
                           type=integer_in(1, MAX_OPS, f"more operators make more than the {DEFAULT_MAX_TOKENS} "
                                                       "prefix tokens a pair may have"),
                           help="operators of a random expression (drawn from 1..K; default 6)")
-    symbolic.add_argument("--seed", type=seed_int, default=0,
-                          help="seed of the generator: the same seed writes the same file (default 0)")
+    add_seed_option(symbolic, SAME_SEED_SAME_FILE)
     symbolic.add_argument("--out", required=True,
                           help="FILE; beside it FILE.stats.json (method, counts). An interrupted run leaves "
                                "FILE.attempts.jsonl, and a rerun with the same settings resumes from it")

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import add_cost_limits, cost_limits_of, data_path, documented
+from neuromath.cli.common import add_cost_limits, add_json_option, cost_limits_of, data_path, documented
 
 
 def command_import_released(args: argparse.Namespace) -> int:
@@ -79,7 +79,6 @@ def register(commands) -> None:
                                "push/pop/no-op) or tree_lstm (LSTMTrees)")
     released.add_argument("--out", required=True, metavar="RUN",
                           help="the run folder to write; must not exist, or be empty")
-    released.add_argument("--json", action="store_true",
-                          help="print one JSON object (run_dir, files, checkpoint_sha256, parameters, test)")
+    add_json_option(released, "one JSON object (run_dir, files, checkpoint_sha256, parameters, test)")
     add_cost_limits(released, decoding=False)
     released.set_defaults(handler=command_import_released)

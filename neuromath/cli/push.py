@@ -9,7 +9,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from neuromath.cli.common import add_cost_limits, cost_limits_of, documented
+from neuromath.cli.common import add_cost_limits, add_json_option, cost_limits_of, documented
 from neuromath.extras import require
 
 
@@ -85,7 +85,6 @@ def register(commands) -> None:
                       help="create the repository private (an existing one keeps its visibility)")
     push.add_argument("--message", metavar="MSG", default=None,
                       help="the commit message (default: neuromath push of RUN's folder name)")
-    push.add_argument("--json", action="store_true",
-                      help="print one JSON object: the repository, revision, commit, page and files pushed")
+    add_json_option(push, "one JSON object: the repository, revision, commit, page and files pushed")
     add_cost_limits(push)
     push.set_defaults(handler=command_push)

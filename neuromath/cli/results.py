@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import documented, worker_count
+from neuromath.cli.common import add_json_option, documented, worker_count
 
 
 def command_results_verify(args: argparse.Namespace) -> int:
@@ -91,9 +91,8 @@ def register(commands) -> None:
                              "(WORK/<experiment>/...); without it, those runs are checked against their predictions")
     verify.add_argument("--no-gold", action="store_true",
                         help="check the predictions against the summaries only, without reading the gold data")
-    verify.add_argument("--json", action="store_true",
-                        help="print one JSON object: verified (true or false), what was checked of each experiment, "
-                             "and the problems found")
+    add_json_option(verify, "one JSON object: verified (true or false), what was checked of each experiment, and the "
+                            "problems found")
     verify.set_defaults(handler=command_results_verify)
     run = sub.add_parser(
         "run", help="run a recipe and collect its evidence",

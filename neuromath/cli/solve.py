@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from neuromath.cli.common import add_cost_limits, add_decode_options, cost_limits_of, documented
+from neuromath.cli.common import add_cost_limits, add_decode_options, add_json_option, cost_limits_of, documented
 
 
 def command_solve(args: argparse.Namespace) -> int:
@@ -95,8 +95,7 @@ def register(commands) -> None:
                             "folder, or a model on the Hugging Face Hub by id: org/name or org/name@revision "
                             "(downloaded once into the Hugging Face cache; the 'hub' extra)")
     solve.add_argument("text", metavar="TEXT", help="the problem, quoted as one argument")
-    solve.add_argument("--json", action="store_true",
-                       help="print one JSON object: the answer that neuromath serve's POST /api/solve gives")
+    add_json_option(solve, "one JSON object: the answer that neuromath serve's POST /api/solve gives")
     solve.add_argument("--attention", metavar="FILE.png", default=None,
                        help="draw every attention layer's weights for this input (one panel per head)")
     add_decode_options(solve)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from neuromath.cli.common import documented, seed_runs, worker_count
+from neuromath.cli.common import add_json_option, documented, seed_runs, worker_count
 
 
 def command_sweep(args: argparse.Namespace) -> int:
@@ -43,7 +43,6 @@ def register(commands) -> None:
     sweep.add_argument("--jobs", type=worker_count, default=1,
                        help="runs at a time, each in its own process (default 1); without --set "
                             "train.num_threads=N each run gets cpus // jobs threads")
-    sweep.add_argument("--json", action="store_true",
-                       help="print one JSON object at the end (what OUT/sweep.json holds, and the failed runs' "
-                            "logs); progress goes to stderr")
+    add_json_option(sweep, "one JSON object at the end (what OUT/sweep.json holds, and the failed runs' logs); "
+                           "progress goes to stderr")
     sweep.set_defaults(handler=command_sweep)

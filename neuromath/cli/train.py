@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import MAX_MEMORY_GB, MAX_SEEDS, documented, float_in, seed_runs
+from neuromath.cli.common import MAX_MEMORY_GB, MAX_SEEDS, add_json_option, documented, float_in, seed_runs
 from neuromath.config import load_config
 
 
@@ -102,7 +102,6 @@ def register(commands) -> None:
     train.add_argument("--seeds", type=seed_runs, default=1, metavar="N",
                        help=f"train N runs (at most {MAX_SEEDS}) with seeds train.seed, train.seed+1, ... in "
                             "RUN_DIR/seed<S> and report the test scores' mean and standard deviation")
-    train.add_argument("--json", action="store_true",
-                       help="print one JSON object at the end (run folder, epochs, best epoch, test scores); "
-                            "progress and logs go to stderr")
+    add_json_option(train, "one JSON object at the end (run folder, epochs, best epoch, test scores); progress and "
+                           "logs go to stderr")
     train.set_defaults(handler=command_train)
