@@ -56,9 +56,9 @@ def beam_metric(report: dict | None, metric: str) -> float | None:
     parsed = parse_beam_metric(metric)
     if report is None or parsed is None:
         return None
-    subset, kind, width = parsed
+    subset, measure, width = parsed
     entry = (((report.get("subsets") or {}).get(subset) or {}).get("overall") or {}).get(width)
-    value = entry.get(kind) if isinstance(entry, dict) else None
+    value = entry.get(measure) if isinstance(entry, dict) else None
     return float(value) if isinstance(value, (int, float)) else None
 
 
@@ -108,15 +108,15 @@ def verify_beams(label: str, folder: Path, test: Path | None, train: Path | None
         if overall.get("n") != n:
             problems.append(f"{label}: {BEAM_REPORT} says {subset} n = {overall.get('n')}, the records hold {n}")
         for width in widths:
-            for kind in ("verified", "exact"):
-                count = counts[subset][width][f"{kind}_count"]
+            for measure in ("verified", "exact"):
+                count = counts[subset][width][f"{measure}_count"]
                 entry = overall.get(width) or {}
                 accuracy = count / n if n else 0.0
-                stated_accuracy = entry.get(kind)
-                if (entry.get(f"{kind}_count") != count or not isinstance(stated_accuracy, (int, float))
+                stated_accuracy = entry.get(measure)
+                if (entry.get(f"{measure}_count") != count or not isinstance(stated_accuracy, (int, float))
                         or abs(stated_accuracy - accuracy) > 1e-9):
-                    problems.append(f"{label}: {BEAM_REPORT} says {subset} beam {width} {kind} "
-                                    f"{entry.get(f'{kind}_count')} ({stated_accuracy}), the records give {count} "
+                    problems.append(f"{label}: {BEAM_REPORT} says {subset} beam {width} {measure} "
+                                    f"{entry.get(f'{measure}_count')} ({stated_accuracy}), the records give {count} "
                                     f"({accuracy})")
     for index, record in enumerate(records):
         for width in widths:

@@ -109,10 +109,10 @@ def predicted_tokens(record: dict) -> list[str] | None:
     return list(record["prediction"]) if isinstance(record.get("prediction"), str) else None
 
 
-def scored_units(folder: Path, kind: str) -> list[Path]:
+def scored_units(folder: Path, subcommand: str) -> list[Path]:
     """The folders of a run that each scored a test set: a cv's folds (their refits after ``cv --refit``), a
     training's seeds, or the run itself."""
-    if kind == "cv":
+    if subcommand == "cv":
         report = read_json(folder / "report.json") if (folder / "report.json").is_file() else {}
         folds = sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("fold"))
         return [scored_fold(folder, fold.name, report) for fold in folds]
@@ -156,7 +156,7 @@ def collect_evidence(recipe: Recipe, run: Run, out: Path, work: Path, root: Path
     if (out / SCORES).is_file():  # every blank's candidate scores (complete --scores): what completion is scored from
         lines = read_data_text(out / SCORES).splitlines()  # a FIFO: refused; too deep JSON: an error naming it
         write_gzip_lines([load_json(line, out / SCORES, n) for n, line in enumerate(lines, 1)], staging / SCORES_GZ)
-    units = scored_units(out, run.kind)
+    units = scored_units(out, run.subcommand)
     if not units or not any((unit / "summary.json").is_file() for unit in units):
         raise NeuromathError(f"{out}: no finished run (no summary.json) to collect evidence from")
     threads = None
@@ -191,7 +191,7 @@ class Evidence:
     """What one run's evidence says: its scored units' test summaries, and the run's mean ± std."""
 
     folder: Path
-    kind: str
+    subcommand: str  # the neuromath command that made it: train, cv or import
     environment: dict
     units: dict[str, dict] = field(default_factory=dict)  # unit name -> summary.json
     folders: dict[str, Path] = field(default_factory=dict)  # unit name -> its folder (a fold's refit after --refit)
@@ -216,8 +216,8 @@ def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:
     folder = recipe.evidence_dir(run.name)
     if not (folder / ENVIRONMENT_FILE).is_file():
         return None
-    evidence = Evidence(folder, run.kind, read_json(folder / ENVIRONMENT_FILE))
-    for unit in scored_units(folder, run.kind):
+    evidence = Evidence(folder, run.subcommand, read_json(folder / ENVIRONMENT_FILE))
+    for unit in scored_units(folder, run.subcommand):
         if (unit / "summary.json").is_file():
             name = unit_name(unit, folder)
             evidence.units[name] = read_json(unit / "summary.json")
@@ -425,7 +425,7 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
             if (config.get("model") or {}).get("name") != run.model.split(" ")[0]:
                 problems.append(f"{label}/{name}: model {config.get('model', {}).get('name')!r}, the recipe says "
                                 f"{run.model!r}")
-        if run.kind == "import":  # an imported model is scored by complete, not by a test split
+        if run.subcommand == "import":  # an imported model is scored by complete, not by a test split
             continue
         if beams is not None and "test" not in summary:  # trained without a test split: scored by evaluate --beams
             continue
@@ -445,7 +445,7 @@ def verify_combined(evidence: Evidence, run: Run) -> list[str]:
     folder = evidence.folder
     if evidence.report is not None and not isinstance(evidence.report, dict):
         return [f"{folder}: report.json or seeds.json is not a JSON object"]
-    if run.kind == "cv":
+    if run.subcommand == "cv":
         if evidence.report is None:
             problems.append(f"{folder / 'report.json'}: missing: the folds' mean and spread cannot be checked")
         else:

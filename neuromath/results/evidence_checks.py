@@ -299,15 +299,15 @@ def check_beam_groups(path: Path, report: dict) -> list[str]:
             compare(problems, path, f"{subset} {grouping}: the sum of n", total, overall.get("n"),
                     "the overall n")
             for width in widths:
-                for kind in ("verified", "exact"):
+                for measure in ("verified", "exact"):
                     counts = []
                     for label, group in groups.items():
                         entry, n = group.get(width) or {}, group.get("n") or 0
-                        counts.append(entry.get(f"{kind}_count") or 0)
-                        compare(problems, path, f"{subset} {grouping} {label} beam {width} {kind}", entry.get(kind),
-                                counts[-1] / n if n else 0.0, "its count")
-                    compare(problems, path, f"{subset} {grouping}: the sum of beam {width} {kind}_count",
-                            sum(counts), (overall.get(width) or {}).get(f"{kind}_count"), "the overall count")
+                        counts.append(entry.get(f"{measure}_count") or 0)
+                        compare(problems, path, f"{subset} {grouping} {label} beam {width} {measure}",
+                                entry.get(measure), counts[-1] / n if n else 0.0, "its count")
+                    compare(problems, path, f"{subset} {grouping}: the sum of beam {width} {measure}_count",
+                            sum(counts), (overall.get(width) or {}).get(f"{measure}_count"), "the overall count")
     return problems
 
 

@@ -33,7 +33,7 @@ from neuromath.safe_read import open_data, read_run_file
 RECIPE_FILE = "recipe.yaml"
 RUNS_DIR = "runs"  # results/<experiment>/runs/<run>: the evidence of each run
 RECIPE_LIMIT = 1 << 20
-KINDS = ("cv", "train", "import")  # the commands whose folders the evidence collector knows
+RUN_SUBCOMMANDS = ("cv", "train", "import")  # the commands whose folders the evidence collector knows
 TOP_KEYS = {"title", "page", "description", "protocol", "data", "setup", "runs", "left_out", "published", "tables",
             "compute"}
 RUN_KEYS = {"command", "model", "dataset", "cost", "task", "then", "made_by"}
@@ -61,7 +61,8 @@ class Run:
     made_by: list[str] | None = None
 
     @property
-    def kind(self) -> str:
+    def subcommand(self) -> str:
+        """The neuromath command of the run: ``train``, ``cv`` or ``import``."""
         return self.argv[0]
 
     @property
@@ -112,7 +113,7 @@ def recipe_error(path: Path, where: str, reason: str) -> ConfigError:
     return ConfigError(f"{path}: {where}: {reason}")
 
 
-def parse_command(path: Path, where: str, text: object, kinds=KINDS) -> list[str]:
+def parse_command(path: Path, where: str, text: object, subcommands=RUN_SUBCOMMANDS) -> list[str]:
     """One ``neuromath ...`` command line as arguments without the program name; ``--out`` is the runner's."""
     if not isinstance(text, str) or not text.strip():
         raise recipe_error(path, where, "a command is one line of text starting with 'neuromath'")
@@ -122,9 +123,9 @@ def parse_command(path: Path, where: str, text: object, kinds=KINDS) -> list[str
         raise recipe_error(path, where, f"cannot split the command: {error}") from None
     if argv[0] != "neuromath" or len(argv) < 2:
         raise recipe_error(path, where, f"a command starts with 'neuromath COMMAND', not {argv[0]!r}")
-    if kinds is not None and argv[1] not in kinds:
-        raise recipe_error(path, where, f"a run is a 'neuromath {' or '.join(kinds)}' command, not {argv[1]!r}")
-    if kinds is not None and any(arg == "--out" or arg.startswith("--out=") for arg in argv):
+    if subcommands is not None and argv[1] not in subcommands:
+        raise recipe_error(path, where, f"a run is a 'neuromath {' or '.join(subcommands)}' command, not {argv[1]!r}")
+    if subcommands is not None and any(arg == "--out" or arg.startswith("--out=") for arg in argv):
         raise recipe_error(path, where, "leave --out out: the runner chooses each run's folder")
     return argv[1:]
 
@@ -174,9 +175,9 @@ def load_recipe(path: str | Path) -> Recipe:
             raise recipe_error(path, f"{where}.then", "a list of neuromath commands run after the run")
         runs[name] = Run(name, parse_command(path, f"{where}.command", spec["command"]), str(spec["model"]),
                          str(spec["dataset"]), str(spec["task"]), spec.get("cost"),
-                         [parse_command(path, f"{where}.then[{i}]", line, kinds=None) for i, line in enumerate(then)],
+                         [parse_command(path, f"{where}.then[{i}]", line, None) for i, line in enumerate(then)],
                          parse_command(path, f"{where}.made_by", spec["made_by"]) if "made_by" in spec else None)
-    setup = [parse_command(path, f"setup[{i}]", line, kinds=None) for i, line in enumerate(raw.get("setup") or [])]
+    setup = [parse_command(path, f"setup[{i}]", line, None) for i, line in enumerate(raw.get("setup") or [])]
     text = {key: str(raw.get(key) or "").strip() for key in ("left_out", "description", "compute")}
     return Recipe(path, str(raw["title"]), str(raw["page"]), str(raw["protocol"]).strip(), dict(data), runs, setup,
                   text["left_out"], text["description"], text["compute"], list(raw.get("published") or []),

@@ -55,8 +55,8 @@ def run_recipe(recipe: Recipe, work: str | Path, jobs: int = 1, only: list[str] 
         run = recipe.runs[name]
         out = work / name
         argv = [expand(arg, work, out) for arg in run.argv]
-        finished = run.kind == "import" and (out / "summary.json").is_file()
-        if run.kind == "train":
+        finished = run.subcommand == "import" and (out / "summary.json").is_file()
+        if run.subcommand == "train":
             seeds = "--seeds" in argv and argv[argv.index("--seeds") + 1] != "1"
             finished = (out / ("seeds.json" if seeds else "summary.json")).is_file()
             started_before = any(out.glob("checkpoints/last.ckpt")) or any(out.glob("seed*/checkpoints/last.ckpt"))

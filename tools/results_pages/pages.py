@@ -61,7 +61,7 @@ DIRECTIVE = re.compile(
     r"\{\{\s*(table|recipe|published|curve|leaderboard|value|cpu|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)"
     r"\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy", "symbolic": "dedup verified@10"}
-PRIMARY_OF_KIND = {"import": "top1"}  # an imported model is scored by completion
+PRIMARY_OF_SUBCOMMAND = {"import": "top1"}  # an imported model is scored by completion
 TASK_TITLES = {"word_problems": "Word problems", "identities": "Identities", "symbolic": "Symbolic integration",
                "mathematics_dataset": "Mathematics Dataset"}
 
@@ -251,12 +251,12 @@ class Book:
                 if evidence is None:
                     missing.setdefault(name, []).append(run)
                     continue
-                metric = PRIMARY_OF_KIND.get(run.kind) or PRIMARY.get(run.task, "value_accuracy")
+                metric = PRIMARY_OF_SUBCOMMAND.get(run.subcommand) or PRIMARY.get(run.task, "value_accuracy")
                 preset = command_settings(run.argv)[0]
                 seconds = cpu_seconds(evidence)
                 sets = len(evidence.units)
                 score = f"{format_metric(evidence, metric)} ({metric.replace('_', ' ')}" + (
-                    f", {counted(sets, 'fold' if run.kind == 'cv' else 'seed')})" if sets > 1 else ")")
+                    f", {counted(sets, 'fold' if run.subcommand == 'cv' else 'seed')})" if sets > 1 else ")")
                 rows.append((run.task, run.dataset, f"`{preset or run.model}`", score, selection,
                              "not recorded" if seconds is None else f"{duration(seconds)} CPU",
                              f"`{name}/{run.name}`"))

@@ -6,7 +6,7 @@ chunks over worker processes, the merge, SymPy and the balancing per depth are `
 Two styles of false equations (``GeneratorSettings.style``): ``chain`` (``generate_chunk``: mutations of chain
 states, kept wherever a depth needs false equations) and ``paper`` (``generate_paper_chunk``: every true equation
 is kept together with a false twin one local edit away, as Arabshahi et al. describe their generator). Each false
-example records its edit kind in ``extra["edit"]``.
+example records its edit in ``extra["edit"]``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from neuromath.expr.equation_tree import EquationNode, apply, height
 from neuromath.tasks.identities.equations import to_preorder
 from neuromath.tasks.identities.identity_labels import has_inexact_zero, numeric_label
-from neuromath.tasks.identities.mutations import mutate_with_kind, paper_edit
+from neuromath.tasks.identities.mutations import mutate_with_edit, paper_edit
 from neuromath.tasks.identities.rewrites import GeneratorSettings, chain_step, layout, start_state
 
 
@@ -183,10 +183,10 @@ def generate_chunk(
                 leaving or rng.random() < settings.early_offer_probability
             ):
                 mutations_made[depth] = mutations_made.get(depth, 0) + 1
-                mutant, kind = mutate_with_kind(state, rng, shape)
+                mutant, edit_name = mutate_with_edit(state, rng, shape)
                 mutant_depth = height(mutant)
                 if needed.get((mutant_depth, False), 0) > 0 or needed.get((mutant_depth, True), 0) > 0:
-                    consider(mutant, mutant_depth, built_true=False, edit=kind)
+                    consider(mutant, mutant_depth, built_true=False, edit=edit_name)
             if next_state is None:
                 break
             state, shape = next_state, next_shape
@@ -205,7 +205,7 @@ def generate_paper_chunk(
     true twin by one local edit (``paper_edit``: shrink, swap or wrap, and substitute when
     ``settings.substitute_share`` asks for it), or, where the chain reached the true
     equation by an operation on both sides, the same operation applied to both sides of the previous state's false
-    twin (kind ``<edit>+both sides``: still one edit away from a true equation, the edit deep inside). The pairs
+    twin (edit ``<edit>+both sides``: still one edit away from a true equation, the edit deep inside). The pairs
     keep true and false equations alike in size, symbols and shape; only the edit tells them apart. A true state is
     kept only with a twin that the numeric check calls false; numerically undecided candidates are dropped (SymPy
     is not asked), so ``needs`` holds as many false as true equations at every depth."""
@@ -229,14 +229,14 @@ def generate_paper_chunk(
     def false_twin(state: EquationNode, depth: int, shape, inherited: tuple[EquationNode, str] | None):
         tries = ([inherited] if inherited is not None else []) + [None] * settings.twin_tries
         for item in tries:
-            twin, kind = item if item is not None else paper_edit(
+            twin, edit_name = item if item is not None else paper_edit(
                 state, rng, shape, settings.substitute_share, settings.substitute_pool
             )
             if height(twin) != depth or not screen(twin, depth, seen, counts):
                 continue
             label = checked_label(twin)
             if label is False:
-                return twin, kind
+                return twin, edit_name
             if label:
                 counts.mutations_found_true += 1
         return None
@@ -287,8 +287,8 @@ def generate_paper_chunk(
             if next_state is None:
                 break
             if operation is not None and twin is not None:
-                kind = twin[1] if twin[1].endswith("+both sides") else f"{twin[1]}+both sides"
-                twin = (apply("Equality", *(operation(side) for side in twin[0].children)), kind)
+                edit_name = twin[1] if twin[1].endswith("+both sides") else f"{twin[1]}+both sides"
+                twin = (apply("Equality", *(operation(side) for side in twin[0].children)), edit_name)
             else:
                 twin = None
             state, shape = next_state, next_shape

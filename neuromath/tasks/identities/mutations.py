@@ -1,5 +1,5 @@
 """How the identities generator makes false equations (Arabshahi, Singh, Anandkumar 2018): one local edit of an
-equation. The chain style's ``mutate_with_kind`` grows (a leaf becomes a small subtree), shrinks (a subtree becomes
+equation. The chain style's ``mutate_with_edit`` grows (a leaf becomes a small subtree), shrinks (a subtree becomes
 one of its children) or replaces (an operator becomes another of the same arity, a leaf another leaf) a node of a
 chain state; the paper style's ``paper_edit`` shrinks, swaps (a leaf or an operator for another) or wraps (a node
 becomes a function of itself) a node of a true equation, or with ``substitute_share`` substitutes a small subtree.
@@ -57,14 +57,14 @@ def replacement_leaf(node: EquationNode, rng: random.Random, in_use: list[str]) 
 
 
 def mutate(equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None) -> EquationNode:
-    """``mutate_with_kind`` without the kind."""
-    return mutate_with_kind(equation, rng, shape)[0]
+    """``mutate_with_edit`` without the edit's name."""
+    return mutate_with_edit(equation, rng, shape)[0]
 
 
-def mutate_with_kind(
+def mutate_with_edit(
     equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None
 ) -> tuple[EquationNode, str]:
-    """A copy with one local change, and its kind (the chain style's false equations): ``grow`` (a leaf becomes a
+    """A copy with one local change, and the edit's name (the chain style's false equations): ``grow`` (a leaf becomes a
     small subtree), ``shrink`` (an operator node becomes one of its children) or ``replace`` (an operator becomes
     another of the same arity, a leaf another leaf)."""
     shape = shape or layout(equation)
@@ -72,11 +72,11 @@ def mutate_with_kind(
     all_positions = [(position.path, position.node) for position in shape.positions if position.path]
     leaves = [item for item in all_positions if item[1].is_leaf]
     operators = [item for item in all_positions if not item[1].is_leaf]
-    kind = rng.choices(("grow", "shrink", "replace"), (0.25, 0.25, 0.5))[0]
-    if kind == "shrink" and operators:
+    edit_name = rng.choices(("grow", "shrink", "replace"), (0.25, 0.25, 0.5))[0]
+    if edit_name == "shrink" and operators:
         path, node = rng.choice(operators)
         return replace_path(equation, path, rng.choice(node.children)), "shrink"
-    if kind == "grow":
+    if edit_name == "grow":
         path, node = rng.choice(leaves)
         draw = rng.random()
         if draw < 0.35:
@@ -127,7 +127,7 @@ def paper_edit(
     equation: EquationNode, rng: random.Random, shape: TreeLayout | None = None, substitute_share: float = 0.0,
     substitute_pool: tuple[EquationNode, ...] = (),
 ) -> tuple[EquationNode, str]:
-    """One local edit of a non-root node, and its kind: ``shrink`` (an operator node becomes one of its
+    """One local edit of a non-root node, and its name: ``shrink`` (an operator node becomes one of its
     children), ``swap`` (a leaf becomes another leaf, an operator another of the same arity) or ``wrap`` (a node
     becomes a function of itself, ``t`` -> ``f(t)``); with probability ``substitute_share``, ``substitute`` (a
     subtree of at most ``SMALL_SUBTREE_NODES`` nodes becomes another small term, from ``substitute_pool`` when it
@@ -140,17 +140,17 @@ def paper_edit(
         position = rng.choice(small)  # never empty: every tree has leaves
         filler = substituted(position.node, rng, shape.symbols, substitute_pool)
         return replace_path(equation, position.path, filler), SUBSTITUTE
-    kind = rng.choice(PAPER_EDITS)
-    if kind == "shrink":
+    edit_name = rng.choice(PAPER_EDITS)
+    if edit_name == "shrink":
         operators = [position for position in positions if not position.node.is_leaf]
         if not operators:
-            kind = "swap"
+            edit_name = "swap"
         else:
             position = rng.choice(operators)
-            return replace_path(equation, position.path, rng.choice(position.node.children)), kind
-    if kind == "wrap":
+            return replace_path(equation, position.path, rng.choice(position.node.children)), edit_name
+    if edit_name == "wrap":
         position = rng.choice(positions)
         function = rng.choices(TERM_FUNCTIONS, TERM_FUNCTION_WEIGHTS)[0]
-        return replace_path(equation, position.path, apply(function, position.node)), kind
+        return replace_path(equation, position.path, apply(function, position.node)), edit_name
     position = rng.choice(positions)
     return replace_path(equation, position.path, swapped(position.node, rng, shape.symbols)), "swap"
