@@ -78,7 +78,7 @@ class OptimConfig(Section):
     section: ClassVar[str] = "optim"
     # warmup: d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) * lr_scale; constant: lr;
     # plateau: lr, multiplied by plateau_factor when validation stalls; step: lr * step_gamma^(epoch // step_epochs)
-    # (the recipe of GTS and Graph2Tree: halved every 20 epochs)
+    # (the schedule of GTS and Graph2Tree: halved every 20 epochs)
     schedule: str | None = None  # null: the model's kind's own (warmup for sequence models, plateau for classifiers)
     lr: float = ranged(1e-3, POSITIVE)  # the rate of the constant schedule
     lr_scale: float = ranged(1.0, POSITIVE)  # multiplies the warm-up schedule
