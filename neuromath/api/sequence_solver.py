@@ -284,22 +284,23 @@ class Solver:
 
     def verify_candidates(self, results: list[list[Candidate]], examples: Sequence) -> list[list[Candidate]]:
         """Mark each candidate with the task's verifier: all at once where the task verifies in batches (symbolic
-        checks run in a worker pool), else one by one. Where the task names its verdicts (``verdicts_many``), each
+        checks run in a worker pool), else one by one. Where the verifier names its verdicts (``verdicts_many``), each
         candidate also gets its verdict in words (``user_verdict``: verified, not verified, unknown) and the
         verifier's own (``verdict_detail``), so that a check ended by its time limit reads "timeout", not just False."""
-        if self.task.verify is None:
+        verifier = self.task.verifier
+        if verifier is None:
             return results
         pairs = [
             (candidate.tokens, example) for candidates, example in zip(results, examples) for candidate in candidates
         ]
-        if self.task.verdicts_many is not None:
-            names = iter(self.task.verdicts_many(pairs))
+        if verifier.verdicts_many is not None:
+            names = iter(verifier.verdicts_many(pairs))
             return [[dataclasses.replace(c, verified=name == "correct", verdict=user_verdict(name), verdict_detail=name)
                      for c, name in zip(candidates, names)] for candidates in results]
-        if self.task.verify_many is not None:
-            verdicts = iter(self.task.verify_many(pairs))
+        if verifier.verify_many is not None:
+            verdicts = iter(verifier.verify_many(pairs))
         else:
-            verdicts = iter(self.task.verify(tokens, example) for tokens, example in pairs)
+            verdicts = iter(verifier.verify(tokens, example) for tokens, example in pairs)
         return [[dataclasses.replace(c, verified=bool(next(verdicts))) for c in candidates] for candidates in results]
 
     def choose(self, candidates: list[Candidate]) -> Candidate:

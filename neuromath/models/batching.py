@@ -17,8 +17,8 @@ from neuromath.text import Vocabulary
 
 class EncodedExamples(Dataset):
     """Examples turned into source ids and target ids (with bos/eos) once, up front, with the values of their masked
-    numbers where the task gives them (``SequenceTask.number_values``) and their source tokens as written where the
-    task carries them (``SequenceTask.source_words``)."""
+    numbers where the task gives them (``SourceText.number_values``) and their source tokens as written where the
+    task carries them (``SourceText.in_batches``)."""
 
     def __init__(self, examples: Sequence, task: SequenceTask, source_vocab: Vocabulary, target_vocab: Vocabulary):
         self.examples = list(examples)
@@ -26,8 +26,9 @@ class EncodedExamples(Dataset):
         self.items = [encode_example(example, task, source_vocab, target_vocab, source=source)
                       for example, source in zip(self.examples, sources)]
         # (values, words) per example; None for a task that carries neither (no tuple per example of a large corpus)
+        text = task.source_text
         self.extras = ([carried(example, task, source) for example, source in zip(self.examples, sources)]
-                       if task.number_values is not None or task.source_words else None)
+                       if text is not None and (text.number_values is not None or text.in_batches) else None)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -38,10 +39,13 @@ class EncodedExamples(Dataset):
 
 
 def carried(example, task: SequenceTask, source: list[str]) -> tuple[list[float] | None, list[str] | None]:
-    """What an item carries beside its ids: the values of the example's masked numbers (``SequenceTask.number_values``)
-    and ``source``, its source tokens as written (``SequenceTask.source_words``); None where the task gives none."""
-    return (task.number_values(example) if task.number_values is not None else None,
-            source if task.source_words else None)
+    """What an item carries beside its ids: the values of the example's masked numbers (``SourceText.number_values``)
+    and ``source``, its source tokens as written (``SourceText.in_batches``); None where the task gives none."""
+    text = task.source_text
+    if text is None:
+        return None, None
+    return (text.number_values(example) if text.number_values is not None else None,
+            source if text.in_batches else None)
 
 
 class SourceWords:

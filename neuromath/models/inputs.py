@@ -27,7 +27,8 @@ class ModelInputs:
     source_tokens: Sequence[str] | None = None
     # the target vocabulary's tokens by id: the tree decoders find operators, constants and number slots with them
     target_tokens: Sequence[str] | None = None
-    # whether the task's batches carry the source tokens as written (``source_words``; model.char_ngrams reads them)
+    # whether the task's batches carry the source tokens as written (``SourceText.in_batches``; model.char_ngrams
+    # reads them)
     source_words: bool = False
 
     @classmethod
@@ -35,6 +36,7 @@ class ModelInputs:
         """The inputs of a model for ``task``: the task's grammars (if any) as per-id tables of the vocabularies."""
         source_grammar = getattr(task, "source_grammar", None)
         target_grammar = getattr(task, "target_grammar", None)
+        source_text = getattr(task, "source_text", None)  # an EquationTask has none
         return cls(
             len(source_vocab),
             len(target_vocab),
@@ -43,5 +45,5 @@ class ModelInputs:
             target_classes=target_grammar.token_classes(target_vocab.tokens) if target_grammar else None,
             source_tokens=tuple(source_vocab.tokens),
             target_tokens=tuple(target_vocab.tokens),
-            source_words=bool(getattr(task, "source_words", False)),
+            source_words=source_text is not None and source_text.in_batches,
         )

@@ -148,7 +148,7 @@ def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
 
 
 def verifier_kind(solver: Solver) -> str | None:
-    if solver.task.verify is None:
+    if solver.task.verifier is None:
         return None
     return "form" if solver.task.answer_text is None else "answer"
 

@@ -1,9 +1,10 @@
 """Task families, one package each: plain-Python records, readers, generators and scorers (no torch here).
 
-``base`` holds the descriptions a family fills in (``SequenceTask``, ``EquationTask``) and the types they hand the
-trainer (``Splits``, ``VocabularyOptions``, ``Completion``); ``streams`` reads corpora too large for memory, for any
-task with ``record_files`` (its names are re-exported here). Importing this package
-imports the four families, and each registers its tasks in ``neuromath.registry.TASKS``:
+``base`` holds the descriptions a family fills in (``SequenceTask`` with its optional capabilities ``Verifier``,
+``Streaming`` and ``SourceText``; ``EquationTask``) and the types they hand the trainer (``Splits``,
+``VocabularyOptions``, ``Completion``); ``streams`` reads corpora too large for memory, for any task with
+``Streaming`` (its names are re-exported here). Importing this package imports the four families, and each registers
+its tasks in ``neuromath.registry.TASKS``:
 
 - ``word_problems``: ``word_problems`` and ``word_problems_normalized`` (problem text -> equation -> number);
 - ``mathematics_dataset``: ``mathematics_dataset`` (DeepMind's questions, characters in and out);
@@ -17,7 +18,17 @@ from __future__ import annotations
 
 from neuromath.registry import TASKS
 from neuromath.tasks import identities, mathematics_dataset, symbolic, word_problems  # noqa: F401  (register the tasks)
-from neuromath.tasks.base import Completion, EquationTask, SequenceTask, Splits, VocabularyOptions, no_options
+from neuromath.tasks.base import (
+    Completion,
+    EquationTask,
+    SequenceTask,
+    SourceText,
+    Splits,
+    Streaming,
+    Verifier,
+    VocabularyOptions,
+    no_options,
+)
 from neuromath.tasks.streams import MALFORMED, InterleavedReader, RecordFiles, ShardPlan, ShardStream
 
 __all__ = [
@@ -29,7 +40,10 @@ __all__ = [
     "SequenceTask",
     "ShardPlan",
     "ShardStream",
+    "SourceText",
     "Splits",
+    "Streaming",
+    "Verifier",
     "VocabularyOptions",
     "get_task",
     "no_options",

@@ -3,9 +3,13 @@
 ``neuromath.registry.TASKS``; training, decoding, evaluation and the CLI only go through them and never branch on a
 task's name. No torch here.
 
+What only some sequence tasks can do is a capability of its own, None on the others: ``Verifier`` (checks a
+hypothesis without its answer), ``Streaming`` (reads a training corpus lazily) and ``SourceText`` (sources in words
+with masked numbers).
+
 The trainer's side of the contract: ``Splits`` (a run's examples and their report) goes through the task's
-``prepare_splits``, ``VocabularyOptions`` says how vocabularies and training read source words, ``streaming`` says
-whether the training corpus is read lazily, and ``Completion`` holds what ranking candidates for a blank needs.
+``prepare_splits``, ``VocabularyOptions`` says how vocabularies and training read source words, ``Streaming`` whether
+the training corpus is read lazily, and ``Completion`` holds what ranking candidates for a blank needs.
 """
 
 from __future__ import annotations
@@ -78,8 +82,71 @@ class CardText:
 NO_CARD_TEXT = CardText("solves the task's problems", "text2text-generation", "...")
 
 
+def keeps_nothing(token: str) -> bool:
+    """Word dropout may replace every ordinary source word."""
+    return False
+
+
+def reserves_nothing(train: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """No token is in a vocabulary whatever its count."""
+    return [], []
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """A task's verifier: it accepts or rejects a hypothesis without knowing the answer (``decode.verify`` answers
+    with the first hypothesis of an n-best list it accepts; solve and serve report its verdict)."""
+
+    verify: Callable[[Sequence[str], Any], bool]  # (hypothesis tokens, example) -> accepted
+    # verify of many (hypothesis, example) pairs at once; None: verify one by one
+    verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None
+    # the verdict by name on many (hypothesis, example) pairs, for a verifier that tells more than yes / no
+    # ("correct" is yes; symbolic: neuromath.tasks.symbolic.verify.VERDICTS, "timeout" among them); None: verify /
+    # verify_many alone
+    verdicts_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class Streaming:
+    """How a task reads a training corpus too large for memory lazily (``data.streaming``,
+    ``neuromath.training.streaming``)."""
+
+    # (path, DataConfig, lenient) -> the training corpus as a ``neuromath.tasks.streams.RecordFiles``
+    record_files: Callable[..., Any]
+    # (DataConfig) -> whether a run with those settings reads data.train lazily through ``record_files``
+    enabled: Callable[[Any], bool] = streaming_option
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """What vocabularies, training and models need of a source written in words with masked numbers (word
+    problems): how the words are read, which of them vocabularies and word dropout treat apart, and what batches
+    carry beside the ids."""
+
+    # (DataConfig) -> the source_tokens of a run with those data settings (e.g. data.lowercase); None: source_tokens
+    # whatever the settings. Training and neuromath.api read sources through ``SequenceTask.configured(data)``.
+    tokens_for: Callable[[Any], Callable[[Any], list[str]]] | None = None
+    # a source token that word dropout must never replace by <unk> (besides pad/bos/eos/unk, which never are)
+    keeps_token: Callable[[str], bool] = keeps_nothing
+    # (training examples) -> (source tokens, target tokens) every vocabulary of a run on them holds, whatever their
+    # counts (exempt from data.min_count; added when unseen)
+    reserved_tokens: Callable[[Sequence[Any]], tuple[list[str], list[str]]] = reserves_nothing
+    # (DataConfig) -> how the run's vocabularies and training read source words
+    vocabulary_options: Callable[[Any], VocabularyOptions] = default_vocabulary_options
+    # batches carry each row's source tokens as the task wrote them (``neuromath.models.batching.SourceWords``), for
+    # models that read words the vocabulary maps to <unk> (model.char_ngrams, graph2tree's model.graph_text)
+    in_batches: bool = False
+    # the values of an example's masked numbers (n0, n1, ...), for models that compare quantities (graph2tree);
+    # None: batches carry no values
+    number_values: Callable[[Any], list[float]] | None = None
+
+
 @dataclass(frozen=True)
 class SequenceTask:
+    """A task whose examples are token sequences in and token sequences out. The hooks every family fills in are
+    flat; what only some families can do is a capability, None where the task has none: ``verifier``,
+    ``streaming`` and ``source_text``."""
+
     name: str
     vocab_level: str  # "word" or "char"
     read: Callable[..., list]  # read(path, format=None, *, lenient=False, skipped=None) -> examples
@@ -92,13 +159,6 @@ class SequenceTask:
     write: Callable[[list, str], None]  # write examples in the project's own format
     source_grammar: Any = None  # a neuromath.expr.grammar.TreeGrammar when sources are prefix/postfix expressions
     target_grammar: Any = None  # ... when targets are (tree positions, tree relative attention, constrained decoding)
-    verify: Callable[[Sequence[str], Any], bool] | None = None  # accepts a hypothesis without knowing the answer
-    # verify of many (hypothesis, example) pairs at once
-    verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None
-    # the verifier's verdict by name on many (hypothesis, example) pairs, for a task whose verifier tells more than
-    # yes / no ("correct" is yes; symbolic: neuromath.tasks.symbolic.verify.VERDICTS, "timeout" among them); None:
-    # verify / verify_many alone
-    verdicts_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[str]] | None = None
     shared_vocab: bool = False  # one vocabulary for sources and targets (saved as both files)
     read_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of read
     generate_options: Callable[[Any, str], dict] = no_options  # (DataConfig, role) -> extra keywords of generate
@@ -112,39 +172,28 @@ class SequenceTask:
     # None: solve reads the equation and its value from ``describe`` (word problems)
     answer_text: Callable[[Sequence[str], Any], tuple[str, str]] | None = None
     folds: bool = False  # cross-validation over fold files applies (neuromath cv)
-    # the values of an example's masked numbers (n0, n1, ...), for models that compare quantities (graph2tree)
-    number_values: Callable[[Any], list[float]] | None = None
-    # batches carry each row's source tokens as the task wrote them (``neuromath.models.batching.SourceWords``), for
-    # models that read words the vocabulary maps to <unk> (graph2tree's graphs with model.graph_text)
-    source_words: bool = False
-    # (DataConfig) -> the source_tokens of a run with those data settings (e.g. data.lowercase); None: source_tokens
-    # whatever the settings. Training and neuromath.api read sources through ``configured(data)``, never around it.
-    source_tokens_for: Callable[[Any], Callable[[Any], list[str]]] | None = None
-    # a source token that word dropout must never replace by <unk> (besides pad/bos/eos/unk, which never are);
-    # None: every other token is an ordinary word
-    keeps_token: Callable[[str], bool] | None = None
-    # (training examples) -> (source tokens, target tokens) every vocabulary of a run on them holds, whatever their
-    # counts (exempt from data.min_count; added when unseen); None: nothing reserved
-    reserved_tokens: Callable[[Sequence[Any]], tuple[list[str], list[str]]] | None = None
-    # (path, DataConfig, lenient) -> the training corpus as a ``neuromath.tasks.streams.RecordFiles``, read lazily
-    # when ``data.streaming`` is on; None: the task reads its data into memory only
-    record_files: Callable[..., Any] | None = None
-    # (DataConfig) -> whether a run with those settings reads data.train lazily through ``record_files``
-    streaming: Callable[[Any], bool] = streaming_option
     # (DataConfig, Splits, read) -> the splits a run trains on, from the splits as read or generated (validation
     # carved out): what the family adds, varies or rewrites, with its entries in the report; ``read(path)`` ->
     # (examples, report entry) reads one more file as data.train is read. None: the splits as read
     prepare_splits: Callable[[Any, Splits, Callable[[str], tuple[list, dict]]], Splits] | None = None
-    # (DataConfig) -> how the run's vocabularies and training read source words
-    vocabulary_options: Callable[[Any], VocabularyOptions] = default_vocabulary_options
     card: CardText = NO_CARD_TEXT  # what a run's model card says of the task
+    verifier: Verifier | None = None  # None: no hypothesis is checked without its answer
+    streaming: Streaming | None = None  # None: the task reads its data into memory only
+    source_text: SourceText | None = None  # None: sources are read one way, every word alike, ids alone in batches
 
     def configured(self, data) -> "SequenceTask":
         """This task as a run whose config has the data section ``data`` reads it: ``source_tokens`` from
-        ``source_tokens_for(data)`` when the task has that hook, else the task itself."""
-        if self.source_tokens_for is None:
+        ``source_text.tokens_for(data)`` when the task has that hook, else the task itself."""
+        if self.source_text is None or self.source_text.tokens_for is None:
             return self
-        return dataclasses.replace(self, source_tokens=self.source_tokens_for(data))
+        return dataclasses.replace(self, source_tokens=self.source_text.tokens_for(data))
+
+    def vocabulary_options(self, data) -> VocabularyOptions:
+        """How a run with the data section ``data`` builds its vocabularies and reads source words in training (the
+        default without ``source_text``: every word kept, none dropped)."""
+        if self.source_text is None:
+            return default_vocabulary_options(data)
+        return self.source_text.vocabulary_options(data)
 
 
 @dataclass(frozen=True)

@@ -181,7 +181,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)
     stream = None
-    streaming = task.streaming(config.data)
+    streaming = task.streaming is not None and task.streaming.enabled(config.data)
     if streaming and not config.train.validate:
         raise ConfigError("train.validate false trains on the whole of an in-memory data.train; a streamed corpus "
                           "(data.streaming) holds its validation records out of the stream")
@@ -282,10 +282,11 @@ def processes_summary(config: Config, trainer) -> dict:
 def build_vocabularies(task: SequenceTask, train: list, config: Config) -> tuple[Vocabulary, Vocabulary]:
     """The source and target vocabularies of a run on the training examples ``train`` (one shared table when the task
     says so). Source words seen fewer than ``data.min_count`` times are left out (read as <unk>); the task's
-    ``reserved_tokens`` (word problems: the number slots n0, n1, ...) are in whatever their counts. ``task`` is the
+    reserved tokens (``SourceText.reserved_tokens``; word problems: the number slots n0, n1, ...) are in whatever
+    their counts. ``task`` is the
     configured task (``SequenceTask.configured``), so its source tokens follow the data settings."""
     min_count = task.vocabulary_options(config.data).min_count
-    reserved_source, reserved_target = task.reserved_tokens(train) if task.reserved_tokens is not None else ([], [])
+    reserved_source, reserved_target = task.source_text.reserved_tokens(train) if task.source_text else ([], [])
     if task.shared_vocab:  # one table for both sides, built from inputs and outputs
         shared = Vocabulary.build(
             (tokens for e in train for tokens in (task.source_tokens(e), task.target_tokens(e))),
@@ -301,12 +302,12 @@ def build_vocabularies(task: SequenceTask, train: list, config: Config) -> tuple
 
 def droppable_source(task: SequenceTask, source_vocab: Vocabulary, config: Config) -> torch.Tensor | None:
     """Which source ids word dropout may replace by <unk> (a bool per id of ``source_vocab``): every ordinary word,
-    not pad/bos/eos/unk nor what the task keeps (``keeps_token``: word problems keep their numbers and clause
-    breaks). None when the run has no word dropout (the task's ``vocabulary_options``: ``data.word_dropout`` 0, or
-    not a key of its task)."""
+    not pad/bos/eos/unk nor what the task keeps (``SourceText.keeps_token``: word problems keep their numbers and
+    clause breaks). None when the run has no word dropout (the task's ``vocabulary_options``: ``data.word_dropout``
+    0, or not a key of its task)."""
     if task.vocabulary_options(config.data).word_dropout <= 0:
         return None
-    keeps = task.keeps_token or (lambda token: False)
+    keeps = task.source_text.keeps_token if task.source_text else (lambda token: False)
     return torch.tensor([token not in SPECIALS and not keeps(token) for token in source_vocab.tokens],
                         dtype=torch.bool)
 

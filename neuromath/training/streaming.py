@@ -190,9 +190,9 @@ class StreamSetup:
 def open_stream(config: Config, task: SequenceTask) -> StreamSetup:
     """The streamed training corpus of ``config``, and its validation set when that is the stream's head (a
     ``data.valid`` file is the caller's to read, as in-memory runs do). Refuses what cannot stream: a task without
-    ``record_files``, no data.train, a ``data.per_module`` cap, no validation set named."""
+    ``Streaming``, no data.train, a ``data.per_module`` cap, no validation set named."""
     data = config.data
-    if task.record_files is None:
+    if task.streaming is None:
         raise ConfigError(f"data.streaming: the {task.name} task reads its data into memory only")
     if not data.train:
         raise ConfigError("data.streaming reads data.train lazily; name a file or folder (the built-in generators "
@@ -200,7 +200,7 @@ def open_stream(config: Config, task: SequenceTask) -> StreamSetup:
     if data.option("per_module", 0):
         raise ConfigError("data.per_module keeps the head of each module file in memory; with data.streaming the "
                           "files are read whole (set data.per_module=0)")
-    files = task.record_files(data.train, data, data.lenient)
+    files = task.streaming.record_files(data.train, data, data.lenient)
     counts = files.count()
     records = sum(counts)
     report: dict = {"train": {"source": data.train, "streaming": True, "files": len(files.files), "records": records}}

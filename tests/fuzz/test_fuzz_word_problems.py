@@ -155,5 +155,5 @@ def test_a_problem_text_and_any_hypothesis_end_in_a_record_or_a_neuromath_error(
         record = task.describe(tokens, example)
         assert (record["reason"] is None) == (record["predicted_answer_text"] is not None)
         assert task.is_correct(tokens, example) is False  # the prepared problem has no gold answer
-        assert task.verify(tokens, example) in (True, False)
+        assert task.verifier.verify(tokens, example) in (True, False)
         task.equation_matches(tokens, example)

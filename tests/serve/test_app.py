@@ -165,12 +165,13 @@ def test_every_kind_of_bad_input_is_a_4xx_json_error(client):
 
 
 def test_a_number_too_large_for_a_float_is_solved_not_a_server_error(client):
-    """Found by the random-text test below: the values of a problem's numbers (word_problems' ``number_values``)
-    raised OverflowError for a fraction beyond a float's range."""
+    """Found by the random-text test below: the values of a problem's numbers (word_problems'
+    ``SourceText.number_values``) raised OverflowError for a fraction beyond a float's range."""
     from neuromath.tasks import get_task
 
     text = "Tom has 7^995/221,709 apples. He buys 3 more. How many apples does he have?"
-    assert get_task("word_problems").number_values(get_task("word_problems").prepare(text))[0] == float("inf")
+    task = get_task("word_problems")
+    assert task.source_text.number_values(task.prepare(text))[0] == float("inf")
     response = client.post("/api/solve", json={"run": "wp", "text": text})
     assert response.status_code == 200 and response.json()["text"] == text
 

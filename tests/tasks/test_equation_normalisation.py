@@ -301,7 +301,8 @@ def test_task_scores_postfix_hypotheses(apples):
     assert task.is_correct(right_not_normal, apples) and not task.equation_matches(right_not_normal, apples)
     assert not task.is_correct(wrong, apples) and not task.equation_matches(wrong, apples)
     assert not task.is_correct("- n0 + n1 n2".split(), apples)  # the prefix gold is no postfix hypothesis
-    assert task.verify(wrong, apples) and not task.verify("n0 n1 n1 - /".split(), apples)  # division by zero
+    verify = task.verifier.verify
+    assert verify(wrong, apples) and not verify("n0 n1 n1 - /".split(), apples)  # division by zero
 
 
 def test_task_describes_postfix_predictions(apples):
@@ -322,7 +323,7 @@ def test_ill_formed_hypotheses_are_wrong_without_raising(apples, hypothesis):
     task = get_task("word_problems_normalized")
     assert task.is_correct(hypothesis, apples) is False
     assert task.equation_matches(hypothesis, apples) is False
-    assert task.verify(hypothesis, apples) is False
+    assert task.verifier.verify(hypothesis, apples) is False
     record = task.describe(hypothesis, apples)
     assert record["predicted_tokens"] == hypothesis
     assert record["predicted_value"] is None and record["predicted_answer_text"] is None

@@ -14,7 +14,7 @@ from neuromath.config import load_config
 from neuromath.evaluation.scoring import accuracy_by_unknown, unknown_input
 from neuromath.experiments.fit_then_test import train, train_and_report
 from neuromath.models.batching import EncodedExamples, collate
-from neuromath.tasks import get_task
+from neuromath.tasks import VocabularyOptions, get_task
 from neuromath.tasks.word_problems import MASK_REGEX, SPAN_BREAKS, prepare_problem, write_jsonl
 from neuromath.text import SPECIALS, UNK, Vocabulary
 from neuromath.training.module import SequenceModule
@@ -71,11 +71,12 @@ def test_number_slots_are_in_both_vocabularies_used_in_an_equation_or_not():
     assert target.tokens == [*SPECIALS, "+", "n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"]  # unseen: appended
     assert all(f"n{index}" in source for index in range(8)) and "n8" not in source and "n8" not in target
     normalized = get_task("word_problems_normalized")
-    assert normalized.reserved_tokens(TRAIN) == ([f"n{i}" for i in range(8)], [f"n{i}" for i in range(8)])
-    assert normalized.reserved_tokens([]) == ([], [])
-    # the tasks without the hook reserve nothing (and keep nothing from word dropout)
+    assert normalized.source_text.reserved_tokens(TRAIN) == ([f"n{i}" for i in range(8)], [f"n{i}" for i in range(8)])
+    assert normalized.source_text.reserved_tokens([]) == ([], [])
+    # the tasks without source text reserve nothing (and keep nothing from word dropout)
     symbolic = get_task("symbolic")
-    assert symbolic.reserved_tokens is None and symbolic.keeps_token is None and symbolic.configured(None) is symbolic
+    assert symbolic.source_text is None and symbolic.configured(None) is symbolic
+    assert symbolic.vocabulary_options(None) == VocabularyOptions()
 
 
 def test_lowercase_false_keeps_case_in_the_vocabulary_and_the_unknown_count():

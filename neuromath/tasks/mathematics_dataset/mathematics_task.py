@@ -12,7 +12,7 @@ import sympy.core.random
 
 from neuromath.errors import NeuromathError
 from neuromath.registry import TASKS
-from neuromath.tasks.base import CardText, SequenceTask
+from neuromath.tasks.base import CardText, SequenceTask, Streaming
 from neuromath.tasks.mathematics_dataset.mathematics_generator import module_names, sample_module, select_modules
 from neuromath.tasks.mathematics_dataset.release import (
     MathQuestion,
@@ -102,7 +102,6 @@ MATHEMATICS_DATASET = SequenceTask(
     accuracy_label="accuracy",
     equation_label=None,
     evaluation="modules",
-    record_files=record_files,
     prepare=prepare_question,
     answer_text=answer_string,
     card=CardText(
@@ -117,6 +116,7 @@ MATHEMATICS_DATASET = SequenceTask(
             "A question longer than the model reads (model.max_len characters) is refused.",
         ),
     ),
+    streaming=Streaming(record_files),
 )
 
 TASKS.add(MATHEMATICS_DATASET.name, MATHEMATICS_DATASET)

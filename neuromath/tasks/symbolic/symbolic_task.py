@@ -7,7 +7,7 @@ import os
 
 from neuromath.expr.grammar import SYMBOLIC_GRAMMAR
 from neuromath.registry import TASKS
-from neuromath.tasks.base import CardText, SequenceTask
+from neuromath.tasks.base import CardText, SequenceTask, Streaming, Verifier
 from neuromath.tasks.symbolic.pairs import (
     describe_prediction,
     exact_match,
@@ -41,15 +41,11 @@ SYMBOLIC = SequenceTask(
     write=write_pairs,
     source_grammar=SYMBOLIC_GRAMMAR,
     target_grammar=SYMBOLIC_GRAMMAR,
-    verify=is_correct,  # the problem itself says whether a hypothesis is right
-    verify_many=verify_many,
-    verdicts_many=verdicts_many,  # a check ended by the time limit is "timeout", not just wrong
     shared_vocab=True,
     generate_options=generate_options,
     accuracy_label="verified accuracy",
     equation_label="exact match",
     evaluation="symbolic",
-    record_files=record_files,
     prepare=prepare_problem,
     answer_text=readable,
     card=CardText(
@@ -67,6 +63,12 @@ SYMBOLIC = SequenceTask(
             "not the same as wrong.",
         ),
     ),
+    verifier=Verifier(
+        verify=is_correct,  # the problem itself says whether a hypothesis is right
+        verify_many=verify_many,
+        verdicts_many=verdicts_many,  # a check ended by the time limit is "timeout", not just wrong
+    ),
+    streaming=Streaming(record_files),
 )
 
 TASKS.add(SYMBOLIC.name, SYMBOLIC)

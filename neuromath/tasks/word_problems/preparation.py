@@ -1,5 +1,5 @@
 """What the word-problem tasks hand the trainer beyond the splits as read (``SequenceTask.prepare_splits``) and how
-their runs read source words (``SequenceTask.vocabulary_options``). All of it comes after the validation carve-out,
+their runs read source words (``SourceText.vocabulary_options``). All of it comes after the validation carve-out,
 so no problem joined to training varies or repeats a validation problem's story. No torch here.
 
 In order: ``data.train_extra`` (another collection's problems whose story is not held out), ``data.augment``

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from neuromath.expr import ARITY
 from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
 from neuromath.registry import TASKS
-from neuromath.tasks.base import CardText, SequenceTask
+from neuromath.tasks.base import CardText, SequenceTask, SourceText, Verifier
 from neuromath.tasks.word_problems import templates
 from neuromath.tasks.word_problems.answer_scoring import (
     describe_prediction,
@@ -118,17 +118,19 @@ WORD_PROBLEMS = SequenceTask(
     describe=describe_prediction,
     write=write_jsonl,
     target_grammar=WORD_PROBLEM_GRAMMAR,
-    verify=is_well_formed,
     prepare=prepare_problem,
     folds=True,
-    number_values=number_values,
-    source_words=True,
-    source_tokens_for=source_tokens_for,
-    keeps_token=keeps_token,
-    reserved_tokens=reserved_tokens,
     prepare_splits=prepare_splits,
-    vocabulary_options=vocabulary_options,
     card=CARD,
+    verifier=Verifier(is_well_formed),
+    source_text=SourceText(
+        tokens_for=source_tokens_for,
+        keeps_token=keeps_token,
+        reserved_tokens=reserved_tokens,
+        vocabulary_options=vocabulary_options,
+        in_batches=True,
+        number_values=number_values,
+    ),
 )
 
 WORD_PROBLEMS_NORMALIZED = dataclasses.replace(
@@ -139,7 +141,7 @@ WORD_PROBLEMS_NORMALIZED = dataclasses.replace(
     equation_matches=equation_matches_normalized,
     describe=describe_postfix_prediction,
     target_grammar=TreeGrammar(arities=dict(ARITY), notation="postfix"),
-    verify=is_well_formed_postfix,
+    verifier=Verifier(is_well_formed_postfix),
 )
 
 TASKS.add(WORD_PROBLEMS.name, WORD_PROBLEMS)
