@@ -1,10 +1,9 @@
-"""Optional dependencies: the extra of the package that brings each one, and a clear error when it is missing.
+"""Optional dependencies: the extra that brings each one, and a clear error when it is missing.
 
-The package installs as ``neuromath-toolkit`` (the name ``neuromath`` on the package index belongs to another
-project); it imports as ``neuromath`` and its command is ``neuromath``. The core (``pip install neuromath-toolkit``)
-trains, evaluates and solves; ``serve`` adds the HTTP service, ``plots`` the figures of runs and reports, ``hub``
-models by hub id (``neuromath push``, ``load("org/name")``), ``analysis`` the k-means of ``neuromath analyze roles``
-and ``mathematics`` DeepMind's generator of the Mathematics Dataset.
+Installs as ``neuromath-toolkit`` (``neuromath`` on the index is another project), imports and runs as
+``neuromath``. The core trains, evaluates and solves; extras: ``serve`` (HTTP service), ``plots`` (figures), ``hub``
+(``neuromath push``, ``load("org/name")``), ``analysis`` (k-means of ``neuromath analyze roles``), ``mathematics``
+(DeepMind's Mathematics Dataset generator).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from types import ModuleType
 
 from neuromath.errors import MissingExtraError
 
-DISTRIBUTION = "neuromath-toolkit"  # the name on the package index; `pip index versions neuromath-toolkit` finds none
+DISTRIBUTION = "neuromath-toolkit"  # the name on the package index
 
 # importable module -> the extra that installs it
 EXTRAS = {"fastapi": "serve", "uvicorn": "serve", "sklearn": "analysis", "mathematics_dataset": "mathematics",
@@ -27,7 +26,7 @@ def install_line(extra: str) -> str:
 
 
 def require(module: str, purpose: str) -> ModuleType:
-    """Import ``module``, or stop with a MissingExtraError saying that ``purpose`` needs the extra that brings it."""
+    """Import ``module``, or raise a MissingExtraError: ``purpose`` needs the extra that brings it."""
     try:
         return importlib.import_module(module)
     except ImportError:

@@ -1,12 +1,10 @@
-"""Reading files defensively. A run folder or a data file may come from someone else, so each file must be a
-regular file (a link to one is followed), checked before a byte is read, so that a FIFO cannot hang the reader and a
-link to ``/dev/zero`` cannot fill the memory; the small files of a run folder (config, vocabularies, summaries) must
-be under a size limit; and JSON is parsed only when it is nested at most ``MAX_JSON_DEPTH`` levels deep (checked
-without recursion, so that deep nesting is an error, not a RecursionError). Anything else is a DataFormatError
-naming the file and the reason.
+"""Reading files someone else may have written. Each file must be regular (links followed), checked before a byte is
+read, so a FIFO cannot hang the reader nor ``/dev/zero`` fill memory; a run folder's small files (config,
+vocabularies, summaries) have size limits; JSON nesting is limited to ``MAX_JSON_DEPTH`` (checked without
+recursion: an error, not a RecursionError). Anything else is a DataFormatError naming the file and the reason.
 
-Data paths go through the same check: ``check_data_path`` (a file or a folder, nothing else: what ``find_data``
-returns) and ``open_data`` / ``read_data_text`` (what the readers open)."""
+Data paths get the same check: ``check_data_path`` (file or folder, as ``find_data`` returns) and ``open_data`` /
+``read_data_text`` (what the readers open)."""
 
 from __future__ import annotations
 
@@ -40,9 +38,9 @@ def file_kind(mode: int) -> str:
 
 
 def open_regular(path: str | Path) -> BinaryIO:
-    """``path`` open for reading in binary, once it is known to be a regular file. It is opened without blocking (a
-    FIFO opens at once instead of waiting for a writer) and checked on the open descriptor, so that what is read is
-    what was checked; a FIFO, device, socket or folder is a DataFormatError, as is a file that cannot be opened."""
+    """``path`` open in binary once known to be a regular file: opened non-blocking (a FIFO does not wait for a
+    writer) and checked on the open descriptor, so what is read is what was checked. A FIFO, device, socket, folder
+    or unopenable file is a DataFormatError."""
     try:
         return open_checked(path)
     except OSError as error:  # ENXIO: a socket
@@ -50,8 +48,7 @@ def open_regular(path: str | Path) -> BinaryIO:
 
 
 def open_checked(path: str | Path) -> BinaryIO:
-    """``open_regular`` except that a file that cannot be opened raises the OSError of ``open`` (FileNotFoundError,
-    PermissionError, ...), for readers that report those in their own words."""
+    """``open_regular``, but an unopenable file raises ``open``'s OSError, for readers that report it themselves."""
     path = Path(path)
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -87,10 +84,9 @@ def read_summary(path: str | Path) -> str:
 
 
 def check_data_path(path: str | Path, folder: bool | None = None) -> Path:
-    """``path`` as a Path once it is known to be a regular file or a folder (a link to one is followed): a FIFO, a
-    device or a socket, or a link to one, is a DataFormatError naming it, so that no reader waits on a pipe or reads
-    a device without end. ``folder`` True asks for a folder, False for a file, None takes either. A path that does
-    not exist is returned as it is, for the caller to report."""
+    """``path`` as a Path once known to be a regular file or folder (links followed); a FIFO, device or socket is a
+    DataFormatError. ``folder``: True a folder, False a file, None either. A missing path is returned for the caller
+    to report."""
     path = Path(path)
     try:
         mode = path.stat().st_mode
@@ -111,10 +107,9 @@ def check_data_path(path: str | Path, folder: bool | None = None) -> Path:
 
 
 def open_data(path: str | Path, encoding: str | None = None, newline: str | None = None) -> BinaryIO | TextIO:
-    """A data file open for reading, as ``open`` would open it, once it is known to be a regular file: a FIFO, a
-    device, a socket or a folder (or a link to one) is a DataFormatError, found on the open descriptor before a
-    byte is read (``open_checked``); a file that cannot be opened raises the OSError ``open`` raises. Binary without
-    ``encoding``, else text as ``open(path, "r", encoding=..., newline=...)`` reads it."""
+    """A data file opened like ``open``, once ``open_checked`` finds it regular (else DataFormatError; an unopenable
+    file raises ``open``'s OSError). Binary without ``encoding``, else text as ``open(path, "r", encoding=...,
+    newline=...)``."""
     stream = open_checked(path)
     if encoding is None:
         return stream
@@ -155,11 +150,9 @@ def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> tuple[int, int] 
 
 
 def load_json(text: str | bytes, path: str | Path | None = None, line: int = 1, limit: int = MAX_JSON_DEPTH) -> Any:
-    """``json.loads(text)`` once the text is known to nest at most ``limit`` levels deep; deeper is a DataFormatError
-    naming ``path``, the line (counted from ``line``, the line of the file where ``text`` starts: a JSON Lines
-    record gives its own) and the depth, never a RecursionError. Text that is not JSON raises
-    ``json.JSONDecodeError`` (a ValueError) as ``json.loads`` does, bytes that are not UTF-8 UnicodeDecodeError
-    (also a ValueError), for the caller to report in its own words."""
+    """``json.loads(text)`` if it nests at most ``limit`` levels; deeper is a DataFormatError naming ``path``, the
+    line (counted from ``line``, where ``text`` starts in the file) and the depth, never a RecursionError. Invalid
+    JSON or non-UTF-8 bytes raise ``json.JSONDecodeError`` / UnicodeDecodeError (ValueErrors) for the caller."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8-sig" if text[:3] == b"\xef\xbb\xbf" else "utf-8")
     found = json_depth_error(text, limit)

@@ -1,3 +1,3 @@
-"""Scoring and reporting: metrics over predictions (value and equation accuracy, verification by depth, completion
-ranking, beam-width reports of the symbolic task), report tables, CSV, JSON and plots. Takes predictions or a
-loaded solver; never trains and never imports ``training``."""
+"""Scoring and reporting: metrics (value and equation accuracy, verification by depth, completion ranking, the
+symbolic task's beam-width reports), tables, CSV, JSON, plots. Takes predictions or a loaded solver; never imports
+``training``."""

@@ -45,10 +45,8 @@ def busy_cores(interval: float = 0.5) -> float | None:
 
 
 def demo_threads(cores: int, busy: float | None) -> int:
-    """Torch threads for the demo: up to ``MAX_DEMO_THREADS`` on the cores no other work holds, at least one.
-
-    Threads that share a core with other busy work wait on each other at every operation: beside two one-thread
-    trainings on 2 cores, 10 demo steps took 22 s with 2 threads and 12 s with 1."""
+    """Torch threads for the demo: up to ``MAX_DEMO_THREADS`` on the cores no other work holds, at least one
+    (threads sharing a core with busy work wait on each other at every operation)."""
     free = cores - round(busy or 0.0)
     return max(1, min(MAX_DEMO_THREADS, free))
 

@@ -1,22 +1,18 @@
-"""The model contracts, written as ``typing.Protocol``: what the generic code (training, decoding, ``neuromath.load``,
-completion) relies on a model to have. Every registered model satisfies one of them, which
-``tests/models/test_contracts.py`` checks by building each.
+"""Model contracts as ``typing.Protocol``: what generic code (training, decoding, ``neuromath.load``, completion)
+relies on. Every registered model satisfies one (``tests/models/test_contracts.py``).
 
-- ``SequenceModel``: an encoder-decoder of a sequence task (word problems, the Mathematics Dataset, symbolic
-  integration). Training calls it on a batch for the teacher-forced logits; greedy decoding and beam search call
-  ``encode`` once and ``decode_step`` per token; beam search reorders the decoder's cache with ``reorder_cache`` and
-  gives one memory row per source instead of one per beam when ``shares_memory_across_beams``; training calls
-  ``fit_structure`` on the training sequences once, before the first step, when ``learns_structure``. A decoder
-  with ``fixed_shapes`` true (decode.compile's ``FixedShapeDecoder``, an optional flag) gets every beam-search step
-  at B x K rows; the others run the first step once per source.
-- ``EquationClassifier``: a model of the identities task that scores an equation (its two sides) with one logit.
-  ``input_kind`` says which inputs it reads (``trees``, ``tokens`` or ``none``), ``reads_numbers`` whether number
-  leaves carry their values, ``trainable`` whether it learns by gradient; one that does not is ``fit`` on the
-  training labels instead (the majority class).
+- ``SequenceModel``: encoder-decoder of a sequence task (word problems, Mathematics Dataset, symbolic integration).
+  Training calls it for teacher-forced logits; decoding calls ``encode`` once and ``decode_step`` per token; beam
+  search reorders the cache with ``reorder_cache`` and keeps one memory row per source (not per beam) when
+  ``shares_memory_across_beams``; ``fit_structure`` runs once on the training sequences before the first step when
+  ``learns_structure``. An optional ``fixed_shapes`` (decode.compile's ``FixedShapeDecoder``) gets every
+  beam-search step at B x K rows; others run the first step once per source.
+- ``EquationClassifier``: identities-task model, one logit per equation. ``input_kind``: ``trees``, ``tokens`` or
+  ``none``; ``reads_numbers``: number leaves carry values; ``trainable`` False: ``fit`` on the labels (majority
+  class) instead of gradients.
 
-The tree cell of the level-batched engine has its contract beside the engine, ``neuromath.nn.tree_engine.Cell``.
-``SequenceModelParts`` gives a sequence model the plain form of the optional parts: the cache index-selected
-(``select_rows``), the memory repeated per beam, no structure to learn.
+The tree cell contract is ``neuromath.nn.tree_engine.Cell``. ``SequenceModelParts``: the plain optional parts
+(cache via ``select_rows``, memory repeated per beam, nothing to learn).
 """
 
 from __future__ import annotations
@@ -58,14 +54,14 @@ class SequenceModel(Protocol):
         ...
 
     def fit_structure(self, sources: list, targets: list) -> dict:
-        """Learn what the model reads from the training sequences' structure (id lists: sources without bos,
-        targets with bos) before training; returns what it learned, per side."""
+        """Learn from the training sequences' structure before training (id lists: sources without bos, targets
+        with bos); returns what it learned, per side."""
         ...
 
 
 class SequenceModelParts:
-    """The plain form of the optional parts of ``SequenceModel``, for a model to inherit: a cache of tensors
-    index-selected row by row, one memory row per beam, no structure learned from the training data."""
+    """Plain optional parts of ``SequenceModel`` to inherit: cache rows index-selected, one memory row per beam,
+    nothing learned from the data."""
 
     shares_memory_across_beams: bool = False
     learns_structure: bool = False

@@ -1,3 +1,3 @@
 """Reusable layers, registered by name where a config chooses them: attention kernels (standard, TP, relative, tree
-relative), positional encodings (sinusoidal, learned, tree), group attention, tree cells with the level-batched
-tree engine, the soft stack, and the RNN baselines over token sequences."""
+relative), positional encodings (sinusoidal, learned, tree), group attention, tree cells and the level-batched tree
+engine, the soft stack, RNN baselines."""

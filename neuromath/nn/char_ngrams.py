@@ -1,14 +1,12 @@
 """Character n-gram embeddings of source words (``model.char_ngrams``): the idea of fastText (Bojanowski et al. 2017,
 "Enriching Word Vectors with Subword Information"), trained here with the model.
 
-A word, lower-cased and marked at both ends (``<apples>``), is cut into its character n-grams of 3 to 5 characters
-(``<ap``, ``app``, ..., ``les>``); each n-gram is hashed (CRC-32, the same in every process) into one of ``buckets``
-rows, and the word's vector is the mean of those rows (which start at zero, so an n-gram never trained adds
-nothing). Added to the word's own embedding, it gives a word the vocabulary does not know (``<unk>`` for the word
-table) a vector from the n-grams it shares with training words ("watermelons" with "melons"). A model leans on the
-n-grams where the word table cannot help it: with ``data.word_dropout``, training words are read as ``<unk>`` now
-and then, while their n-grams stay. The words come from the batch (``source_words``: the tokens as the task wrote them),
-so the tasks that carry them (word problems) can use it.
+A word, lower-cased and marked (``<apples>``), is cut into its 3- to 5-character n-grams (``<ap``, ``app``, ...,
+``les>``), each hashed (CRC-32, stable across processes) into one of ``buckets`` rows; the word's vector is their
+mean (rows start at zero, so an untrained n-gram adds nothing). Added to the word embedding, it gives an unknown
+word a vector from n-grams shared with training words ("watermelons", "melons"); ``data.word_dropout`` teaches the
+model to lean on it. Words come from the batch's ``source_words``, so only tasks that carry them (word problems)
+can use it.
 """
 
 from __future__ import annotations
@@ -41,8 +39,7 @@ class CharNgramEmbedding(WordBag):
 
 
 def build_char_ngrams(buckets: int, dim: int, carries_words: bool) -> CharNgramEmbedding | None:
-    """The n-gram embedding of ``model.char_ngrams`` buckets (None for 0); a task whose batches carry no words as
-    written cannot have one."""
+    """The n-gram embedding with ``model.char_ngrams`` buckets (None for 0); needs batches that carry raw words."""
     if not buckets:
         return None
     if not carries_words:

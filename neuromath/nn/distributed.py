@@ -1,18 +1,17 @@
 """Training in several processes (DDP through Lightning: ``train.devices``, ``train.num_nodes``, ``train.strategy``).
 
-Which process this is, before and after the process group is up, and the collective steps the training modules and
-samplers need so that W processes of batch B compute what one process of batch W·B computes:
+This process's rank, and the collective steps that make W processes of batch B compute what one process of batch
+W·B computes:
 
 - each process trains on every W-th example of the epoch's shuffle from its rank on (``EpochShuffleSampler`` in
-  ``neuromath.models.batching``), so the W batches of a step together are the one-process batch of W·B;
-- a sequence loss is a mean over the target tokens of the whole global batch (``sum_over_processes`` of the token
-  counts), since DDP averages the processes' gradients and a mean of per-process means would weigh a process's
-  tokens by how few it has;
-- validation reads its examples in shards padded to equal length (``ShardSampler``), and ``gather_shards`` puts the
-  per-example results back in order and drops the padding, so a score counts every example exactly once.
+  ``neuromath.models.batching``);
+- a sequence loss is a mean over the global batch's target tokens (``sum_over_processes`` of the counts): DDP
+  averages gradients, and a mean of per-process means would overweight a process with few tokens;
+- validation reads shards padded to equal length (``ShardSampler``); ``gather_shards`` restores order and drops the
+  padding, so every example counts once.
 
-Everything here is the identity in a single process. The helpers use ``torch.distributed`` directly (not Lightning),
-so this module sits with the lowest torch layer and the samplers of ``models`` reach it.
+The identity in a single process. Uses ``torch.distributed`` directly (not Lightning), so ``models``' samplers can
+reach it from this low layer.
 """
 
 from __future__ import annotations
@@ -30,10 +29,9 @@ def process_rank() -> tuple[int, int]:
 
 
 def is_rank_zero() -> bool:
-    """Whether this process is the one that writes a run folder. Before the process group is up, the launcher's
-    environment says: ``RANK`` (torchrun, SLURM through Lightning's environments), else ``NODE_RANK`` and
-    ``LOCAL_RANK`` (Lightning's own launcher sets ``LOCAL_RANK`` for the processes it starts; the one that starts
-    them has none). A process with none of them is a single-process run: rank zero."""
+    """Whether this process writes the run folder. Before the process group is up: ``RANK`` (torchrun, SLURM), else
+    ``NODE_RANK`` and ``LOCAL_RANK`` (Lightning's launcher sets it for the processes it starts, not for itself);
+    none of them: a single-process run, rank zero."""
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank() == 0
     if "RANK" in os.environ:
@@ -42,8 +40,8 @@ def is_rank_zero() -> bool:
 
 
 def sum_over_processes(value: torch.Tensor) -> torch.Tensor:
-    """``value`` summed over the processes (a new tensor; ``value`` itself in a single process). Every process must
-    call it at the same point, as with any collective step."""
+    """``value`` summed over the processes (a new tensor; ``value`` itself in a single process). Collective: every
+    process calls it at the same point."""
     if process_rank()[1] == 1:
         return value
     total = value.clone()
@@ -52,16 +50,15 @@ def sum_over_processes(value: torch.Tensor) -> torch.Tensor:
 
 
 def shard_positions(size: int, rank: int, world: int) -> list[int]:
-    """The positions 0 .. size-1 that process ``rank`` of ``world`` reads when every process must read as many:
-    ``rank, rank + world, ...``, padded by wrapping round to the start up to ``ceil(size / world)``."""
+    """Positions of 0 .. size-1 read by process ``rank`` of ``world``: ``rank, rank + world, ...``, wrapped round to
+    ``ceil(size / world)`` so every process reads as many."""
     length = -(-size // world)
     return [(rank + step * world) % size for step in range(length)] if size else []
 
 
 def gather_shards(values: torch.Tensor, size: int) -> torch.Tensor:
-    """The per-example results ``values`` (first dimension: this process's ``shard_positions`` in order) of every
-    process, put back in the order of positions 0 .. size-1, the padding dropped (in a single process, ``values``
-    cut to ``size``). A collective step: every process calls it with the same shapes."""
+    """Every process's per-example ``values`` (dim 0: its ``shard_positions``) in position order 0 .. size-1, padding
+    dropped (one process: ``values[:size]``). Collective: every process calls it with the same shapes."""
     world = process_rank()[1]
     if world == 1:
         return values[:size]
@@ -71,6 +68,5 @@ def gather_shards(values: torch.Tensor, size: int) -> torch.Tensor:
 
 
 def interleave_shards(parts: list[torch.Tensor], size: int) -> torch.Tensor:
-    """Per-process results in ``shard_positions`` order (``parts[r][k]`` is position ``r + k * world``) as one
-    tensor in the order of positions 0 .. size-1, the padding dropped."""
+    """``parts[r][k]`` (position ``r + k * world``) as one tensor in position order 0 .. size-1, padding dropped."""
     return torch.stack(parts, dim=1).flatten(0, 1)[:size]

@@ -1,18 +1,15 @@
 """Numeric precision of training and inference: ``train.precision``.
 
-- ``32-true``: float32 everywhere (the default; every equality test of the project holds in it).
-- ``bf16-mixed``: matrix products and convolutions in bfloat16 under ``torch.autocast``, weights, optimiser state,
-  softmaxes and losses in float32. On a CPU with AVX512-BF16 (or AMX) a Transformer training step takes about half
-  its float32 time (``benchmarks/precision.py`` prints the ratio of one run), provided the training forward runs in
-  ``training_attention``; on a CPU without it bf16 is emulated and slower.
-- ``16-mixed``: float16 autocast with loss scaling, for GPUs only (float16 on the CPU has no fast path).
-- ``auto``: ``bf16-mixed`` on a CPU that supports bf16 natively, on a GPU ``bf16-mixed`` where it supports bf16 and
-  ``16-mixed`` where it does not, else ``32-true``.
+- ``32-true``: float32 everywhere (default; every equality test holds in it).
+- ``bf16-mixed``: matrix products and convolutions in bfloat16 under ``torch.autocast``; weights, optimiser state,
+  softmaxes and losses in float32. Pays on a CPU with AVX512-BF16 or AMX (``benchmarks/precision.py``) when the
+  training forward runs in ``training_attention``; elsewhere on a CPU bf16 is emulated and slower.
+- ``16-mixed``: float16 autocast with loss scaling; GPUs only.
+- ``auto``: ``bf16-mixed`` where the CPU or GPU supports bf16, ``16-mixed`` on a GPU without it, else ``32-true``.
 
-Training hands the resolved name to Lightning's Trainer; inference (``evaluate``, ``solve``, beam search, the
-classifiers' ``logits`` and completion) runs its forward passes in ``autocast(precision, device)`` with the run's
-own setting, so a model is evaluated in the precision it was trained in. Decoders take their log-probabilities in
-float32 (``log_softmax(logits.float())``), so beam scores accumulate in float32 under bf16 too.
+Training hands the resolved name to Lightning's Trainer; inference (``evaluate``, ``solve``, beam search, classifier
+``logits``, completion) runs in ``autocast(precision, device)`` with the run's own setting. Decoders take
+log-probabilities in float32 (``log_softmax(logits.float())``), so beam scores accumulate in float32.
 """
 
 from __future__ import annotations
@@ -47,8 +44,8 @@ def device_kind(accelerator: str | torch.device) -> str:
 
 
 def resolve_precision(precision: str, accelerator: str | torch.device = "cpu") -> str:
-    """The precision ``precision`` stands for on ``accelerator``: ``auto`` is resolved as the module docstring
-    says; an unknown name, or ``16-mixed`` on the CPU, is a ConfigError naming ``train.precision``."""
+    """``precision`` resolved on ``accelerator`` (``auto`` as in the module docstring); an unknown name, or
+    ``16-mixed`` on the CPU, is a ConfigError naming ``train.precision``."""
     if precision not in PRECISION_NAMES:  # a name given in Python (load(run, precision=...)); config files are checked
         raise ConfigError(f"train.precision must be one of {', '.join(PRECISION_NAMES)}, got {precision!r}")
     kind = device_kind(accelerator)
@@ -62,8 +59,8 @@ def resolve_precision(precision: str, accelerator: str | torch.device = "cpu") -
 
 
 def autocast(precision: str, device: str | torch.device = "cpu"):
-    """A context in which forward passes run in ``precision`` (a name of ``PRECISION_NAMES``) on ``device``: autocast
-    to bfloat16 or float16 for the mixed settings, nothing for ``32-true``."""
+    """A context running forward passes in ``precision`` (of ``PRECISION_NAMES``) on ``device``: bf16/fp16 autocast
+    for the mixed settings, nothing for ``32-true``."""
     resolved = resolve_precision(precision, device)
     if resolved not in AUTOCAST_DTYPES:
         return contextlib.nullcontext()
@@ -73,11 +70,9 @@ def autocast(precision: str, device: str | torch.device = "cpu"):
 def training_attention(device: str | torch.device = "cpu"):
     """The scaled-dot-product-attention kernels for a training forward (and its backward) on ``device``.
 
-    On the CPU under bf16 autocast this is PyTorch's math kernel: the fused CPU kernel's bf16 backward took 54 % of a
-    TP-Transformer step (torch 2.13, d 256, batch 64 of 60 and 20 tokens), so that bf16 gained nothing over float32
-    (0.93-0.97x the time), while the math kernel's products run on the bf16 units: 1.9x faster than float32, with
-    the same error against float32 (gradients within 0.75 %, as the fused kernel's). Decoding keeps the fused kernel,
-    which is faster there. Anywhere else it changes nothing."""
+    On the CPU under bf16 autocast, PyTorch's math kernel: the fused CPU kernel's bf16 backward is slow enough that
+    bf16 gains nothing, while the math kernel's products use the bf16 units (same error against float32; see
+    ``benchmarks/precision.py``). Decoding keeps the fused kernel. Elsewhere a no-op."""
     if device_kind(device) == "cpu" and torch.is_autocast_enabled("cpu") and \
             torch.get_autocast_dtype("cpu") == torch.bfloat16:
         return sdpa_kernel([SDPBackend.MATH])

@@ -1,20 +1,17 @@
 """Differentiable soft stack: Joulin & Mikolov 2015 (section 3.1) and Mali et al. 2021 (eqs. 16-19),
 the push / pop / no-op stack update.
 
-A stack is a tensor (n, depth, width): row ``stack[:, 0]`` is the top, ``stack[:, depth - 1]`` the
-bottom. A controller chooses, per row, a probability distribution over three actions (push, pop,
-no-op; a softmax, so they sum to 1) and a vector to push. The new stack is the mixture of the three
-discrete outcomes:
+A stack is a tensor (n, depth, width): ``stack[:, 0]`` is the top, ``stack[:, depth - 1]`` the bottom.
+A controller gives per row probabilities of push, pop and no-op (summing to 1) and a vector to push; the new
+stack mixes the three outcomes:
 
     new[0] = push * pushed   + pop * stack[1]   + noop * stack[0]
     new[i] = push * stack[i-1] + pop * stack[i+1] + noop * stack[i]      (0 < i < depth)
 
-with ``stack[depth] = 0`` (popping pulls zeros up from below the bottom; pushing drops the bottom
-element). With one-hot actions this is an ordinary bounded stack; with soft actions it stays
-differentiable in the actions, the pushed vector and the old stack.
+with ``stack[depth] = 0`` (a pop pulls up zeros; a push drops the bottom element). One-hot actions give an
+ordinary bounded stack; soft ones stay differentiable in actions, pushed vector and old stack.
 
-``StackController`` is the learned part shared by the stack RNN and the stack tree cells: from a
-hidden state h it gives the action probabilities softmax(A h + a) and the pushed vector
+``StackController``, shared by the stack RNN and the stack tree cells, maps h to softmax(A h + a) and pushed
 sigmoid(D h + d), as in Joulin & Mikolov.
 """
 
@@ -41,9 +38,8 @@ def soft_stack_update(
 ) -> torch.Tensor:
     """One soft stack step.
 
-    stack (n, depth, width); push, pop, noop action probabilities summing to 1, either (n, 1), one action mixture
-    per row, or (n, width), one per coordinate (the Tree-SMU of Arabshahi et al. 2019 chooses its actions per
-    coordinate); pushed (n, width), the vector a push puts on top. Returns the new stack (n, depth, width).
+    stack (n, depth, width); push, pop, noop summing to 1, (n, 1) per row or (n, width) per coordinate (Tree-SMU,
+    Arabshahi et al. 2019); pushed (n, width). Returns the new stack (n, depth, width).
     """
     if stack.dim() != 3:
         raise ValueError(f"stack must have shape (n, depth, width), got {tuple(stack.shape)}")

@@ -2,50 +2,40 @@
 Arabshahi et al. 2018), second-order Tree-RNN (Mali, Ororbia, Kifer, Giles 2021, eq. 1), multiplicative Tree-LSTM
 (their eqs. 2-9) and Tree-LSTM with multiplicative integration (their eqs. 10-15, after Wu et al. 2016).
 
-Every cell is registered in ``neuromath.registry.TREE_CELLS`` and run by the level-batched engine of
-``neuromath.nn.tree_engine``, which calls ``leaf`` once on all leaves and ``node`` once per height level on all
-internal nodes of that level in the whole batch. A state is a tuple of tensors: ``state[0]`` is h ``(n, hidden)``,
-the LSTM cells add the memory c as ``state[1]``.
+Cells are registered in ``neuromath.registry.TREE_CELLS`` and run by ``neuromath.nn.tree_engine``, which calls
+``leaf`` once on all leaves and ``node`` once per height level on that level's internal nodes across the batch. A
+state is a tuple of tensors: ``state[0]`` is h ``(n, hidden)``; LSTM cells add the memory c as ``state[1]``.
 
-The Mali et al. paper's text could not be retrieved while this module was written (only its abstract), so its
-three cells follow the forms below, built from the works it extends (second-order recurrent networks, Krause et
-al.'s mLSTM, Wu et al.'s multiplicative integration); the equation numbers are the ones these cells are said to
-follow there and were not checked against the paper:
+Mali et al.'s three cells follow the forms below, built from the works it extends (second-order recurrent
+networks, Krause et al.'s mLSTM, Wu et al.'s multiplicative integration); the equation numbers are unchecked
+against the full paper (only its abstract was read):
 
 * ``second_order_tree_rnn`` (eq. 1): ``h = tanh(h_l^T T_op h_r + W_op [h_l; h_r] + b_op)`` with a third-order
   tensor ``T_op`` of shape (hidden, hidden, hidden) per operator: ``(h_l^T T h_r)_k = sum_ij h_l[i] T[i, j, k] h_r[j]``.
-* ``mtree_lstm`` (eqs. 2-9), a Tree-LSTM in the spirit of Krause et al.'s multiplicative LSTM: an intermediate
-  ``m = (M^l_op h_l) * (M^r_op h_r)`` joins the children's hidden states as an input of every gate, the way the
-  mLSTM's gates read both its input and m and the second-order Tree-RNN keeps its first-order term:
-  ``[i, f_l, f_r, o, u] = W_op m + V_op [h_l; h_r] + b_op`` (sigmoid for the gates, tanh for u),
-  ``c = i*u + f_l*c_l + f_r*c_r``, ``h = o*tanh(c)``. The first-order term ``V_op [h_l; h_r]`` was added after the
-  purely multiplicative form (gates from m alone) was measured: it could not fit its training data (paper-style
-  160k equations, hidden 50, dropout 0.2: training loss 0.44 after 139 epochs against 0.14 for the Tree-LSTM,
-  validation 77.9 against 92.6); with the term it trains like the Tree-LSTM (40k equations: validation 83.4
-  against 81.2 for the pure form and 83.8 for the Tree-LSTM).
+* ``mtree_lstm`` (eqs. 2-9), after Krause et al.'s multiplicative LSTM: ``m = (M^l_op h_l) * (M^r_op h_r)`` feeds
+  every gate beside a first-order term (as the mLSTM's gates read input and m):
+  ``[i, f_l, f_r, o, u] = W_op m + V_op [h_l; h_r] + b_op`` (sigmoid gates, tanh u),
+  ``c = i*u + f_l*c_l + f_r*c_r``, ``h = o*tanh(c)``. Without ``V_op [h_l; h_r]`` (gates from m alone) the cell
+  underfits its training data; with it, it trains like the Tree-LSTM.
 * ``mi_tree_lstm`` (eqs. 10-15), multiplicative integration (Wu et al. 2016): every gate's pre-activation is
   ``alpha_op * (W_op h_l) * (U_op h_r) + beta1_op * (W_op h_l) + beta2_op * (U_op h_r) + b_op``; the same
   gates and memory update as the Tree-LSTM follow.
 
-Unary nodes (an operator with one child, ``has_right`` = 0): the engine gives the missing right child as the empty
-state (zeros). An additive cell then simply sees a zero right input. In a product with the right child's projection
-that zero would wipe out the single child's information, so the multiplicative cells use 1 instead of the missing
-factor: ``m = M^l h_l`` in ``mtree_lstm`` and ``alpha * (W h_l) + beta1 * (W h_l) + b`` in ``mi_tree_lstm``. In the
-second-order Tree-RNN the product term ``h_l^T T h_r`` vanishes for a unary node and the first-order term
-``W [h_l; 0]`` carries the child, so a unary node there is exactly a first-order Tree-RNN node.
+Unary nodes (``has_right`` = 0) get the empty (zero) state as right child. Additive cells just see a zero input;
+in a product that zero would erase the child, so the multiplicative cells use 1 for the missing factor:
+``m = M^l h_l`` in ``mtree_lstm``, ``alpha * (W h_l) + beta1 * (W h_l) + b`` in ``mi_tree_lstm``. In the
+second-order Tree-RNN ``h_l^T T h_r`` vanishes and ``W [h_l; 0]`` carries the child: a first-order Tree-RNN node.
 
-The two Tree-RNN cells take ``activation`` (``model.tree_activation``): ``tanh`` (the default, as written above) or
-``sigmoid``, the default node activation of Arabshahi et al.'s public code (its ``--tree-node-activation``), whose
-plain tree-RNN runs (``NNTrees``) keep it.
+The Tree-RNN cells take ``activation`` (``model.tree_activation``): ``tanh`` (default) or ``sigmoid``, the default
+``--tree-node-activation`` of Arabshahi et al.'s public code, kept by its plain tree-RNN runs (``NNTrees``).
 
-Leaves: the Tree-RNN cells use the leaf embedding itself as h. The LSTM cells treat a leaf as a Tree-LSTM node
-without children whose input is the embedding x (Tai et al. 2015 with no child terms): ``[i, o, u]`` from
-``W_leaf x + b_leaf``, ``c = i*u``, ``h = o*tanh(c)``; with ``leaf="embedding"`` (``model.tree_leaf``) a leaf's h is
-its embedding and its memory c is zero, as in Arabshahi et al.'s code (their released Tree-LSTM needs it).
+Leaves: Tree-RNN cells use the embedding as h. LSTM cells treat a leaf as a childless Tree-LSTM node with input x
+(Tai et al. 2015): ``[i, o, u]`` from ``W_leaf x + b_leaf``, ``c = i*u``, ``h = o*tanh(c)``; with
+``leaf="embedding"`` (``model.tree_leaf``) h is the embedding and c is zero, as Arabshahi et al.'s released
+Tree-LSTM needs.
 
-Per-operator parameters are stacked tensors ``(n_operators, in, out)``; ``operator_linear`` applies operator k's
-slice to its run of rows (the rows of a level are sorted by operator), one matrix product per operator present in
-the level, so no per-node Python work happens.
+Per-operator parameters are stacked ``(n_operators, in, out)``; ``operator_linear`` applies operator k's slice to
+its run of rows (a level's rows are sorted by operator): one matrix product per operator present in the level.
 """
 
 from __future__ import annotations
@@ -141,9 +131,9 @@ LEAF_FORMS = ("gated", "embedding")  # how the Tree-LSTM cells make a leaf's sta
 class TreeLSTMBase(TreeCell):
     """What the Tree-LSTM cells share: the leaf transform, the (h, c) state and the memory update.
 
-    ``candidate_dropout`` p drops the candidate u of every internal node's update during training, c = i*drop(u) +
-    f_l*c_l + f_r*c_r (recurrent dropout, Semeniuta et al. 2016; where Arabshahi et al.'s code drops in its
-    Tree-LSTM): what a node adds to its memory is perturbed, the memories carried up from its children are not.
+    ``candidate_dropout`` p drops the internal nodes' candidate u in training, c = i*drop(u) + f_l*c_l + f_r*c_r
+    (recurrent dropout, Semeniuta et al. 2016; where Arabshahi et al.'s code drops): the children's memories
+    pass unperturbed.
     """
 
     takes_candidate_dropout = True

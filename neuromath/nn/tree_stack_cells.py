@@ -1,12 +1,10 @@
 """Stack-augmented tree cells: stack MTree-LSTM and MI-Tree-LSTM (Mali et al. 2021, eqs. 16-19) and the
 Tree Stack Memory Unit (Arabshahi, Lu, Singh, Anandkumar 2019, "Memory augmented recursive neural networks"), as
-published and as this project first read it.
+published and in an LSTM variant.
 
-The papers' full texts could not be retrieved while this module was written, so the cells follow the descriptions
-in their abstracts, the soft stack of Joulin & Mikolov 2015 that both build on, and the brief of this project,
-written here in full. A state is the base cell's state plus the stack: ``(h, c, stack)`` with stack
-(n, stack_depth, hidden); ``stack[:, 0]`` is the top. Leaves start with an empty (zero) stack. The stack update is
-``neuromath.nn.stack.soft_stack_update``:
+The Mali et al. cells follow the abstract and the soft stack of Joulin & Mikolov 2015, written here in full. A
+state is the base cell's state plus the stack: ``(h, c, stack)`` with stack (n, stack_depth, hidden); ``stack[:, 0]``
+is the top. Leaves start with an empty (zero) stack. The stack update is ``neuromath.nn.stack.soft_stack_update``:
 ``new[0] = push*pushed + pop*s[1] + noop*s[0]``, ``new[i] = push*s[i-1] + pop*s[i+1] + noop*s[i]``.
 
 ``stack_mtree_lstm`` / ``stack_mi_tree_lstm`` (Mali et al. 2021, eqs. 16-19, on the cells of
@@ -19,12 +17,11 @@ written here in full. A state is the base cell's state plus the stack: ``(h, c, 
 * the new h chooses the soft actions and the pushed vector (Joulin & Mikolov): ``(push, pop, noop) =
   softmax(A h + a)``, ``pushed = sigmoid(D h + d)``, and the node's stack is the soft update of s~.
 
-``tree_smu``, the Tree Stack Memory Unit as Arabshahi et al. 2019 define it in their public code (ForoughA/
-recursiveMemNet, ``StackNNTreesMem2out`` run with ``--stack-type stack --top-k 1 --gate-push-pop
---normalize-action --no-op``, tanh node and stack activations; read to check, not copied). It is a tree-RNN whose
-memory is the stack, not an LSTM. A state is ``(h, stack)``; a leaf's h is its embedding and its stack is empty.
-At a node with operator op and children l, r, x = [h_l; h_r] (a unary node's missing right child is zeros), every
-map below has its own parameters per operator, and every gate is a vector (one value per coordinate):
+``tree_smu``, the Tree Stack Memory Unit of Arabshahi et al. 2019's public code (ForoughA/recursiveMemNet,
+``StackNNTreesMem2out`` with ``--stack-type stack --top-k 1 --gate-push-pop --normalize-action --no-op``, tanh node
+and stack activations): a tree-RNN whose memory is the stack, not an LSTM. A state is ``(h, stack)``; a leaf's h is
+its embedding, its stack empty. At a node with operator op and children l, r, x = [h_l; h_r] (a unary node's missing
+right child is zeros); every map has per-operator parameters and every gate is per coordinate:
 
 * the children's stacks are gated into one: ``s~ = g_l * s_l + g_r * s_r``, ``[g_l, g_r] = sigmoid(G_op x + g_op)``
   (not normalised: g_l + g_r may exceed 1);
@@ -34,12 +31,11 @@ map below has its own parameters per operator, and every gate is a vector (one v
 * the pushed vector ``p = tanh(P_op x + p_op)``, and the node's stack is the soft update of s~ with these actions;
 * the output reads the top of the node's *own* new stack: ``h = sigmoid(O_op x + o_op) * tanh(s[0])``.
 
-So the children reach h only through the output gate, the pushed vector and the gates; what a node remembers is
-what its stack holds. The published model also drops out p (``--dropout``); the cells here take no dropout.
+The children reach h only through the gates and the pushed vector; a node remembers what its stack holds. The
+published model also drops out p (``--dropout``); these cells take no dropout.
 
-``tree_smu_lstm``, this project's earlier reading of the SMU (before the public code was checked), kept to compare:
-a binary Tree-LSTM with its own parameters per operator (the Tree-LSTM of ``tree_cells``) whose nodes also carry a
-stack:
+``tree_smu_lstm``, an SMU variant kept for comparison: a binary per-operator Tree-LSTM (``tree_cells``) whose nodes
+also carry a stack:
 
 * each child's stack is gated into the parent's: ``[g_l, g_r] = sigmoid(G_op [h_l; h_r] + g_op)`` (two (n, hidden)
   gates), ``s~ = g_l * s_l + g_r * s_r`` (s_r is zero for a unary node);
@@ -47,10 +43,10 @@ stack:
   W_op [h_l; h_r; s~[0]] + b_op``, ``c = i*u + f_l*c_l + f_r*c_r``, ``h = o*tanh(c)``;
 * the push and pop probabilities are decided from the children's states, ``(push, pop) = softmax(P_op [h_l; h_r] +
   p_op)`` (two actions, no no-op), and a push writes the node's new h: ``s = soft_stack_update(s~, push, pop, 0,
-  h)``. So every node can read, through its stack, states of its descendants further down than its children.
+  h)``. A node can so read states of descendants below its children.
 
 Per-operator parameters are stacked (n_operators, in, out) and applied with ``operator_linear``: one matrix product
-per operator present in a level, no per-node Python work.
+per operator present in a level.
 """
 
 from __future__ import annotations
@@ -71,11 +67,9 @@ def check_stack_depth(stack_depth: int) -> None:
 
 
 class StackMixingTreeLSTM(TreeLSTMBase):
-    """What the two stack cells of Mali et al. share: the gated mix of the children's stacks, the read of its top
-    into the five gate pre-activations, and the push/pop/no-op controller driven by the new h.
-
-    A subclass gives ``base_preactivations`` (the base cell's [i, f_l, f_r, o, u] pre-activations, (n, 5H)).
-    """
+    """Shared by Mali et al.'s stack cells: gated mix of the children's stacks, its top read into the five gate
+    pre-activations, push/pop/no-op controller driven by the new h. Subclasses give ``base_preactivations`` (the
+    base cell's [i, f_l, f_r, o, u], (n, 5H))."""
 
     uses_stack = True
 
@@ -180,9 +174,8 @@ class TreeSMUCell(TreeCell):
 
 @TREE_CELLS.register("tree_smu_lstm")
 class TreeSMULSTMCell(TreeLSTMBase):
-    """This project's first reading of the SMU (see the module docstring): a per-operator Tree-LSTM whose children's
-    stacks are gated into the parent's, read at the top, and pushed (the new h) or popped as the children's states
-    decide."""
+    """SMU variant (see the module docstring): a per-operator Tree-LSTM whose children's stacks are gated into the
+    parent's, read at the top, and pushed (the new h) or popped as the children's states decide."""
 
     uses_stack = True
 

@@ -1,11 +1,10 @@
 """The evidence behind every reported number: ``neuromath results run`` and ``neuromath results verify``.
 
 ``recipes`` reads ``results/<experiment>/recipe.yaml`` (commands, pinned data files, tables); ``recipe_configs``
-resolves a recipe's command against the presets; ``runner`` runs a recipe's unfinished runs; ``evidence`` collects
-the compact evidence of a finished run and verifies it, with ``evidence_checks`` (what is recomputed from the
-records), ``beam_evidence`` (runs scored by ``evaluate --beams``) and ``evidence_io`` (its files).
+resolves a recipe's command against the presets; ``runner`` runs unfinished runs; ``evidence`` collects and verifies
+a finished run's evidence, with ``evidence_checks`` (recomputed from records), ``beam_evidence`` (``evaluate
+--beams`` runs) and ``evidence_io`` (files).
 
-It imports the evaluation and the tasks, never training or the models: a verification recomputes numbers from
-records, and ``results run`` trains through the ``neuromath`` command. The docs' results pages are rendered from this
-evidence by the repository's ``tools/results_pages``, which the wheel does not carry.
+Imports evaluation and tasks, never training or models: verification recomputes from records, and ``results run``
+trains through the ``neuromath`` command. ``tools/results_pages`` (not in the wheel) renders the docs' results pages.
 """

@@ -1,15 +1,10 @@
-"""What a task family fills in to describe itself: ``SequenceTask`` (token sequences in, token sequences out) and
-``EquationTask`` (whole equation trees to classify). Each family registers its descriptions in
-``neuromath.registry.TASKS``; training, decoding, evaluation and the CLI only go through them and never branch on a
-task's name. No torch here.
+"""What a task family fills in to describe itself: ``SequenceTask`` (token sequences in and out) and ``EquationTask``
+(equation trees to classify), registered in ``neuromath.registry.TASKS``; training, decoding, evaluation and the CLI
+go through them and never branch on a task's name. No torch.
 
-What only some sequence tasks can do is a capability of its own, None on the others: ``Verifier`` (checks a
-hypothesis without its answer), ``Streaming`` (reads a training corpus lazily) and ``SourceText`` (sources in words
-with masked numbers).
-
-The trainer's side of the contract: ``Splits`` (a run's examples and their report) goes through the task's
-``prepare_splits``, ``VocabularyOptions`` says how vocabularies and training read source words, ``Streaming`` whether
-the training corpus is read lazily, and ``Completion`` holds what ranking candidates for a blank needs.
+Optional sequence-task capabilities (None elsewhere): ``Verifier`` (checks a hypothesis without its answer),
+``Streaming`` (lazy training corpus), ``SourceText`` (sources in words with masked numbers). For the trainer:
+``Splits`` (through ``prepare_splits``), ``VocabularyOptions``, ``Completion`` (ranking candidates for a blank).
 """
 
 from __future__ import annotations
@@ -26,8 +21,8 @@ def no_options(data, role: str) -> dict:
 
 @dataclass(frozen=True)
 class Splits:
-    """A run's examples by split and what its ``data.json`` says of them (per split: where it came from, how many
-    were read, skipped, left out or added)."""
+    """A run's examples by split, and its ``data.json`` report (per split: source; counts read, skipped, left out,
+    added)."""
 
     train: list
     valid: list
@@ -55,8 +50,8 @@ def streaming_option(data) -> bool:
 
 @dataclass(frozen=True)
 class Completion:
-    """What ranking the candidates for a blank needs of an equation task (training with ``train.rank_weight``).
-    A candidate has a ``tree`` and a ``value_class``; an example a ``tree`` and a ``label``."""
+    """What ranking candidates for a blank needs (``train.rank_weight``). A candidate has ``tree`` and
+    ``value_class``; an example ``tree`` and ``label``."""
 
     read_candidates: Callable[[str], list]  # a candidate file -> its candidates
     token_key: Callable[[Any], tuple]  # a tree -> a key: two subtrees with one key are written the same
@@ -70,8 +65,8 @@ class Completion:
 
 @dataclass(frozen=True)
 class CardText:
-    """What the model card of a run (``RUN/README.md``, ``neuromath.sharing.card``) says of its task, so that the
-    card is written without branching on the task's name."""
+    """What a run's model card (``RUN/README.md``, ``neuromath.sharing.card``) says of its task, so the card never
+    branches on the task's name."""
 
     purpose: str  # what a model of the task does, one sentence without its subject: "reads ... and writes ..."
     pipeline: str  # the Hugging Face task type of its results: text2text-generation, text-classification
@@ -94,22 +89,20 @@ def reserves_nothing(train: Sequence[Any]) -> tuple[list[str], list[str]]:
 
 @dataclass(frozen=True)
 class Verifier:
-    """A task's verifier: it accepts or rejects a hypothesis without knowing the answer (``decode.verify`` answers
-    with the first hypothesis of an n-best list it accepts; solve and serve report its verdict)."""
+    """Accepts or rejects a hypothesis without the answer (``decode.verify`` answers with the first accepted
+    hypothesis of an n-best list; solve and serve report the verdict)."""
 
     verify: Callable[[Sequence[str], Any], bool]  # (hypothesis tokens, example) -> accepted
     # verify of many (hypothesis, example) pairs at once; None: verify one by one
     verify_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[bool]] | None = None
-    # the verdict by name on many (hypothesis, example) pairs, for a verifier that tells more than yes / no
-    # ("correct" is yes; symbolic: neuromath.tasks.symbolic.verify.VERDICTS, "timeout" among them); None: verify /
-    # verify_many alone
+    # named verdicts of many pairs, for a verifier that tells more than yes / no ("correct" is yes; symbolic:
+    # neuromath.tasks.symbolic.verify.VERDICTS, incl. "timeout"); None: verify / verify_many alone
     verdicts_many: Callable[[Sequence[tuple[Sequence[str], Any]]], list[str]] | None = None
 
 
 @dataclass(frozen=True)
 class Streaming:
-    """How a task reads a training corpus too large for memory lazily (``data.streaming``,
-    ``neuromath.training.streaming``)."""
+    """Lazy reading of a training corpus too large for memory (``data.streaming``, ``neuromath.training.streaming``)."""
 
     # (path, DataConfig, lenient) -> the training corpus as a ``neuromath.tasks.streams.RecordFiles``
     record_files: Callable[..., Any]
@@ -119,33 +112,30 @@ class Streaming:
 
 @dataclass(frozen=True)
 class SourceText:
-    """What vocabularies, training and models need of a source written in words with masked numbers (word
-    problems): how the words are read, which of them vocabularies and word dropout treat apart, and what batches
-    carry beside the ids."""
+    """Sources in words with masked numbers (word problems): how words are read, which ones vocabularies and word
+    dropout treat apart, and what batches carry beside the ids."""
 
-    # (DataConfig) -> the source_tokens of a run with those data settings (e.g. data.lowercase); None: source_tokens
-    # whatever the settings. Training and neuromath.api read sources through ``SequenceTask.configured(data)``.
+    # (DataConfig) -> source_tokens for those settings (e.g. data.lowercase); None: source_tokens always. Training
+    # and neuromath.api read sources through ``SequenceTask.configured(data)``.
     tokens_for: Callable[[Any], Callable[[Any], list[str]]] | None = None
     # a source token that word dropout must never replace by <unk> (besides pad/bos/eos/unk, which never are)
     keeps_token: Callable[[str], bool] = keeps_nothing
-    # (training examples) -> (source tokens, target tokens) every vocabulary of a run on them holds, whatever their
-    # counts (exempt from data.min_count; added when unseen)
+    # (training examples) -> (source tokens, target tokens) always in the vocabularies (exempt from data.min_count;
+    # added when unseen)
     reserved_tokens: Callable[[Sequence[Any]], tuple[list[str], list[str]]] = reserves_nothing
     # (DataConfig) -> how the run's vocabularies and training read source words
     vocabulary_options: Callable[[Any], VocabularyOptions] = default_vocabulary_options
-    # batches carry each row's source tokens as the task wrote them (``neuromath.models.batching.SourceWords``), for
-    # models that read words the vocabulary maps to <unk> (model.char_ngrams, graph2tree's model.graph_text)
+    # batches carry each row's raw source tokens (``neuromath.models.batching.SourceWords``), for models that read
+    # words the vocabulary maps to <unk> (model.char_ngrams, graph2tree's model.graph_text)
     in_batches: bool = False
-    # the values of an example's masked numbers (n0, n1, ...), for models that compare quantities (graph2tree);
-    # None: batches carry no values
+    # values of the masked numbers (n0, n1, ...) for models comparing quantities (graph2tree); None: no values
     number_values: Callable[[Any], list[float]] | None = None
 
 
 @dataclass(frozen=True)
 class SequenceTask:
-    """A task whose examples are token sequences in and token sequences out. The hooks every family fills in are
-    flat; what only some families can do is a capability, None where the task has none: ``verifier``,
-    ``streaming`` and ``source_text``."""
+    """Token sequences in and out. Hooks every family fills are flat; optional capabilities (``verifier``,
+    ``streaming``, ``source_text``) are None where absent."""
 
     name: str
     vocab_level: str  # "word" or "char"
@@ -167,14 +157,13 @@ class SequenceTask:
     # how evaluate scores and reports runs: a name in the EVALUATION registry (sequence, modules, symbolic)
     evaluation: str = "sequence"
     prepare: Callable[[str], Any] | None = None  # a user's text -> an example for solve; None: solve does not apply
-    # (hypothesis tokens, example) -> (the answer as a user reads it, why there is none or ""), for a task whose answer
-    # is not an equation over the problem's numbers (symbolic: ordinary notation; Mathematics Dataset: the string);
-    # None: solve reads the equation and its value from ``describe`` (word problems)
+    # (hypothesis tokens, example) -> (answer as a user reads it, why there is none or ""), when the answer is not an
+    # equation over the problem's numbers (symbolic, Mathematics Dataset); None: from ``describe`` (word problems)
     answer_text: Callable[[Sequence[str], Any], tuple[str, str]] | None = None
     folds: bool = False  # cross-validation over fold files applies (neuromath cv)
-    # (DataConfig, Splits, read) -> the splits a run trains on, from the splits as read or generated (validation
-    # carved out): what the family adds, varies or rewrites, with its entries in the report; ``read(path)`` ->
-    # (examples, report entry) reads one more file as data.train is read. None: the splits as read
+    # (DataConfig, Splits, read) -> the training splits from those read or generated (validation carved out), with
+    # what the family adds, varies or rewrites in the report; ``read(path)`` -> (examples, report entry) reads one
+    # more file like data.train. None: the splits as read
     prepare_splits: Callable[[Any, Splits, Callable[[str], tuple[list, dict]]], Splits] | None = None
     card: CardText = NO_CARD_TEXT  # what a run's model card says of the task
     verifier: Verifier | None = None  # None: no hypothesis is checked without its answer
@@ -182,15 +171,15 @@ class SequenceTask:
     source_text: SourceText | None = None  # None: sources are read one way, every word alike, ids alone in batches
 
     def configured(self, data) -> "SequenceTask":
-        """This task as a run whose config has the data section ``data`` reads it: ``source_tokens`` from
-        ``source_text.tokens_for(data)`` when the task has that hook, else the task itself."""
+        """This task as read under data section ``data``: ``source_tokens`` from ``source_text.tokens_for(data)``
+        when present, else the task itself."""
         if self.source_text is None or self.source_text.tokens_for is None:
             return self
         return dataclasses.replace(self, source_tokens=self.source_text.tokens_for(data))
 
     def vocabulary_options(self, data) -> VocabularyOptions:
-        """How a run with the data section ``data`` builds its vocabularies and reads source words in training (the
-        default without ``source_text``: every word kept, none dropped)."""
+        """Vocabulary and word-dropout options under data section ``data`` (without ``source_text``: keep all, drop
+        none)."""
         if self.source_text is None:
             return default_vocabulary_options(data)
         return self.source_text.vocabulary_options(data)
@@ -198,9 +187,8 @@ class SequenceTask:
 
 @dataclass(frozen=True)
 class EquationTask:
-    """A task whose examples are whole equation trees to classify (identities): no token sequences. Its models are
-    classifiers (they train by the ``classifier`` procedure); evaluation and completion go through its
-    ``verification`` procedure."""
+    """Equation trees to classify (identities). Models train by the ``classifier`` procedure; evaluation and
+    completion go through ``verification``."""
 
     name: str
     read: Callable[..., list]  # read(path, *, lenient=False, skipped=None) -> examples

@@ -1,5 +1,5 @@
-"""Vocabularies and tokenizers: word and character tokens, and the token <-> id tables saved with every run. Knows
-nothing of tasks, models or torch; task descriptions name their tokenizer from here."""
+"""Vocabularies and tokenizers: word and character tokens, and the token <-> id tables saved with every run. No
+tasks, models or torch; task descriptions name their tokenizer from here."""
 
 from neuromath.text.vocabulary import BOS, EOS, PAD, SPECIALS, UNK, Vocabulary, char_tokens, word_tokens
 

@@ -1,3 +1,3 @@
-"""Fitting models: Lightning modules (sequence models and equation classifiers), data preparation for a run, the
-trainer with its checkpoints, early stopping and logs, and the run folder it writes. Never imports ``evaluation``
-or ``api``: scoring a trained run on its test split is ``neuromath.experiments``' job."""
+"""Fitting models: Lightning modules (sequence models, equation classifiers), a run's data preparation, the trainer
+(checkpoints, early stopping, logs) and its run folder. Never imports ``evaluation`` or ``api``: test scoring is
+``neuromath.experiments``' job."""

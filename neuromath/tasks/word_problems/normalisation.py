@@ -65,30 +65,27 @@ def _rebuilt_chain(positive_terms: list[Node], negative_terms: list[Node], join:
 def normalize_tree(node: Node) -> Node:
     """The canonical tree of a masked equation tree (leaves ``nK`` and constants, operators + - * / ^ neg).
 
-    Equations that differ only by the operand order of + and * or by the brackets of + - and of * / get the same
-    tree, of the same exact value (``evaluate``) as ``node`` whenever ``node`` evaluates. The tree is built
-    bottom-up (every term is normalised before its parent) by two rules:
+    Equations differing only by the operand order of + and * or the brackets of + - and * / get the same tree,
+    of the same exact value (``evaluate``) as ``node`` whenever ``node`` evaluates. Built bottom-up by two rules:
 
-    R1, commutative order. The operands of + and * are put in order by one total key (``term_order_key``): masked
-        numbers ``nK`` first, by their index K (their order of appearance in the text, as Wang et al.: the number
-        with the smaller index comes first), then constants by value, then any other leaf by its name, then
-        compound subtrees by their normalised postfix string. ``n1 + n0`` -> ``n0 n1 +``; ``100 * n0`` ->
-        ``n0 100 *``; ``(n1 * n2) + n0`` -> ``n0 n1 n2 * +``.
+    R1, commutative order. The operands of + and * are sorted by ``term_order_key``: masked numbers ``nK`` by K
+        (order of appearance, as Wang et al.), then constants by value, other leaves by name, compound subtrees by
+        normalised postfix string. ``n1 + n0`` -> ``n0 n1 +``; ``100 * n0`` -> ``n0 100 *``; ``(n1 * n2) + n0`` ->
+        ``n0 n1 n2 * +``.
 
     R2, associativity and brackets. A maximal chain of + and - is flattened into positive and negative terms and
-        rebuilt left-deep as ``((p1 + p2) + ...) - n1 - n2 ...``, the positive terms sorted and the negative terms
-        sorted by the key of R1: a - (b + c) = a - b - c, a + (b - c) = a + b - c, a - (b - c) = a - b + c.
+        rebuilt left-deep as ``((p1 + p2) + ...) - n1 - n2 ...``, each group sorted by the key of R1:
+        a - (b + c) = a - b - c, a + (b - c) = a + b - c, a - (b - c) = a - b + c.
         ``neg`` belongs to the chain and flips the sign of its operand: a + neg(b) = a - b, neg(a - b) = b - a.
         ``n0 + (n2 + n1)`` -> ``n0 n1 + n2 +``; ``n0 - (n1 + n2)`` -> ``n0 n1 - n2 -``.
         Likewise a maximal chain of * and / is flattened into numerator and denominator factors and rebuilt as
         ``((p1 * p2) * ...) / d1 / d2 ...``: a / (b * c) = a / b / c, a * (b / c) = a * b / c,
-        a / (b / c) = a * c / b; ``n0 / (n1 / n2)`` -> ``n0 n2 * n1 /``. The last rewrite assumes c != 0, which
-        holds for any equation that evaluates (b / c is a divisor there, so it is defined and not zero).
-        A chain is rebuilt only when it has at least one positive (numerator) term; a chain without one (only
-        possible through ``neg``: ``neg(n0) - n1``, ``neg(n0 + n1)``) keeps its own order, its children normalised.
+        a / (b / c) = a * c / b; ``n0 / (n1 / n2)`` -> ``n0 n2 * n1 /``. The last rewrite assumes c != 0, true
+        whenever the equation evaluates (b / c is a nonzero divisor there).
+        A chain without a positive (numerator) term (only through ``neg``: ``neg(n0) - n1``, ``neg(n0 + n1)``)
+        keeps its own order, its children normalised.
 
-    ``^`` is neither commutative nor associative and keeps its operands in order, both normalised; a ``neg`` that
-    R2 does not remove keeps its normalised operand.
+    ``^`` keeps its operand order, both normalised; a ``neg`` that R2 does not remove keeps its normalised operand.
     """
     if node.is_leaf:
         return node
@@ -114,9 +111,8 @@ def normalize_equation(prefix_tokens: Sequence[str]) -> tuple[str, ...]:
 
 
 def canonical_prefix(prefix_tokens: Sequence[str]) -> tuple[str, ...]:
-    """The normalised equation (``normalize_tree``) in PREFIX tokens: ``+ n1 n0`` -> ``+ n0 n1``; one target for the
-    equivalent forms of an equation, for models that decode prefix (``data.targets canonical``). Raises
-    ExpressionError for ill-formed tokens."""
+    """The normalised equation in PREFIX tokens: ``+ n1 n0`` -> ``+ n0 n1``, for prefix decoders
+    (``data.targets canonical``). Raises ExpressionError for ill-formed tokens."""
     return tuple(to_prefix(normalize_tree(from_prefix(list(prefix_tokens)))))
 
 
@@ -134,8 +130,8 @@ def postfix_to_prefix(postfix_tokens: Sequence[str]) -> tuple[str, ...]:
 
 
 def template_counts(examples: Sequence[Example]) -> dict[str, int]:
-    """How many equation templates normalisation merges: the number of examples, of distinct equations
-    (``templates``), of distinct normalised equations (``normalised_templates``) and their difference (``merged``)."""
+    """Counts of ``examples``, distinct equations (``templates``), distinct normalised ones (``normalised_templates``)
+    and their difference (``merged``)."""
     templates = {example.equation for example in examples}
     normalised_templates = {normalize_equation(equation) for equation in templates}
     return {
@@ -150,8 +146,8 @@ def template_counts(examples: Sequence[Example]) -> dict[str, int]:
 
 
 def normalized_target_tokens(example: Example) -> list[str]:
-    """The target of the normalised task: the example's normalised equation in postfix (none for an example without
-    an equation, such as ``prepare_problem`` makes for solve)."""
+    """The normalised task's target: the normalised postfix equation ([] without an equation, as from
+    ``prepare_problem``)."""
     return list(normalize_equation(example.equation)) if example.equation else []
 
 
@@ -176,16 +172,16 @@ def is_well_formed_postfix(hypothesis_tokens: Sequence[str], example: Example) -
 
 
 def equation_matches_normalized(hypothesis_tokens: Sequence[str], example: Example) -> bool:
-    """Equation accuracy of the normalised task: the postfix hypothesis is token for token the normalised gold
-    equation (an example without an equation, such as ``prepare_problem`` makes, matches only no tokens)."""
+    """Whether the postfix hypothesis equals the normalised gold equation token for token (no equation: matches
+    only no tokens)."""
     gold = normalize_equation(example.equation) if example.equation else ()
     return tuple(hypothesis_tokens) == gold
 
 
 def describe_postfix_prediction(hypothesis_tokens: Sequence[str], example: Example) -> dict:
-    """``describe_prediction`` of a postfix hypothesis: the fields of its prefix form (None when it is ill-formed,
-    ``reason`` saying why), with ``predicted_tokens`` the postfix tokens as produced, ``gold_target`` the normalised
-    gold postfix and ``equation_correct`` from ``equation_matches_normalized``."""
+    """``describe_prediction`` of the hypothesis's prefix form (ill-formed: ``reason`` says why), with
+    ``predicted_tokens`` the postfix as produced, ``gold_target`` the normalised gold postfix, ``equation_correct``
+    from ``equation_matches_normalized``."""
     try:
         prefix_tokens, reason = postfix_to_prefix(hypothesis_tokens), None
     except ExpressionError as error:

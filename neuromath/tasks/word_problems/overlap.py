@@ -1,10 +1,8 @@
-"""Problems a training set has not seen (``neuromath data unseen``): a test set from another corpus, less the problems
-whose story is also in the training files, measures how a model carries over to problems it was not tuned for. The
-same rule keeps the held-out problems out of another corpus's problems joined to training (``data.train_extra``).
+"""Problems a training set has not seen (``neuromath data unseen``): another corpus's test set less the stories also
+in training, to measure transfer. The same rule keeps held-out problems out of ``data.train_extra``.
 
-Two problems are the same story when their masked texts agree once lower-cased and reduced to their letters: the
-numbers (masked, or written out), punctuation and spacing do not count. So a problem copied from one corpus into
-another, with its numbers changed or not, is left out; a story that differs by one word is kept.
+Two problems are the same story when their masked texts agree lower-cased and reduced to letters (numbers,
+punctuation, spacing ignored): a copy with changed numbers is left out, a story differing by one word is kept.
 """
 
 from __future__ import annotations
@@ -18,17 +16,15 @@ NOT_LETTERS = re.compile(r"[^\w]+|[\d_]+")
 
 
 def story_key(example: Example) -> str:
-    """The story of ``example`` as compared across corpora: its masked text's words, lower-cased, without digits,
-    punctuation or mask numbers."""
+    """``example``'s masked-text words, lower-cased, without digits, punctuation or mask numbers."""
     return " ".join(NOT_LETTERS.sub(" ", example.masked_text.lower()).split())
 
 
 def unseen(test: Sequence[Example], train: Iterable[Example],
            similarity: float = 1.0) -> tuple[list[Example], dict[str, int]]:
-    """The problems of ``test`` whose story no problem of ``train`` has, each story once (the first kept), and the
-    counts: read, in_train (left out as seen), near_train (left out as a near copy of a training story: with
-    ``similarity`` below 1, their word sets share at least that Jaccard share), repeated (left out as a repeat
-    within ``test``), kept."""
+    """``test`` problems whose story is not in ``train``, each story once (first kept), and counts: read, in_train,
+    near_train (``similarity`` < 1: word-set Jaccard at least ``similarity`` with a training story), repeated
+    (within ``test``), kept."""
     seen = {story_key(example) for example in train}
     return sift(test, [("in_train", seen, set(), 1.0), ("near_train", set(), seen, similarity)])
 
@@ -47,11 +43,10 @@ def near_copy(words: frozenset[str], others: Sequence[frozenset[str]], similarit
 
 def new_stories(extra: Sequence[Example], held_out: Iterable[Example], train: Iterable[Example],
                 similarity: float = 1.0) -> tuple[list[Example], dict[str, int]]:
-    """The problems of ``extra`` (``data.train_extra``) that may join a training set: each story once, and none
-    whose story is a training problem's or a held-out (validation, test) problem's. Two corpora share problems with
-    a name changed or a word edited, so with ``similarity`` below 1 a problem whose story's word set shares that
-    Jaccard share with a held-out one's counts as its copy too. Returns them and the counts read, in_held_out
-    (the same story), near_held_out (a copy by ``similarity``), in_train, repeated and kept."""
+    """``extra`` problems (``data.train_extra``) that may join training: each story once, none a training or held-out
+    story. Corpora share problems with a name or word edited, so with ``similarity`` < 1 a word-set Jaccard match
+    with a held-out story is a copy too. Returns them and counts: read, in_held_out, near_held_out, in_train,
+    repeated, kept."""
     held = {story_key(example) for example in held_out}
     trained = {story_key(example) for example in train}
     return sift(extra, [("in_held_out", held, set(), 1.0), ("near_held_out", set(), held, similarity),
@@ -60,10 +55,9 @@ def new_stories(extra: Sequence[Example], held_out: Iterable[Example], train: It
 
 def sift(examples: Sequence[Example],
          rules: Sequence[tuple[str, set[str], set[str], float]]) -> tuple[list[Example], dict[str, int]]:
-    """The problems of ``examples`` that no rule leaves out, each story once, and the counts: read, one per rule,
-    repeated, kept. A rule ``(name, stories, near, similarity)`` leaves out a problem whose story is in ``stories``,
-    or (``similarity`` below 1) whose story's word set shares at least ``similarity`` with one of ``near``'s; the
-    first rule that applies counts it."""
+    """``examples`` no rule leaves out, each story once, and counts: read, one per rule, repeated, kept. A rule
+    ``(name, stories, near, similarity)`` leaves out a story in ``stories`` or (``similarity`` < 1) a near copy of
+    one in ``near``; the first matching rule counts it."""
     near_words = [[frozenset(key.split()) for key in near] if similarity < 1 else []
                   for _, _, near, similarity in rules]
     counts = {"read": len(examples), **{name: 0 for name, *_ in rules}, "repeated": 0}
