@@ -95,3 +95,13 @@ def test_a_registration_says_what_a_model_of_its_kind_lacks(toy_package):
         ModelConfig.register("narrow", build="narrow.Model")
     with pytest.raises(ConfigError, match="unknown model 'no_such_model'"):
         load_config(None, ["model.name=no_such_model"])
+
+
+@pytest.mark.parametrize("module_text, message", [
+    ("raise RuntimeError('no GPU here')", r"entry point 'toy_seq2seq' .* failed to import: RuntimeError: no GPU here"),
+    ("X = 1", r"entry point 'toy_seq2seq' .* imported but registered no model of that name"),
+])
+def test_a_broken_entry_point_is_a_config_error_naming_it(toy_package, module_text, message):
+    (toy_package / "toy_seq2seq.py").write_text(module_text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, ["model.name=toy_seq2seq"])

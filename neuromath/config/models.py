@@ -87,7 +87,15 @@ class ModelConfig(ChosenSection):
         packages' entry points of the group ``neuromath.models`` (``name = "module"``), whose module registers it."""
         if isinstance(value, str) and value not in cls.family_root().members:
             for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP, name=value):
-                importlib.import_module(entry.value.partition(":")[0])
+                module = entry.value.partition(":")[0]
+                try:
+                    importlib.import_module(module)
+                except Exception as error:  # a broken plugin: say which, not a traceback from its import
+                    raise ConfigError(f"model.name {value!r}: its entry point {module!r} (group {PLUGIN_GROUP}) "
+                                      f"failed to import: {type(error).__name__}: {error}") from error
+                if value not in cls.family_root().members:
+                    raise ConfigError(f"model.name {value!r}: its entry point {module!r} (group {PLUGIN_GROUP}) "
+                                      f"imported but registered no model of that name")
         return super().member(value)
 
     def builder(self) -> Callable:
