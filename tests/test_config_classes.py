@@ -18,7 +18,16 @@ from neuromath.config.models import (
     TreeLSTMConfig,
     TreeRNNConfig,
 )
-from neuromath.config.rules import ATTENTION_KERNELS, POSITION_ENCODINGS, SEQUENCE, WIDTH
+from neuromath.config.rules import (
+    ATTENTION_GROUPS,
+    ATTENTION_KERNELS,
+    MATHEMATICS_SPLITS,
+    MATHEMATICS_TEST_SPLITS,
+    POSITION_ENCODINGS,
+    SEQUENCE,
+    WIDTH,
+    WORD_PROBLEM_FORMATS,
+)
 from neuromath.config.sections import ranged
 from neuromath.config.tasks import IdentitiesData, MathematicsDatasetData, WordProblemsData
 from neuromath.errors import ConfigError
@@ -90,6 +99,35 @@ def test_the_config_names_the_kernels_and_positions_that_nn_registers_and_refuse
             load_config(None, [setting])
     with pytest.raises(ConfigError, match="model.numbers must be one of pointer, slot, got 'slots'"):
         load_config(None, ["model.name=gts", "model.numbers=slots"])
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["model.attention_in=encodr"], r"model.attention_in must be auto or a comma list of encoder, decoder, cross"),
+    (["model.attention_in=encoder,encoder"], r"model.attention_in must be .* \(each once\)"),
+    (["model.positions_in=cross"], r"model.positions_in must be auto or a comma list of encoder, decoder \(each"),
+    (["model.name=group_attention", "model.groups=global,quantty"], r"model.groups must be a comma list of global"),
+    (["data.format=xml"], r"data.format must be one of null, svamp_csv, mwptoolkit_json"),
+    (["data.task=symbolic", "data.format=jsonl"], r"data.format must be one of null, lample_charton, got 'jsonl'"),
+    (["data.task=mathematics_dataset", "data.test_splits=interp"], r"data.test_splits must be a comma list of inter"),
+    (["data.task=mathematics_dataset", "data.train_splits=train-easy,,train-hard"], r"data.train_splits must be a"),
+    (["train.accelerator=tpu"], r"train.accelerator must be one of cpu, gpu, cuda, auto, got 'tpu'"),
+    (["data.task=identities", "data.test_depths=9-8"], r"data.test_depths must be depth ranges like '1-7'"),
+    (["data.task=identities", "data.train_depths=,"], r"data.train_depths names no depth"),
+])
+def test_every_field_of_fixed_names_is_checked_when_the_config_is_built(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, overrides)
+
+
+def test_the_fixed_names_of_the_config_are_those_the_code_reads():
+    from neuromath.nn.group_attention import GROUPS
+    from neuromath.tasks.mathematics_dataset.mathematics_generator import TEST_SPLITS, TRAIN_SPLITS
+    from neuromath.tasks.word_problems import FORMATS
+
+    assert set(FORMATS) == set(WORD_PROBLEM_FORMATS)
+    assert GROUPS == ATTENTION_GROUPS and TRAIN_SPLITS == MATHEMATICS_SPLITS and TEST_SPLITS == MATHEMATICS_TEST_SPLITS
+    config = load_config(None, ["model.attention_in=decoder,cross", "data.format=jsonl"])
+    assert config.model.attention_in == "decoder,cross" and config.data.format == "jsonl"
 
 
 def test_a_registered_models_keys_are_checked_and_apply_to_it_alone(monkeypatch):

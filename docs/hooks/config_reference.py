@@ -3,8 +3,8 @@
 ``docs/reference/config.md`` holds an introduction and the marker ``<!-- config-reference -->``; ``on_page_markdown``
 replaces it with one table per section (``optim``, ``train``, ``decode``) and, for the two chosen sections (``data``
 by ``data.task``, ``model`` by ``model.name``), one table per class of the family with the keys that class adds.
-Each key shows its default, the values it allows (``ranged`` and ``one_of`` fields) and what it means: the comment
-on its line in the source, else the comment lines just above it.
+Each key shows its default, the values it allows (``ranged``, ``one_of`` and ``list_of`` fields) and what it means:
+the comment on its line in the source, else the comment lines just above it.
 """
 
 from __future__ import annotations
@@ -127,7 +127,11 @@ def default_of(item: dataclasses.Field) -> str:
 def allowed(item: dataclasses.Field) -> str:
     choices = item.metadata.get("choices")
     if choices:
-        return ", ".join(f"`{name}`" for name in dict.fromkeys(choices))
+        return ", ".join(f"`{'null' if name is None else name}`" for name in dict.fromkeys(choices))
+    items = item.metadata.get("items")
+    if items:
+        alone = "".join(f"`{name}` or " for name in item.metadata["alone"])
+        return f"{alone}a comma list of " + ", ".join(f"`{name}`" for name in items)
     bounds = item.metadata.get("range")
     if bounds is not None:
         return cell(bounds.describe(floating="float" in str(item.type)))

@@ -26,6 +26,7 @@ import yaml
 from neuromath.config.models import ModelConfig, model_names
 from neuromath.config.presets import find_config
 from neuromath.config.rules import (
+    ACCELERATORS,
     BATCH,
     BEAM,
     CONFIG_CHECKS,
@@ -115,7 +116,7 @@ class TrainConfig(Section):
     # validations (epochs, or val_every_steps) without a better validation accuracy before stopping; 0 disables
     patience: int = ranged(5, NONNEGATIVE)
     min_epochs: int = ranged(1, NONNEGATIVE)
-    accelerator: str = "cpu"
+    accelerator: str = one_of("cpu", *ACCELERATORS)
     # processes per machine (CPU: processes; GPU: one per device) and machines; more than one in all trains with DDP
     # (neuromath.nn.distributed): batch_size is per process, so a step reads devices * num_nodes * batch_size examples
     devices: int = ranged(1, Range(low=1, sentinel=(-1, "every device")))  # -1 -> every device of the accelerator

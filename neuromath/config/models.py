@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
 from neuromath.config.rules import (
+    ATTENTION_GROUPS,
     ATTENTION_KERNELS,
+    ATTENTION_PLACES,
     DEPTH,
     DROPOUT_SITES,
     LENGTH,
@@ -25,6 +27,7 @@ from neuromath.config.rules import (
     MAX_LENGTH,
     NONNEGATIVE,
     POSITION_ENCODINGS,
+    POSITION_SIDES,
     PROBABILITY,
     RETRIEVAL,
     SEQUENCE,
@@ -38,7 +41,7 @@ from neuromath.config.rules import (
     heads_divide_the_width,
     tree_positions_fit,
 )
-from neuromath.config.sections import ChosenSection, family, one_of, ranged
+from neuromath.config.sections import ChosenSection, family, list_of, one_of, ranged
 from neuromath.errors import ConfigError
 
 # the keys every model of a kind has: a sequence model's width (the warm-up schedule scales by it) and the longest
@@ -131,10 +134,10 @@ class TransformerConfig(ModelConfig):
     norm_first: bool = True  # pre-LayerNorm (True) or post-LayerNorm (False)
     attention: str = one_of("standard", *ATTENTION_KERNELS)  # the kernel (nn.attention registers each)
     # where the kernel is used: comma list of encoder, decoder, cross; auto -> the kernel's own default
-    attention_in: str = "auto"
+    attention_in: str = list_of("auto", *ATTENTION_PLACES, alone=("auto",))
     positions: str = one_of("sinusoidal", *POSITION_ENCODINGS)  # nn.positions and nn.tree_structure register them
     # comma list of encoder, decoder; the other side gets sinusoidal; auto -> every side it applies to
-    positions_in: str = "auto"
+    positions_in: str = list_of("auto", *POSITION_SIDES, alone=("auto",))
     embedding: str = one_of("auto", "auto", "plain", "role")  # role: TP-Transformer eq. 2; auto: role with tp
     # relative positions (Shaw et al.): distances clipped to [-k, k]; 0: every distance shares one embedding
     relative_k: int = ranged(16, Range(low=0, high=MAX_LENGTH, high_closed=True))
@@ -191,7 +194,7 @@ class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
     name: str = "group_attention"
     n_heads: int = ranged(4, WIDTH)  # shared equally by the groups; they divide both encoder directions
     d_ff: int = ranged(256, WIDTH)
-    groups: str = "global,quantity,quantity_pair,question"  # comma list
+    groups: str = list_of(",".join(ATTENTION_GROUPS), *ATTENTION_GROUPS)
 
 
 @ModelConfig.register("gts", build="neuromath.models.tree_decoders:GoalDrivenTreeSolver")

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from neuromath.errors import ConfigError
+
 # The rules read config sections by attribute; they are typed as these aliases because the config classes import
 # this module, not the other way round.
 Config = ModelConfig = TrainConfig = DecodeConfig = Any
@@ -213,6 +215,46 @@ TREE_LEAF_NAMES = ("gated", "embedding")  # neuromath.nn.tree_cells.TreeLSTMBase
 # the variations of word problems (neuromath.tasks.word_problems.variations) that data.augment adds to the training
 # set and data.valid_variations to the validation set: three keep the answer, question_changed asks another question
 # about the same story (its own equation and answer)
+ATTENTION_PLACES = ("encoder", "decoder", "cross")  # model.attention_in
+POSITION_SIDES = ("encoder", "decoder")  # model.positions_in
+ATTENTION_GROUPS = ("global", "quantity", "quantity_pair", "question")  # model.groups (Li et al. 2019, Sec. 3.2)
+ACCELERATORS = ("cpu", "gpu", "cuda", "auto")  # train.accelerator, as Lightning names them
+# data.format: the file formats each sequence task reads (null: detected from the file)
+WORD_PROBLEM_FORMATS = ("svamp_csv", "mwptoolkit_json", "question_equation_csv", "jsonl")
+MATHEMATICS_SPLITS = ("train-easy", "train-medium", "train-hard")  # data.train_splits of the Mathematics Dataset
+MATHEMATICS_TEST_SPLITS = ("interpolate", "extrapolate")  # data.test_splits
+
+
+def parse_depths(text: str, key: str = "data.train_depths") -> set[int]:
+    """``"1-7"`` -> {1, ..., 7}; ``"8,10-12"`` -> {8, 10, 11, 12}; a ConfigError for anything else."""
+    depths: set[int] = set()
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                low, high = (int(p) for p in part.split("-", 1))
+                if low > high:
+                    raise ValueError
+                depths.update(range(low, high + 1))
+            elif part:
+                depths.add(int(part))
+    except ValueError:
+        raise ConfigError(f"{key} must be depth ranges like '1-7' or '8,10-12', got {text!r}") from None
+    if not depths:
+        raise ConfigError(f"{key} names no depth")
+    return depths
+
+
+def depths_are_ranges(data: Any) -> tuple[str, str] | None:
+    """data.train_depths and test_depths parse (``parse_depths``) when the config is built."""
+    for key in ("train_depths", "test_depths"):
+        try:
+            parse_depths(getattr(data, key), f"data.{key}")
+        except ConfigError as error:
+            return f"data.{key}", str(error)
+    return None
+
+
 AUGMENT_NAMES = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence", "question_changed")
 
 

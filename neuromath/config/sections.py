@@ -37,6 +37,23 @@ def one_of(default: str, *names: str) -> Any:
     return field(default=default, metadata={"choices": names})
 
 
+def list_of(default: str, *names: str, alone: tuple[str, ...] = ()) -> Any:
+    """A comma list field: one or more of ``names``, each once; a value in ``alone`` (``auto``) stands by itself."""
+    return field(default=default, metadata={"items": names, "alone": alone})
+
+
+def list_problem(value: str, names: tuple[str, ...], alone: tuple[str, ...]) -> str | None:
+    """Why ``value`` is not a comma list of ``names`` (or one of ``alone``), or None."""
+    if value in alone:
+        return None
+    items = [item.strip() for item in value.split(",")]
+    wrong = [item for item in items if item not in names]
+    if not value.strip() or wrong or len(set(items)) < len(items):
+        either = f"{' or '.join(alone)} or " if alone else ""
+        return f"must be {either}a comma list of {', '.join(names)} (each once)"
+    return None
+
+
 def unknown_keys_message(unknown: list[str], known: Any, prefix: str, values: Any = None) -> str:
     """What a ConfigError says of keys no class of a section has: ``unknown key in train: max_epoch; did you mean
     train.max_epochs?`` (``difflib``'s closest known key), with the known keys listed when a key has no close one.
@@ -198,7 +215,12 @@ def check_section(values: Section) -> None:
             raise config_error(str(error), key) from None
         choices = item.metadata.get("choices")
         if choices is not None and value not in choices:
-            raise config_error(f"{key} must be one of {', '.join(choices)}, got {value!r}", key)
+            shown = ", ".join("null" if choice is None else choice for choice in choices)
+            raise config_error(f"{key} must be one of {shown}, got {value!r}", key)
+        problem = list_problem(value, item.metadata["items"], item.metadata["alone"]) if "items" in item.metadata \
+            else None
+        if problem is not None:
+            raise config_error(f"{key} {problem}, got {value!r}", key)
         allowed = item.metadata.get("range")
         if allowed is None:
             continue

@@ -16,16 +16,20 @@ from neuromath.config.rules import (
     GENERATED,
     LENGTH,
     MAJORITY,
+    MATHEMATICS_SPLITS,
+    MATHEMATICS_TEST_SPLITS,
     NONNEGATIVE,
     PROBABILITY,
     RETRIEVAL,
     SEED,
     SEQUENCE,
+    WORD_PROBLEM_FORMATS,
     WORKERS,
     Range,
     augmentations_are_known,
+    depths_are_ranges,
 )
-from neuromath.config.sections import ChosenSection, family, one_of, ranged
+from neuromath.config.sections import ChosenSection, family, list_of, one_of, ranged
 
 
 @family("data", "task", "task")
@@ -72,6 +76,7 @@ class WordProblemsData(SequenceData):
     model_kinds: ClassVar[tuple[str, ...]] = (SEQUENCE, RETRIEVAL)
     rules: ClassVar = (augmentations_are_known,)
     task: str = "word_problems"
+    format: str | None = one_of(None, None, *WORD_PROBLEM_FORMATS)  # None -> detect from each file
     lowercase: bool = True  # lower-case the source words; False keeps their case
     # refuse a row whose gold answer contradicts its own equation (an error naming the file, line and reason); false
     # keeps such rows and counts them in the run's data.json (neuromath data check lists them)
@@ -126,8 +131,10 @@ class MathematicsDatasetData(StreamingData):
     task: str = "mathematics_dataset"
     modules: str = "*"  # comma list of module globs, e.g. "arithmetic__*,numbers__place_value"
     per_module: int = ranged(0, NONNEGATIVE)  # read at most this many questions per module file; 0 -> all
-    train_splits: str = "train-easy,train-medium,train-hard"  # merged into the training (and validation) set
-    test_splits: str = "interpolate,extrapolate"  # read for data.test and by evaluate
+    format: str | None = one_of(None, None, "mathematics_dataset")  # the release's folder layout
+    # merged into the training (and validation) set
+    train_splits: str = list_of(",".join(MATHEMATICS_SPLITS), *MATHEMATICS_SPLITS)
+    test_splits: str = list_of(",".join(MATHEMATICS_TEST_SPLITS), *MATHEMATICS_TEST_SPLITS)  # data.test, evaluate
 
 
 @DataConfig.register("symbolic")
@@ -136,6 +143,7 @@ class SymbolicData(StreamingData):
     """Integration and ODEs in prefix notation (Lample & Charton): the built-in data when no files are named."""
 
     task: str = "symbolic"
+    format: str | None = one_of(None, None, "lample_charton")  # one pair per line, prefix notation
     symbolic_method: str = one_of("backward", "backward", "forward", "parts", "ode1")  # the generator
     # operators per random expression (the presets: 15)
     symbolic_max_ops: int = ranged(6, Range(low=1, high=1000, high_closed=True))
@@ -157,5 +165,6 @@ class IdentitiesData(DataConfig):
     # a candidate-classes file (released format) whose fillers the completion ranking loss draws (train.rank_weight)
     candidates: str | None = None
     # a range "a-b" or a comma list; examples of other depths in the train file are not trained on
+    rules: ClassVar = (depths_are_ranges,)
     train_depths: str = "1-7"
     test_depths: str = "8-13"  # when data.test is unset, the train file's examples of these depths are the test set

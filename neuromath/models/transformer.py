@@ -34,6 +34,7 @@ import neuromath.nn.attention  # noqa: F401  (registers the attention kernels)
 import neuromath.nn.positions  # noqa: F401  (registers the sequence positional encodings)
 import neuromath.nn.tree_structure  # noqa: F401  (registers the tree positional encoding)
 from neuromath.config.models import TransformerConfig
+from neuromath.config.rules import ATTENTION_PLACES, POSITION_SIDES
 from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import FIXED_STEP, reorder_cache
@@ -43,16 +44,10 @@ from neuromath.nn.tree_structure import TreeStructure
 from neuromath.nn.word_bags import with_word_parts
 from neuromath.registry import ATTENTION, POSITIONS
 
-ATTENTION_PLACES = ("encoder", "decoder", "cross")
-POSITION_SIDES = ("encoder", "decoder")
 
-
-def parse_places(text: str, allowed: tuple[str, ...], key: str) -> tuple[str, ...]:
-    places = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [place for place in places if place not in allowed]
-    if unknown or not places:
-        raise ConfigError(f"model.{key}: {text!r} must be auto or a comma list of {', '.join(allowed)}")
-    return places
+def parse_places(text: str) -> tuple[str, ...]:
+    """The places of a comma list the config checked (``model.attention_in``, ``positions_in``)."""
+    return tuple(part.strip() for part in text.split(","))
 
 
 def choose_places(
@@ -64,7 +59,7 @@ def choose_places(
         defaults = getattr(component, "default_places", allowed)
         places = tuple(p for p in defaults if has_tree[p] or not component.needs_tree)
     else:
-        places = parse_places(setting, allowed, key)
+        places = parse_places(setting)
     if component.needs_tree:
         missing = [p for p in places if not has_tree[p]]
         if missing or not places:

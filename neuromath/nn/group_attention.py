@@ -21,11 +21,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neuromath.config.rules import ATTENTION_GROUPS
 from neuromath.errors import ConfigError
 from neuromath.nn.attention import masked_softmax
 from neuromath.nn.recording import Recorded
 
-GROUPS = ("global", "quantity", "quantity_pair", "question")
+GROUPS = ATTENTION_GROUPS  # model.groups takes these
 
 
 def group_masks(spans: torch.Tensor, quantity: torch.Tensor, question: torch.Tensor, valid: torch.Tensor) -> dict:

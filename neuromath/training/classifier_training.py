@@ -15,6 +15,7 @@ import lightning.pytorch as pl
 import torch
 
 from neuromath.config import Config, save_config
+from neuromath.config.rules import parse_depths
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.fileio import write_text_atomic
 from neuromath.models.classifiers import (
@@ -43,26 +44,6 @@ from neuromath.training.run import (
     run_precision,
 )
 from neuromath.training.run_folder import save_weights
-
-
-def parse_depths(text: str, key: str = "data.train_depths") -> set[int]:
-    """``"1-7"`` -> {1, ..., 7}; ``"8,10-12"`` -> {8, 10, 11, 12}."""
-    depths: set[int] = set()
-    try:
-        for part in text.split(","):
-            part = part.strip()
-            if "-" in part:
-                low, high = (int(p) for p in part.split("-", 1))
-                if low > high:
-                    raise ValueError
-                depths.update(range(low, high + 1))
-            elif part:
-                depths.add(int(part))
-    except ValueError:
-        raise ConfigError(f"{key} must be depth ranges like '1-7' or '8,10-12', got {text!r}") from None
-    if not depths:
-        raise ConfigError(f"{key} names no depth")
-    return depths
 
 
 @dataclass

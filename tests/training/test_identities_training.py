@@ -12,6 +12,7 @@ import torch
 from neuromath.api import load_classifier
 from neuromath.cli import main
 from neuromath.config import load_config
+from neuromath.config.rules import parse_depths
 from neuromath.experiments.fit_then_test import train_classifier, train_seeds
 from neuromath.tasks.identities import (
     PI,
@@ -25,7 +26,7 @@ from neuromath.tasks.identities import (
     write_candidates,
     write_equations,
 )
-from neuromath.training.classifier_training import parse_depths, predict_accuracy
+from neuromath.training.classifier_training import predict_accuracy
 from neuromath.training.run_folder import epoch_curves
 
 SYMBOLS = [symbol(f"var_{i}") for i in range(3)]

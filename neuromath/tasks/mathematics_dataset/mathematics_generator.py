@@ -34,13 +34,14 @@ import sympy.core.random
 from sympy.solvers.diophantine.diophantine import base_solution_linear
 from tqdm import tqdm
 
+from neuromath.config.rules import MATHEMATICS_SPLITS, MATHEMATICS_TEST_SPLITS
 from neuromath.errors import NeuromathError
 from neuromath.extras import require
 from neuromath.fileio import write_text_atomic
 from neuromath.safe_read import load_json, open_data, read_data_text
 
-TRAIN_SPLITS = ("train-easy", "train-medium", "train-hard")
-TEST_SPLITS = ("interpolate", "extrapolate")
+TRAIN_SPLITS = MATHEMATICS_SPLITS  # data.train_splits and data.test_splits take these
+TEST_SPLITS = MATHEMATICS_TEST_SPLITS
 SPLITS = TRAIN_SPLITS + TEST_SPLITS
 MAX_QUESTION_LENGTH = 160  # the release drops longer questions ...
 MAX_ANSWER_LENGTH = 30  # ... and longer answers, and draws again
