@@ -113,6 +113,10 @@ def test_the_config_names_the_kernels_and_positions_that_nn_registers_and_refuse
     (["train.accelerator=tpu"], r"train.accelerator must be one of cpu, gpu, cuda, auto, got 'tpu'"),
     (["data.task=identities", "data.test_depths=9-8"], r"data.test_depths must be depth ranges like '1-7'"),
     (["data.task=identities", "data.train_depths=,"], r"data.train_depths names no depth"),
+    (["model.name=graph2tree", "model.encoder_hidden=30"], r"model.encoder_hidden \(30\) must be a multiple of 4"),
+    (["model.name=gts", "model.numbers=slot", "model.number_relevance=0.5"], r"it needs model.numbers pointer"),
+    (["model.name=group_attention", "model.groups=global,quantity,question", "model.n_heads=4"],
+     r"model.n_heads \(4\) must be a multiple of the 3 groups"),
 ])
 def test_every_field_of_fixed_names_is_checked_when_the_config_is_built(overrides, message):
     with pytest.raises(ConfigError, match=message):
@@ -120,11 +124,13 @@ def test_every_field_of_fixed_names_is_checked_when_the_config_is_built(override
 
 
 def test_the_fixed_names_of_the_config_are_those_the_code_reads():
+    from neuromath.config.rules import GRAPH2TREE_GRAPHS
+    from neuromath.models.tree_decoders import GRAPHS as GRAPH2TREE
     from neuromath.nn.group_attention import GROUPS
     from neuromath.tasks.mathematics_dataset.mathematics_generator import TEST_SPLITS, TRAIN_SPLITS
     from neuromath.tasks.word_problems import FORMATS
 
-    assert set(FORMATS) == set(WORD_PROBLEM_FORMATS)
+    assert set(FORMATS) == set(WORD_PROBLEM_FORMATS) and len(GRAPH2TREE) == GRAPH2TREE_GRAPHS
     assert GROUPS == ATTENTION_GROUPS and TRAIN_SPLITS == MATHEMATICS_SPLITS and TEST_SPLITS == MATHEMATICS_TEST_SPLITS
     config = load_config(None, ["model.attention_in=decoder,cross", "data.format=jsonl"])
     assert config.model.attention_in == "decoder,cross" and config.data.format == "jsonl"

@@ -37,8 +37,11 @@ from neuromath.config.rules import (
     TREE_LEAF_NAMES,
     WIDTH,
     Range,
+    heads_divide_among_the_groups,
     heads_divide_the_memory,
+    heads_divide_the_states,
     heads_divide_the_width,
+    relevance_reads_pointers,
     tree_positions_fit,
 )
 from neuromath.config.sections import ChosenSection, family, list_of, one_of, ranged
@@ -190,7 +193,7 @@ class BiLSTMSeq2SeqConfig(RecurrentConfig):
 class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
     """Group attention (Li et al. 2019): the Bi-LSTM encoder-decoder whose attention heads are split into groups."""
 
-    rules: ClassVar = (heads_divide_the_memory,)
+    rules: ClassVar = (heads_divide_the_memory, heads_divide_among_the_groups)
     name: str = "group_attention"
     n_heads: int = ranged(4, WIDTH)  # shared equally by the groups; they divide both encoder directions
     d_ff: int = ranged(256, WIDTH)
@@ -204,6 +207,7 @@ class TreeDecoderConfig(ModelConfig):
     encoder_hidden wide."""
 
     kind: ClassVar[str] = SEQUENCE
+    rules: ClassVar = (relevance_reads_pointers,)
     name: str = "gts"
     d_model: int = ranged(128, WIDTH)
     n_encoder_layers: int = ranged(2, DEPTH)
@@ -228,6 +232,7 @@ class TreeDecoderConfig(ModelConfig):
 class Graph2TreeConfig(TreeDecoderConfig):
     """Graph2Tree (Zhang et al. 2020): the tree decoder over a graph-convolved encoder."""
 
+    rules: ClassVar = (relevance_reads_pointers, heads_divide_the_states)
     name: str = "graph2tree"
     d_ff: int = ranged(256, WIDTH)
     # also link each word of a number's quantity cell to the other occurrences of that word in the problem (the

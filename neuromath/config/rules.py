@@ -152,6 +152,34 @@ def heads_divide_the_memory(model: ModelConfig) -> tuple[str, str] | None:
     return None
 
 
+def heads_divide_among_the_groups(model: ModelConfig) -> tuple[str, str] | None:
+    """Group attention shares model.n_heads equally among the groups of model.groups."""
+    groups = len(model.groups.split(","))
+    if model.n_heads % groups:
+        return "model.n_heads", (f"model.n_heads ({model.n_heads}) must be a multiple of the {groups} groups of "
+                                 "model.groups")
+    return None
+
+
+GRAPH2TREE_GRAPHS = 4  # one graph convolution head per graph (neuromath.models.tree_decoders.GRAPHS)
+
+
+def heads_divide_the_states(model: ModelConfig) -> tuple[str, str] | None:
+    """Graph2Tree splits the encoder states (encoder_hidden) into one graph convolution head per graph."""
+    if model.encoder_hidden % GRAPH2TREE_GRAPHS:
+        return "model.encoder_hidden", (f"model.encoder_hidden ({model.encoder_hidden}) must be a multiple of "
+                                        f"{GRAPH2TREE_GRAPHS} for graph2tree (one graph convolution head per graph)")
+    return None
+
+
+def relevance_reads_pointers(model: ModelConfig) -> tuple[str, str] | None:
+    """The number-relevance loss reads each number's encoder state, which only pointed numbers have."""
+    if model.number_relevance > 0 and model.numbers != "pointer":
+        return "model.number_relevance", ("model.number_relevance reads each number's encoder state: it needs "
+                                          "model.numbers pointer")
+    return None
+
+
 def tree_positions_fit(model: ModelConfig) -> tuple[str, str] | None:
     """Tree positions put at least one copy of the tree_depth x tree_width one-hot path stack in d_model."""
     stack = model.tree_depth * model.tree_width

@@ -39,7 +39,7 @@ from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.char_ngrams import build_char_ngrams
-from neuromath.nn.group_attention import GROUPS, GroupAttentionBlock, group_masks, span_roles_from_ids
+from neuromath.nn.group_attention import GroupAttentionBlock, group_masks, span_roles_from_ids
 from neuromath.nn.recording import Recorded
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
@@ -49,13 +49,8 @@ from neuromath.text import Vocabulary
 
 
 def parse_groups(text: str, n_heads: int) -> tuple[tuple[str, ...], int]:
-    """The groups of ``model.groups`` and the heads of each: ``n_heads`` shared equally."""
-    groups = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [group for group in groups if group not in GROUPS]
-    if unknown or not groups or len(set(groups)) != len(groups):
-        raise ConfigError(f"model.groups: {text!r} must be a comma list of distinct groups among {', '.join(GROUPS)}")
-    if n_heads % len(groups):
-        raise ConfigError(f"model.n_heads ({n_heads}) must be a multiple of the {len(groups)} groups of model.groups")
+    """The groups of ``model.groups`` and the heads of each: ``n_heads`` shared equally (the config checked both)."""
+    groups = tuple(part.strip() for part in text.split(","))
     return groups, n_heads // len(groups)
 
 

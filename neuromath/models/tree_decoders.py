@@ -113,9 +113,6 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
                               dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
         self.graph = None
         if self.graph_encoder:
-            if hidden % len(GRAPHS):
-                raise ConfigError(f"model.encoder_hidden ({hidden}) must be a multiple of {len(GRAPHS)} for graph2tree "
-                                  f"(one graph convolution head per graph: {', '.join(GRAPHS)})")
             self.graph = GraphConvolutionModule(hidden, config.d_ff, len(GRAPHS), config.dropout)
         self.decoder = GoalDrivenTreeDecoder(
             hidden, config.d_model, [arity[index] for index in op_ids], self.n_constants, config.dropout,
@@ -125,9 +122,6 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         self.slot_embedding = (
             nn.Parameter(torch.randn(self.n_numbers, hidden) * hidden**-0.5) if config.numbers == "slot" else None
         )
-        if config.number_relevance > 0 and config.numbers != "pointer":
-            raise ConfigError("model.number_relevance reads each number's encoder state: it needs model.numbers "
-                              "pointer")
         self.relevance = nn.Linear(hidden, 1) if config.number_relevance > 0 else None
         self.last_auxiliary_loss: torch.Tensor | None = None  # set by a training forward, read by the trainer
 
