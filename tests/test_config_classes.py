@@ -106,7 +106,7 @@ def test_the_config_names_the_kernels_and_positions_that_nn_registers_and_refuse
     (["model.attention_in=encoder,encoder"], r"model.attention_in must be .* \(each once\)"),
     (["model.positions_in=cross"], r"model.positions_in must be auto or a comma list of encoder, decoder \(each"),
     (["model.name=group_attention", "model.groups=global,quantty"], r"model.groups must be a comma list of global"),
-    (["data.format=xml"], r"data.format must be one of null, svamp_csv, mwptoolkit_json"),
+    (["data.format=xml"], r"data.format must be one of null, svamp_csv, svamp_json, mwptoolkit_json"),
     (["data.task=symbolic", "data.format=jsonl"], r"data.format must be one of null, lample_charton, got 'jsonl'"),
     (["data.task=mathematics_dataset", "data.test_splits=interp"], r"data.test_splits must be a comma list of inter"),
     (["data.task=mathematics_dataset", "data.train_splits=train-easy,,train-hard"], r"data.train_splits must be a"),

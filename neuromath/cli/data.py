@@ -28,9 +28,11 @@ from neuromath.experiments.folds import RANDOM_FOLD_FILES, find_folds
 from neuromath.fileio import locked, publish_together
 from neuromath.tasks.json_text import lone_surrogate_in
 from neuromath.tasks.symbolic import deduplicate, read_pairs, write_pairs
-from neuromath.tasks.word_problems import read_examples, read_numbers, template_counts, write_jsonl
+from neuromath.tasks.word_problems import FORMATS, read_examples, read_numbers, template_counts, write_jsonl
 from neuromath.tasks.word_problems.overlap import unseen
 from neuromath.tasks.word_problems.variations import AUGMENTATIONS, RULE_VARIATIONS, augment, vary
+
+WORD_PROBLEM_FILES = f"word-problem data files ({', '.join(FORMATS)})"
 
 
 def command_data_templates(args: argparse.Namespace) -> int:
@@ -343,8 +345,7 @@ def add_inspecting(data_commands) -> None:
             "neuromath data templates mawps-cv/fold0/train.csv asdiv-a-cv/fold0/train.csv --json",
         ),
     )
-    templates.add_argument("files", nargs="+", type=data_path, metavar="FILE",
-                           help="word-problem data files (svamp_csv, mwptoolkit_json, question_equation_csv or jsonl)")
+    templates.add_argument("files", nargs="+", type=data_path, metavar="FILE", help=WORD_PROBLEM_FILES)
     add_reading_options(templates, "each file")
     add_json_option(templates, "one JSON list")
     templates.set_defaults(handler=command_data_templates)
@@ -364,8 +365,7 @@ def add_inspecting(data_commands) -> None:
             "neuromath data check asdiv-a-cv/fold0/train.csv --strict",
         ),
     )
-    check.add_argument("files", nargs="+", type=data_path, metavar="FILE",
-                       help="word-problem data files (svamp_csv, mwptoolkit_json, question_equation_csv or jsonl)")
+    check.add_argument("files", nargs="+", type=data_path, metavar="FILE", help=WORD_PROBLEM_FILES)
     add_format_option(check, "each file")
     check.add_argument("--strict", action="store_true",
                        help="stop at the first malformed or contradicting row with an error")

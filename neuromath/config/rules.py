@@ -248,7 +248,7 @@ POSITION_SIDES = ("encoder", "decoder")  # model.positions_in
 ATTENTION_GROUPS = ("global", "quantity", "quantity_pair", "question")  # model.groups (Li et al. 2019, Sec. 3.2)
 ACCELERATORS = ("cpu", "gpu", "cuda", "auto")  # train.accelerator, as Lightning names them
 # data.format: the file formats each sequence task reads (null: detected from the file)
-WORD_PROBLEM_FORMATS = ("svamp_csv", "mwptoolkit_json", "question_equation_csv", "jsonl")
+WORD_PROBLEM_FORMATS = ("svamp_csv", "svamp_json", "mwptoolkit_json", "question_equation_csv", "jsonl")
 MATHEMATICS_SPLITS = ("train-easy", "train-medium", "train-hard")  # data.train_splits of the Mathematics Dataset
 MATHEMATICS_TEST_SPLITS = ("interpolate", "extrapolate")  # data.test_splits
 

@@ -15,6 +15,7 @@ from neuromath.tasks.word_problems import (
     read_mwptoolkit_json,
     read_question_equation_csv,
     read_svamp_csv,
+    read_svamp_json,
     write_jsonl,
 )
 
@@ -300,6 +301,49 @@ def test_read_jsonl_refuses_an_answer_that_is_not_finite(tmp_path, answer):
 # --- detect_format and read_examples ----------------------------------------------------------
 
 
+# --- svamp_json --------------------------------------------------------------------------------
+
+
+def svamp_record(id, body, question, equation, answer, type="Subtraction"):
+    return {"ID": id, "Body": body, "Question": question, "Equation": equation, "Answer": answer, "Type": type}
+
+
+def test_read_svamp_json_joins_body_and_question_and_masks_the_numbers(tmp_path):
+    records = [
+        svamp_record("chal-2", "Dan had $ 3 left with him after he bought a candy bar. If he had $ 4 at the start",
+                     "How much did the candy bar cost?", "( 4.0 - 3.0 )", 1.0),
+        svamp_record("chal-9", "Each box holds 12 pens . Tom has 5 boxes .", "How many pens does Tom have?",
+                     "( 12.0 * 5.0 )", 60, "Multiplication"),
+    ]
+    path = write(tmp_path, "SVAMP.json", json.dumps(records, indent=4))
+    examples = read_svamp_json(path)
+    assert [example.id for example in examples] == ["chal-2", "chal-9"]
+    assert examples[0].text == ("Dan had $ 3 left with him after he bought a candy bar. If he had $ 4 at the start "
+                                "How much did the candy bar cost?")
+    assert examples[0].numbers == ("3", "4") and examples[0].equation == ("-", "n1", "n0")
+    assert examples[0].answer == 1.0 and examples[1].equation == ("*", "n0", "n1") and examples[1].answer == 60.0
+    assert detect_format(path) == "svamp_json" and read_examples(path) == examples
+    assert detect_format(write(tmp_path, "m.json", json.dumps([mwptoolkit_record(1, "a 1", "x=1", 1)]))) == \
+        "mwptoolkit_json"
+
+
+def test_read_svamp_json_names_the_line_and_reason_of_a_bad_record(tmp_path):
+    records = [
+        svamp_record("a", "Add 2 and 3 .", "How many?", "( 2.0 + 3.0 )", 5),
+        {"ID": "b", "Body": "Add 2 and 3 .", "Question": "How many?", "Answer": 5},
+        svamp_record("c", "Add 2 and 3 .", "How many?", "( 2.0 + 3.0 )", 6),
+        svamp_record("d", "Add 2 and 3 .", "How many?", "( 2.0 / ( 3.0 - 3.0 ) )", 1),
+    ]
+    path = write(tmp_path, "SVAMP.json", json.dumps(records, indent=1))
+    with pytest.raises(DataFormatError, match="missing key\\(s\\) Equation") as caught:
+        read_svamp_json(path)
+    assert caught.value.path == str(path) and caught.value.line == 10
+    skipped, contradicting = [], []
+    examples = read_svamp_json(path, lenient=True, skipped=skipped, contradicting=contradicting)
+    assert [example.id for example in examples] == ["a", "c"]  # c is kept, its answer contradicting its equation
+    assert "division by zero" in skipped[1].reason and len(contradicting) == 1
+
+
 def test_detect_format_uses_content_and_extension(tmp_path):
     assert detect_format(write(tmp_path, "a.csv", SVAMP_HEADER + SVAMP_ROW)) == "svamp_csv"
     assert detect_format(write(tmp_path, "b.csv", "\ufeffQuestion,Equation\nq 1,x=1\n")) == "question_equation_csv"
@@ -319,7 +363,7 @@ def test_read_examples_dispatches_on_the_detected_or_given_format(tmp_path):
     assert "number0" in skipped[0].reason  # "number0" read as an unknown name of the equation
     with pytest.raises(ConfigError, match="unknown word-problem format"):
         read_examples(path, "xml")
-    assert set(FORMATS) == {"svamp_csv", "mwptoolkit_json", "question_equation_csv", "jsonl"}
+    assert set(FORMATS) == {"svamp_csv", "svamp_json", "mwptoolkit_json", "question_equation_csv", "jsonl"}
 
 
 # --- rows whose answer contradicts their own equation ------------------------------------------------------------

@@ -25,17 +25,17 @@ from neuromath.tasks.word_problems.answer_scoring import (
 )
 from neuromath.tasks.word_problems.equation_targets import example_from_equation
 from neuromath.tasks.word_problems.files import (
-    FORMATS,
     MWPTOOLKIT_KEYS,
     SVAMP_COLUMNS,
-    detect_format,
-    read_examples,
+    SVAMP_JSON_KEYS,
     read_jsonl,
     read_mwptoolkit_json,
     read_question_equation_csv,
     read_svamp_csv,
+    read_svamp_json,
     write_jsonl,
 )
+from neuromath.tasks.word_problems.formats import FORMATS, detect_format, read_examples
 from neuromath.tasks.word_problems.normalisation import (
     ADDITIVE_OPERATORS,
     MULTIPLICATIVE_OPERATORS,
@@ -76,6 +76,7 @@ __all__ = [
     "SMALLEST_MASKED_NUMBER_WORD",
     "SPAN_BREAKS",
     "SVAMP_COLUMNS",
+    "SVAMP_JSON_KEYS",
     "WORD_PROBLEMS",
     "WORD_PROBLEMS_NORMALIZED",
     "Example",
@@ -108,6 +109,7 @@ __all__ = [
     "read_numbers",
     "read_question_equation_csv",
     "read_svamp_csv",
+    "read_svamp_json",
     "span_roles",
     "split_spans",
     "template_counts",

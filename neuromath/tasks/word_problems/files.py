@@ -1,6 +1,6 @@
-"""Reading and writing word-problem files: the SVAMP repository's CSV (MAWPS, ASDiv-A, SVAMP), MWPToolkit JSON
-(MAWPS, Math23K), MathQA-style ``Question,Equation`` CSV, and this project's JSON Lines; format detection.
-
+"""Reading and writing word-problem files: the SVAMP repository's CSV (MAWPS, ASDiv-A, SVAMP) and its
+``SVAMP.json``, MWPToolkit JSON (MAWPS, Math23K), MathQA-style ``Question,Equation`` CSV, and this project's JSON
+Lines. Which reader a file takes: ``neuromath.tasks.word_problems.formats``.
 
 Readers (``read_<format>(path, *, lenient=False, skipped=None)``) raise ``DataFormatError``
 naming the file, the line and the reason for a malformed record; with ``lenient=True`` they
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from neuromath.errors import ConfigError, DataFormatError, ExpressionError, NeuromathError
+from neuromath.errors import DataFormatError, ExpressionError, NeuromathError
 from neuromath.expr import (
     BINARY_OPERATORS,
     evaluate,
@@ -41,7 +41,7 @@ from neuromath.expr import (
 )
 from neuromath.expr.numbers import MAX_NUMBER_DIGITS, shorten
 from neuromath.fileio import write_text_atomic
-from neuromath.safe_read import open_data, read_data_bytes
+from neuromath.safe_read import read_data_bytes
 from neuromath.tasks.json_text import check_text
 from neuromath.tasks.word_problems.answer_scoring import VALUE_REL_TOL, equation_value, fill_numbers
 from neuromath.tasks.word_problems.equation_targets import example_from_equation
@@ -386,6 +386,39 @@ def read_mwptoolkit_json(
     return _build_all(path, records, _mwptoolkit_example, lenient, skipped, contradicting, strict)
 
 
+SVAMP_JSON_KEYS = ("ID", "Body", "Question", "Equation", "Answer")  # and Type, the variation's kind
+
+
+def _svamp_json_example(record: object, line: int) -> tuple[Example, str]:
+    if not isinstance(record, dict):
+        raise DataFormatError(None, None, f"a record must be a JSON object, got {type(record).__name__}")
+    missing = [key for key in SVAMP_JSON_KEYS if key not in record]
+    if missing:
+        raise DataFormatError(None, None, f"missing key(s) {', '.join(missing)}")
+    _check_utf8(list(record.values()))
+    check_text(record)
+    body, question, equation = record["Body"], record["Question"], record["Equation"]
+    if not all(isinstance(value, str) for value in (body, question, equation)):
+        raise DataFormatError(None, None, "Body, Question and Equation must be strings")
+    answer = _parse_answer(record["Answer"])
+    try:  # the problem is its body and its question, as the SVAMP repository joins them
+        example = example_from_equation(str(record["ID"]), f"{body.strip()} {question.strip()}", equation, answer)
+    except ExpressionError as error:
+        raise DataFormatError(None, None, f"record {shorten(str(record['ID']))}: {error}") from None
+    return example, _written_answer(record["Answer"])
+
+
+def read_svamp_json(
+    path: str | Path, *, lenient: bool = False, skipped: list | None = None,
+    contradicting: list | None = None, strict: bool = False
+) -> list[Example]:
+    """SVAMP's ``SVAMP.json``: a list of ``{ID, Body, Question, Equation, Answer, Type}`` with raw numbers and
+    infix equations such as ``( 4.0 - 3.0 )``."""
+    path = Path(path)
+    records = _json_array_items(path, _read_text(path))
+    return _build_all(path, records, _svamp_json_example, lenient, skipped, contradicting, strict)
+
+
 _EXAMPLE_FIELDS = tuple(field.name for field in fields(Example))
 
 
@@ -446,54 +479,3 @@ def read_jsonl(
 def write_jsonl(examples: Sequence[Example], path: str | Path) -> None:
     """Write Examples as JSON Lines, atomically (a temporary file in the same folder, then a rename)."""
     write_text_atomic(path, "".join(json.dumps(asdict(example), ensure_ascii=False) + "\n" for example in examples))
-
-
-FORMATS: dict[str, Callable[..., list[Example]]] = {
-    "svamp_csv": read_svamp_csv,
-    "mwptoolkit_json": read_mwptoolkit_json,
-    "question_equation_csv": read_question_equation_csv,
-    "jsonl": read_jsonl,
-}
-
-
-_DETECT_BYTES = 1 << 16
-
-
-def detect_format(path: str | Path) -> str:
-    """The name in FORMATS of a file's format, from its extension and its first record or CSV header."""
-    path = Path(path)
-    try:
-        with open_data(path) as stream:  # the start of the file is enough; the reader reads it all
-            head = stream.read(_DETECT_BYTES).decode("utf-8-sig", errors="replace")
-    except OSError as error:
-        raise DataFormatError(path, None, f"cannot read the file: {error.strerror or error}") from None
-    text = head.lstrip()
-    if not text:
-        raise DataFormatError(path, None, "the file is empty")
-    if path.suffix.lower() in (".json", ".jsonl") or text[:1] in ("[", "{"):
-        if text[:1] == "[":
-            return "mwptoolkit_json"
-        if text[:1] == "{":
-            return "jsonl"
-        raise DataFormatError(path, 1, "a .json file must hold a list of records, a .jsonl file one object per line")
-    header = next(csv.reader(io.StringIO(text.splitlines()[0])))
-    if all(column in header for column in SVAMP_COLUMNS):
-        return "svamp_csv"
-    if all(column in header for column in ("Question", "Equation")):
-        return "question_equation_csv"
-    expected = f"{','.join(SVAMP_COLUMNS)} or Question,Equation"
-    raise DataFormatError(path, 1, f"unknown format: the header {','.join(header)} has neither {expected}")
-
-
-def read_examples(
-    path: str | Path, format: str | None = None, *, lenient: bool = False, skipped: list | None = None,
-    contradicting: list | None = None, strict: bool = False
-) -> list[Example]:
-    """Read word problems from a file in one of FORMATS (detected when ``format`` is None). Rows whose answer
-    contradicts their equation are kept and appended to ``contradicting`` (logged as one warning when it is None);
-    ``strict`` refuses the first."""
-    if format is None:
-        format = detect_format(path)
-    if format not in FORMATS:
-        raise ConfigError(f"unknown word-problem format {format!r}; known: {', '.join(FORMATS)}")
-    return FORMATS[format](path, lenient=lenient, skipped=skipped, contradicting=contradicting, strict=strict)

@@ -22,7 +22,8 @@ from neuromath.tasks.word_problems.answer_scoring import (
     is_correct,
     is_well_formed,
 )
-from neuromath.tasks.word_problems.files import read_examples, write_jsonl
+from neuromath.tasks.word_problems.files import write_jsonl
+from neuromath.tasks.word_problems.formats import read_examples
 from neuromath.tasks.word_problems.normalisation import (
     describe_postfix_prediction,
     equation_matches_normalized,
