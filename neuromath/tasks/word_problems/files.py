@@ -355,24 +355,36 @@ def _written_answer(raw: object) -> str:
     return raw if isinstance(raw, str) else repr(raw)
 
 
-def _mwptoolkit_example(record: object, line: int) -> tuple[Example, str]:
+def _checked_record(record: object, keys: tuple[str, ...]) -> dict:
+    """A JSON record that is an object with ``keys``, valid UTF-8 and text without lone surrogates."""
     if not isinstance(record, dict):
         raise DataFormatError(None, None, f"a record must be a JSON object, got {type(record).__name__}")
-    missing = [key for key in MWPTOOLKIT_KEYS if key not in record]
+    missing = [key for key in keys if key not in record]
     if missing:
         raise DataFormatError(None, None, f"missing key(s) {', '.join(missing)}")
     _check_utf8(list(record.values()))
     check_text(record)
+    return record
+
+
+def _infix_example(id: object, text: str, equation: str, raw_answer: object,
+                   segmented_text: str | None = None) -> tuple[Example, str]:
+    """The Example of a problem with raw numbers and an infix equation, and its answer as the file writes it."""
+    answer = _parse_answer(raw_answer)
+    try:
+        example = example_from_equation(str(id), text, equation, answer, segmented_text=segmented_text)
+    except ExpressionError as error:
+        raise DataFormatError(None, None, f"record {shorten(str(id))}: {error}") from None
+    return example, _written_answer(raw_answer)
+
+
+def _mwptoolkit_example(record: object, line: int) -> tuple[Example, str]:
+    record = _checked_record(record, MWPTOOLKIT_KEYS)
     text, equation = record["original_text"], record["equation"]
     segmented_text = record.get("segmented_text")
     if not all(isinstance(value, str) for value in (text, equation, "" if segmented_text is None else segmented_text)):
         raise DataFormatError(None, None, "original_text, segmented_text and equation must be strings")
-    answer = _parse_answer(record["ans"])
-    try:
-        example = example_from_equation(str(record["id"]), text, equation, answer, segmented_text=segmented_text)
-    except ExpressionError as error:
-        raise DataFormatError(None, None, f"record {shorten(str(record['id']))}: {error}") from None
-    return example, _written_answer(record["ans"])
+    return _infix_example(record["id"], text, equation, record["ans"], segmented_text)
 
 
 def read_mwptoolkit_json(
@@ -390,22 +402,12 @@ SVAMP_JSON_KEYS = ("ID", "Body", "Question", "Equation", "Answer")  # and Type, 
 
 
 def _svamp_json_example(record: object, line: int) -> tuple[Example, str]:
-    if not isinstance(record, dict):
-        raise DataFormatError(None, None, f"a record must be a JSON object, got {type(record).__name__}")
-    missing = [key for key in SVAMP_JSON_KEYS if key not in record]
-    if missing:
-        raise DataFormatError(None, None, f"missing key(s) {', '.join(missing)}")
-    _check_utf8(list(record.values()))
-    check_text(record)
+    record = _checked_record(record, SVAMP_JSON_KEYS)
     body, question, equation = record["Body"], record["Question"], record["Equation"]
     if not all(isinstance(value, str) for value in (body, question, equation)):
         raise DataFormatError(None, None, "Body, Question and Equation must be strings")
-    answer = _parse_answer(record["Answer"])
-    try:  # the problem is its body and its question, as the SVAMP repository joins them
-        example = example_from_equation(str(record["ID"]), f"{body.strip()} {question.strip()}", equation, answer)
-    except ExpressionError as error:
-        raise DataFormatError(None, None, f"record {shorten(str(record['ID']))}: {error}") from None
-    return example, _written_answer(record["Answer"])
+    # the problem is its body and its question, as the SVAMP repository joins them
+    return _infix_example(record["ID"], f"{body.strip()} {question.strip()}", equation, record["Answer"])
 
 
 def read_svamp_json(
