@@ -12,7 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from neuromath.config.rules import MAX_BATCH, MAX_BEAM, MAX_LENGTH, MAX_LENGTH_PENALTY, SEED
+from neuromath.config.rules import MAX_BATCH, MAX_BEAM, MAX_LENGTH, MAX_LENGTH_PENALTY, PROTOCOLS, SEED
 from neuromath.dataroot import corpus_of, find_data
 from neuromath.environment import usable_cpus
 from neuromath.errors import DataNotFoundError, NeuromathError
@@ -97,6 +97,19 @@ def add_seed_option(parser: argparse.ArgumentParser, what: str, default: int | N
     """--seed, from 0 to ``MAX_SEED``; the help reads "WHAT (default 0)". A ``default`` of None leaves the seed to
     the command, which takes 0 where it needs one."""
     parser.add_argument("--seed", type=seed_int, default=default, help=f"{what} (default 0)")
+
+
+def add_protocol_option(parser: argparse.ArgumentParser) -> None:
+    """--protocol: how the kept epoch is chosen (train.protocol), written into the run's config and summary."""
+    parser.add_argument("--protocol", choices=PROTOCOLS, default=None,
+                        help="clean: choose the epoch on validation data carved out of training (the default); "
+                             "literature: choose it on the test split, as MWPToolkit's and SVAMP's k-fold code do "
+                             "(an optimistic number, labelled as such wherever it is shown)")
+
+
+def protocol_overrides(args: argparse.Namespace) -> list[str]:
+    """The --set overrides of a command, then --protocol's (so that it wins)."""
+    return [*(args.set or []), *([f"train.protocol={args.protocol}"] if args.protocol else [])]
 
 
 def add_format_option(parser: argparse.ArgumentParser, files: str = "the file") -> None:

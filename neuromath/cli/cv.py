@@ -13,10 +13,12 @@ from neuromath.cli.common import (
     MAX_FOLDS,
     MAX_SEEDS,
     add_json_option,
+    add_protocol_option,
     add_seed_option,
     data_path,
     documented,
     integer_in,
+    protocol_overrides,
     worker_count,
 )
 from neuromath.config import load_config
@@ -37,7 +39,7 @@ def command_cv(args: argparse.Namespace) -> int:
     from neuromath.training.run_folder import check_run_folder
 
     check_run_folder(args.out, cv=True)  # not a link, nor a folder of files the cross-validation did not write
-    config = load_config(args.config, args.set or [], strict=True)
+    config = load_config(args.config, protocol_overrides(args), strict=True)
     if not args.progress:
         config = dataclasses.replace(config, train=dataclasses.replace(config.train, progress=False))
     out = Path(args.out)
@@ -82,11 +84,13 @@ def register(commands) -> None:
             "k-fold cross-validation of a word-problem model or retrieval baseline, over given fold folders "
             "(--folds DIR with fold<k>/train.csv and fold<k>/dev.csv) or a seeded random split of one file "
             "(--data FILE, --k, --seed). Each fold trains in OUT/fold<k>, chooses its epoch on a validation part "
-            "carved out of the training fold, and scores its test fold once (OUT/fold<k>/predictions.jsonl); "
+            "carved out of the training fold (--protocol literature: on the test fold, as the published k-fold "
+            "numbers were chosen), and scores its test fold once (OUT/fold<k>/predictions.jsonl); "
             "finished folds are reused when the command runs again. OUT/report.md and OUT/report.json hold a row per "
             "fold and the mean ± std of value accuracy, equation accuracy, BLEU and the unknown-token rate.",
             "neuromath cv --config word_problems/graph2tree --folds mawps-cv --out runs/cv_g2t",
             "neuromath cv --config word_problems/jaccard --folds asdiv-a-cv --out runs/cv_jaccard",
+            "neuromath cv --config word_problems/gts --folds mawps-cv --protocol literature --out runs/cv_gts_lit",
             "neuromath cv --config word_problems/group_attention --data math23k/testset.json \\\n"
             "    --set data.lenient=true --k 5 --seed 0 --out runs/cv_math23k",
         ),
@@ -101,6 +105,7 @@ def register(commands) -> None:
                     help="split this file into --k random folds instead (written to OUT/folds)")
     cv.add_argument("--k", type=integer_in(2, MAX_FOLDS), default=None, help="folds of a --data split (default 5)")
     add_seed_option(cv, "shuffle seed of a --data split", default=None)
+    add_protocol_option(cv)
     cv.add_argument("--out", required=True,
                     help="folder: a run per fold in OUT/fold<k> (finished ones are reused), OUT/report.md, .json")
     cv.add_argument("--refit", action="store_true",

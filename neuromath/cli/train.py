@@ -8,7 +8,16 @@ import json
 import sys
 from pathlib import Path
 
-from neuromath.cli.common import MAX_MEMORY_GB, MAX_SEEDS, add_json_option, documented, float_in, seed_runs
+from neuromath.cli.common import (
+    MAX_MEMORY_GB,
+    MAX_SEEDS,
+    add_json_option,
+    add_protocol_option,
+    documented,
+    float_in,
+    protocol_overrides,
+    seed_runs,
+)
 from neuromath.config import load_config
 
 
@@ -20,7 +29,7 @@ def command_train(args: argparse.Namespace) -> int:
     from neuromath.training.run_folder import check_run_folder
 
     check_run_folder(args.out)  # not a link, nor a folder of files the run did not write
-    overrides = [*(args.set or []), *([f"train.init_from={args.init_from}"] if args.init_from else [])]
+    overrides = [*protocol_overrides(args), *([f"train.init_from={args.init_from}"] if args.init_from else [])]
     config = load_config(args.config, overrides, strict=True)
     if args.resume:  # the model the run folder holds, checked before it is built (--max-memory)
         from neuromath.models.cost import check_resume_cost
@@ -35,7 +44,7 @@ def command_train(args: argparse.Namespace) -> int:
 
 
 # what --json reports of a run's summary.json, where the summary has it
-SUMMARY_KEYS = ("run_dir", "epochs", "steps", "stopped_by", "best_val_value_accuracy", "best_val_accuracy",
+SUMMARY_KEYS = ("run_dir", "protocol", "epochs", "steps", "stopped_by", "best_val_value_accuracy", "best_val_accuracy",
                 "best_val_completion", "train_examples", "valid_examples", "parameters", "wall_seconds")
 
 
@@ -87,6 +96,7 @@ def register(commands) -> None:
     train.add_argument("--config", required=True,
                        help="the config: a preset named <task>/<model> (e.g. word_problems/graph2tree) or a YAML file")
     train.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    add_protocol_option(train)
     train.add_argument("--init-from", dest="init_from", metavar="RUN",
                        help="start from the weights of a trained identities run (train.init_from): a run folder, "
                             "an export or a hub id")

@@ -39,6 +39,7 @@ from neuromath.config.rules import (
     POSITIVE,
     PRECISION_NAMES,
     PROBABILITY,
+    PROTOCOLS,
     SCHEDULES,
     SEED,
     STRATEGY_NAMES,
@@ -140,6 +141,10 @@ class TrainConfig(Section):
     # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;
     # the run trains max_epochs epochs (or max_steps steps) and keeps its last weights: the refit of `cv --refit`
     validate: bool = True
+    # how the kept epoch is chosen (neuromath.config.rules.PROTOCOLS): clean, on validation data never tested on;
+    # literature, on the test split (the published k-fold protocol of MWPToolkit and SVAMP): an optimistic number,
+    # labelled as such in the summary, the model card and the results pages
+    protocol: str = one_of("clean", *PROTOCOLS)
     # tree classifiers (identities): start from the weights and node vocabulary of this trained run (fine-tuning)
     init_from: str | None = None
     # tree classifiers: the completion ranking loss (neuromath.training.ranking), weighted by rank_weight (0: off)

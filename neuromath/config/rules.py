@@ -247,6 +247,9 @@ ATTENTION_PLACES = ("encoder", "decoder", "cross")  # model.attention_in
 POSITION_SIDES = ("encoder", "decoder")  # model.positions_in
 ATTENTION_GROUPS = ("global", "quantity", "quantity_pair", "question")  # model.groups (Li et al. 2019, Sec. 3.2)
 ACCELERATORS = ("cpu", "gpu", "cuda", "auto")  # train.accelerator, as Lightning names them
+# train.protocol: how the kept epoch is chosen. clean: on validation data carved out of training (data.valid_fraction)
+# or data.valid; literature: on the test split itself, as MWPToolkit's k-fold trainer and the SVAMP code do
+PROTOCOLS = ("clean", "literature")
 # data.format: the file formats each sequence task reads (null: detected from the file)
 WORD_PROBLEM_FORMATS = ("svamp_csv", "svamp_json", "mwptoolkit_json", "question_equation_csv", "jsonl")
 MATHEMATICS_SPLITS = ("train-easy", "train-medium", "train-hard")  # data.train_splits of the Mathematics Dataset
@@ -349,5 +352,22 @@ def model_fits_the_task(config: Config) -> tuple[str, str] | None:
     return None
 
 
+def literature_selects_on_test(config: Config) -> tuple[str, str] | None:
+    """``train.protocol: literature`` keeps the epoch with the best test-split score: it needs a sequence model (one
+    that chooses an epoch by decoding), validation on, and no validation file of its own. That the run has a test
+    split is checked when its data is read (``cv`` gives each fold's)."""
+    if config.train.protocol != "literature":
+        return None
+    if PROCEDURES.get(config.model.kind) != SEQUENCE:
+        return "train.protocol", (f"train.protocol literature chooses an epoch by decoding the test split; "
+                                  f"{config.model.name!r} ({config.model.kind.replace('_', ' ')}) does not")
+    if getattr(config.data, "valid", None):
+        return "train.protocol", (f"train.protocol literature chooses the epoch on data.test, so data.valid "
+                                  f"({config.data.valid}) would go unused: leave it out")
+    if not config.train.validate:
+        return "train.protocol", "train.protocol literature chooses an epoch: it needs train.validate true"
+    return None
+
+
 # rules between sections, checked by Config itself
-CONFIG_CHECKS = (model_fits_the_task, decode_fits_the_model, schedule_fits_the_kind)
+CONFIG_CHECKS = (model_fits_the_task, decode_fits_the_model, schedule_fits_the_kind, literature_selects_on_test)

@@ -271,6 +271,9 @@ def run_cross_validation(config: Config, folds: Sequence[Fold], out_dir: str | P
         raise NeuromathError(f"jobs must be at least 1, got {jobs}")
     if not folds:
         raise NeuromathError("no folds to cross-validate")
+    if refit and config.train.protocol == "literature":
+        raise ConfigError("--refit retrains after a clean selection on the validation carve-out; under "
+                          "--protocol literature the test fold chose the epoch, so there is nothing to refit")
     if refit and config.model.kind == RETRIEVAL:
         raise ConfigError(f"--refit retrains a model on the whole training fold; the retrieval baseline "
                           f"{config.model.name} trains nothing")

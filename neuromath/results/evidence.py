@@ -41,6 +41,7 @@ from neuromath.results.evidence_checks import (
     check_classifier_scores,
     check_cv_report,
     check_modules_report,
+    check_protocol,
     check_seeds,
     check_sequence_scores,
     check_training_log,
@@ -408,6 +409,7 @@ def verify_run(recipe: Recipe, run: Run, locate, with_gold: bool = True) -> tupl
     for name, summary in evidence.units.items():
         unit = evidence.folders[name]
         problems += check_training_log(unit, summary)
+        problems += check_protocol(f"{label}/{name}", summary, run.protocol)
         if name in evidence.selections:  # cv --refit: the selection run that chose the refit's epochs
             problems += check_training_log(unit.parent, evidence.selections[name])
         config_path = unit / "config.yaml"
@@ -450,6 +452,7 @@ def verify_combined(evidence: Evidence, run: Run) -> list[str]:
             problems.append(f"{folder / 'report.json'}: missing: the folds' mean and spread cannot be checked")
         else:
             problems += check_cv_report(folder / "report.json", evidence.report, evidence.units, evidence.selections)
+            problems += check_protocol(str(folder / "report.json"), evidence.report, run.protocol)
     elif any(name.startswith("seed") for name in evidence.units):
         if evidence.report is None:
             problems.append(f"{folder / 'seeds.json'}: missing: the seeds' mean and spread cannot be checked")

@@ -203,6 +203,17 @@ def check_cv_report(path: Path, report: dict, units: dict[str, dict], selections
     return problems
 
 
+def check_protocol(label: str, stated: dict, protocol: str) -> list[str]:
+    """A summary's or a report's ``protocol`` (absent: ``clean``, the only one before it was recorded) is the
+    recipe run's ``protocol``: a number chosen on its test split is never shown as a clean one, nor the reverse."""
+    made = stated.get("protocol", "clean")
+    if made == protocol:
+        return []
+    fix = ("add --protocol literature to its command, so that every page labels its numbers"
+           if made == "literature" else "its command says --protocol literature")
+    return [f"{label}: chosen under the {made} protocol, but the recipe's run is {protocol}: {fix}"]
+
+
 def check_seeds(path: Path, stated: dict, units: dict[str, dict]) -> list[str]:
     """``seeds.json`` of ``train --seeds``: the mean and standard deviation of each test score over the seeds'
     summaries, as the training procedure combined them (a sequence task: value accuracy; an equation classifier:

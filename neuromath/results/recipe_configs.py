@@ -22,20 +22,23 @@ COMPARED = ("data", "model", "optim", "train", "decode")
 
 
 def command_settings(argv: list[str]) -> tuple[str | None, list[str]]:
-    """The ``--config`` and the ``--set key=value`` overrides of a command's arguments."""
-    config, overrides = None, []
+    """The ``--config`` and the ``--set key=value`` overrides of a command's arguments (``--protocol P`` is
+    ``train.protocol=P``, last, as the command applies it)."""
+    config, overrides, protocol = None, [], []
     for flag, value in zip(argv, argv[1:]):
         if flag == "--config":
             config = value
         elif flag == "--set":
             overrides.append(value)
-    return config, overrides
+        elif flag == "--protocol":
+            protocol = [f"train.protocol={value}"]
+    return config, overrides + protocol
 
 
 def extra_settings(run: Run) -> list[str]:
     """The overrides of a run's command beyond data paths, threads, seeds and device: each belongs in a preset."""
     return [override for override in command_settings(run.argv)[1]
-            if override.split("=", 1)[0].strip() not in RUN_SETTINGS]
+            if override.split("=", 1)[0].strip() not in RUN_SETTINGS | {"train.protocol"}]
 
 
 def command_config(run: Run) -> dict | None:

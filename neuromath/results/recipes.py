@@ -66,6 +66,15 @@ class Run:
         return self.argv[0]
 
     @property
+    def protocol(self) -> str:
+        """How the run's kept epochs are chosen: ``literature`` when its command says ``--protocol literature``
+        (on the test split; labelled wherever its numbers are shown), else ``clean``."""
+        for flag, value in zip(self.argv, self.argv[1:]):
+            if flag == "--protocol":
+                return value
+        return "clean"
+
+    @property
     def command(self) -> str:
         """The command line as a reader types it, with ``--out`` pointing at a runs folder."""
         return command_line(["neuromath", *self.argv, "--out", f"runs/{self.name}"])

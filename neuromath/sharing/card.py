@@ -344,6 +344,9 @@ def scores_text(summary: dict, split: str | None, scores: list[tuple[str, str, f
     where = (f"on the {test['n']:,} examples of the test split, scored once with the best weights"
              if isinstance(test, dict) and is_number(test.get("n"))
              else "best validation score (the run had no test split)")
+    if summary.get("protocol") == "literature" and test is not None:
+        where += (", **literature protocol**: the kept epoch was the one with the best score on this same test split, "
+                  "as MWPToolkit's and SVAMP's k-fold code choose it, so these scores are optimistic")
     lines = [f"The {split} scores ({where}):", "", "| score | value |", "| --- | ---: |"]
     lines += [f"| {label} | {value} |" for label, value in shown]
     by_depth = test.get("by_depth") if isinstance(test, dict) else None

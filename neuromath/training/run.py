@@ -107,9 +107,13 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         raise ConfigError(f"data.valid names {data.valid}, but train.validate is false: a run without validation "
                           "reads no validation file")
     # train.validate false (a refit): the whole training file trains, nothing is held out for validation
-    valid = held_out(data.valid, data.generate_valid, 1, "valid") if config.train.validate else []
+    literature = config.train.protocol == "literature"  # the epoch is chosen on the test split (config rule)
+    valid = held_out(data.valid, data.generate_valid, 1, "valid") if config.train.validate and not literature else []
     test = held_out(data.test, data.generate_test, 2, "test")
-    if not valid and config.train.validate:
+    if literature and not test:
+        raise ConfigError("train.protocol literature chooses the epoch on the test split, and this run has none: "
+                          "name it in data.test")
+    if not valid and config.train.validate and not literature:
         if len(train) < 2:
             raise NeuromathError("need at least two training examples to carve out a validation set")
         shuffled = train[:]
@@ -129,6 +133,10 @@ def prepare_data(config: Config, task: SequenceTask) -> PreparedData:
         splits = task.prepare_splits(data, Splits(train, valid, test, report),
                                      lambda path: read_training_file(task, path, config))
         train, valid, test, report = splits.train, splits.valid, splits.test, splits.report
+    if literature:  # after prepare_splits: the test split as it is scored, nothing varied or added
+        valid = list(test)
+        report["valid"] = {"source": "the test split (train.protocol literature: the kept epoch is chosen on it)",
+                           "read": len(valid)}
     return PreparedData(train, valid, test, report)
 
 
@@ -251,6 +259,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         "run_dir": str(run_dir),
         "best_checkpoint": best_path,
         "best_val_value_accuracy": float(best_score) if best_score is not None else None,
+        "protocol": config.train.protocol,  # literature: that "validation" score is the test split's
         "epochs": trainer.current_epoch,
         "steps": trainer.global_step,
         "stopped_by": fitted.stopped_by,

@@ -90,6 +90,22 @@ def format_metric(evidence: Evidence | None, metric: str, digits: int = 1) -> st
     return text if std is None else f"{text} ± {scale * std:.{digits}f}"
 
 
+LITERATURE = "literature"  # a run whose epochs were chosen on its test split (Run.protocol): labelled wherever shown
+LITERATURE_SELECTION = "Selected on the test fold (literature protocol)"
+
+
+def labelled(text: str, run) -> str:
+    """A number of a literature-protocol run carries the label beside it, on every page and in every table."""
+    if run.protocol != LITERATURE or text in (RECIPE_ONLY, "n/a", ""):
+        return text
+    return f"{text} ({LITERATURE})"
+
+
+def mean_of(evidence: Evidence, metric: str) -> float | None:
+    values = metric_values(evidence, metric)
+    return mean_std(values)["mean"] if values else None
+
+
 class Book:
     """Every recipe of a results folder, and the evidence of their runs, read once."""
 
@@ -130,10 +146,12 @@ class Book:
                     if evidence is None:
                         cells.append(RECIPE_ONLY)
                     else:
-                        cells.append(" / ".join(format_metric(evidence, m) for m in spec.get("metrics", [])))
+                        text = " / ".join(format_metric(evidence, m) for m in spec.get("metrics", []))
+                        cells.append(labelled(text, recipe.runs[run]))
             else:  # one run, one metric per column
                 evidence = self.run_evidence(recipe, runs, where)
-                cells = [format_metric(evidence, metric) if evidence is not None else "" for metric in columns.values()]
+                cells = [labelled(format_metric(evidence, metric), recipe.runs[runs]) if evidence is not None else ""
+                         for metric in columns.values()]
                 if evidence is None:
                     cells[0] = RECIPE_ONLY
             lines.append("| " + " | ".join([label, *cells]) + " |")
@@ -149,7 +167,8 @@ class Book:
         text = format_metric(evidence, parts[2])
         if evidence is None:
             return f"({RECIPE_ONLY})"
-        return text if is_count(parts[2]) or text == "n/a" else f"{text} %"
+        text = text if is_count(parts[2]) or text == "n/a" else f"{text} %"
+        return labelled(text, recipe.runs[parts[1]]).replace(f"({LITERATURE})", f"({LITERATURE} protocol)")
 
     def cpu(self, argument: str, where: str) -> str:
         """``{{ cpu EXPERIMENT.RUN }}``: the CPU time its evidence took to train (every fold or seed, by threads)."""
@@ -253,11 +272,13 @@ class Book:
                     continue
                 metric = PRIMARY_OF_SUBCOMMAND.get(run.subcommand) or PRIMARY.get(run.task, "value_accuracy")
                 preset = command_settings(run.argv)[0]
+                chosen = (LITERATURE_SELECTION if run.protocol == LITERATURE else selection) + self.protocol_gap(
+                    recipe, run, metric)
                 seconds = cpu_seconds(evidence)
                 sets = len(evidence.units)
                 score = f"{format_metric(evidence, metric)} ({metric.replace('_', ' ')}" + (
                     f", {counted(sets, 'fold' if run.subcommand == 'cv' else 'seed')})" if sets > 1 else ")")
-                rows.append((run.task, run.dataset, f"`{preset or run.model}`", score, selection,
+                rows.append((run.task, run.dataset, f"`{preset or run.model}`", score, chosen,
                              "not recorded" if seconds is None else f"{duration(seconds)} CPU",
                              f"`{name}/{run.name}`"))
         rows.sort(key=lambda row: (row[0], row[1], -leading_number(row[3])))
@@ -285,6 +306,22 @@ class Book:
                 lines.append(f"| {entry.get('dataset')} | `{entry.get('model')}` | {entry.get('value')} | "
                              f"{entry.get('source')} | {entry.get('protocol')} |")
         return "\n".join(lines).rstrip()
+
+    def protocol_gap(self, recipe: Recipe, run, metric: str) -> str:
+        """"; literature +1.2" (a clean run) or "; +1.2 over clean" (a literature one): the points between a run and
+        its twin under the other protocol (same task, data and preset in the same recipe), where both have evidence."""
+        preset = command_settings(run.argv)[0]
+        twin = next((other for other in recipe.runs.values() if other.protocol != run.protocol
+                     and (other.task, other.dataset, command_settings(other.argv)[0]) == (run.task, run.dataset,
+                                                                                          preset)), None)
+        if twin is None or self.evidence[(recipe.name, twin.name)] is None:
+            return ""
+        ours, theirs = (mean_of(self.evidence[(recipe.name, name)], metric) for name in (run.name, twin.name))
+        if ours is None or theirs is None:
+            return ""
+        literature, clean = (ours, theirs) if run.protocol == LITERATURE else (theirs, ours)
+        gap = f"{100 * (literature - clean):+.1f}"
+        return f"; {gap} over clean" if run.protocol == LITERATURE else f"; {LITERATURE} {gap}"
 
     def gpu_check(self, argument: str, where: str) -> str:
         return render_gpu_check(self.results / argument, where)
