@@ -73,7 +73,7 @@ def check_run(run_dir: str | Path, device: str = "cpu", *, max_memory: float | N
             check_classifier_cost(config, vocab, run / "config.yaml", weights_file(run), limits)
         else:
             inputs = ModelInputs.for_task(task.configured(config.data), Vocabulary.load(run / "source_vocab.json"),
-                                          Vocabulary.load(run / "target_vocab.json"))
+                                          Vocabulary.load(run / "target_vocab.json"), run)
             check_sequence_cost(config, inputs, run / "config.yaml", weights_file(run), limits)
 
 

@@ -195,7 +195,7 @@ class Solver:
         self.device = torch.device(device)
         # the run's own precision unless told otherwise; resolved here so a bad one fails at load, not mid-decoding
         self.precision = resolve_precision(precision or self.config.train.precision, self.device)
-        inputs = ModelInputs.for_task(self.task, self.source_vocab, self.target_vocab)
+        inputs = ModelInputs.for_task(self.task, self.source_vocab, self.target_vocab, run_dir)
         limits = limits if limits is not None else resolve_limits(max_memory, max_decode_len, self.device)
         # measured on the meta device and refused past the limits before a byte of the model is allocated
         self.cost = check_sequence_cost(self.config, inputs, run_dir / "config.yaml", weights_path, limits, self.decode)

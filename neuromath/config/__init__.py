@@ -100,6 +100,10 @@ class OptimConfig(Section):
     # * weights after every optimiser step, is what validation scores, the checkpoints keep and the test reads; at 1
     # the average would never leave the initial weights
     ema_decay: float = ranged(0.0, PROBABILITY)
+    # a pretrained encoder (model.encoder pretrained): its own learning rate (0: optim.lr), on the same schedule, and
+    # a linear warm-up of that rate over its first encoder_warmup_steps steps (0: none)
+    encoder_lr: float = ranged(0.0, NONNEGATIVE)
+    encoder_warmup_steps: int = ranged(0, NONNEGATIVE)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from neuromath.config.rules import (
     DROPOUT_SITES,
     LENGTH,
     MAJORITY,
+    MAX_LAYERS,
     MAX_LENGTH,
     NONNEGATIVE,
     POSITION_ENCODINGS,
@@ -34,6 +35,7 @@ from neuromath.config.rules import (
     SEQUENCE_CLASSIFIER,
     TREE_ACTIVATION_NAMES,
     TREE_CLASSIFIER,
+    TREE_ENCODERS,
     TREE_LEAF_NAMES,
     WIDTH,
     Range,
@@ -41,6 +43,7 @@ from neuromath.config.rules import (
     heads_divide_the_memory,
     heads_divide_the_states,
     heads_divide_the_width,
+    pretrained_encoder_is_named,
     relevance_reads_pointers,
     tree_positions_fit,
 )
@@ -207,7 +210,7 @@ class TreeDecoderConfig(ModelConfig):
     encoder_hidden wide."""
 
     kind: ClassVar[str] = SEQUENCE
-    rules: ClassVar = (relevance_reads_pointers,)
+    rules: ClassVar = (relevance_reads_pointers, pretrained_encoder_is_named)
     name: str = "gts"
     d_model: int = ranged(128, WIDTH)
     n_encoder_layers: int = ranged(2, DEPTH)
@@ -225,6 +228,14 @@ class TreeDecoderConfig(ModelConfig):
     # it (binary cross-entropy over the problem's numbers), so the encoder learns which numbers the question needs
     # from the corpus's own problems; 0: off. Decoding is unchanged.
     number_relevance: float = ranged(0.0, NONNEGATIVE)
+    # the encoder under the tree decoder: gru (the papers' Bi-GRU over the model's own word embeddings) or pretrained,
+    # a Transformer encoder read through Hugging Face transformers from model.pretrained (a hub name or a local folder;
+    # neuromath.nn.pretrained), whose word states replace the GRU's; freeze_embeddings stops training its embedding
+    # tables, freeze_layers N its lowest N layers as well (and its embeddings)
+    encoder: str = one_of("gru", *TREE_ENCODERS)
+    pretrained: str | None = None
+    freeze_embeddings: bool = False
+    freeze_layers: int = ranged(0, Range(low=0, high=MAX_LAYERS, high_closed=True))
 
 
 @ModelConfig.register("graph2tree", build="neuromath.models.tree_decoders:GraphToTreeSolver")
@@ -232,7 +243,7 @@ class TreeDecoderConfig(ModelConfig):
 class Graph2TreeConfig(TreeDecoderConfig):
     """Graph2Tree (Zhang et al. 2020): the tree decoder over a graph-convolved encoder."""
 
-    rules: ClassVar = (relevance_reads_pointers, heads_divide_the_states)
+    rules: ClassVar = (relevance_reads_pointers, pretrained_encoder_is_named, heads_divide_the_states)
     name: str = "graph2tree"
     d_ff: int = ranged(256, WIDTH)
     # also link each word of a number's quantity cell to the other occurrences of that word in the problem (the

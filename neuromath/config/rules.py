@@ -180,6 +180,28 @@ def relevance_reads_pointers(model: ModelConfig) -> tuple[str, str] | None:
     return None
 
 
+TREE_ENCODERS = ("gru", "pretrained")  # model.encoder of the goal-driven tree decoders
+
+
+def pretrained_encoder_is_named(model: ModelConfig) -> tuple[str, str] | None:
+    """``model.encoder: pretrained`` reads ``model.pretrained``; its word states replace the model's own embeddings,
+    so the word-part features of those embeddings do not apply; the freezing keys need the pretrained encoder."""
+    if model.encoder != "pretrained":
+        if model.pretrained or model.freeze_embeddings or model.freeze_layers:
+            key = "model.pretrained" if model.pretrained else (
+                "model.freeze_embeddings" if model.freeze_embeddings else "model.freeze_layers")
+            return key, f"{key} applies to model.encoder pretrained, and model.encoder is {model.encoder!r}"
+        return None
+    if not model.pretrained:
+        return "model.pretrained", ("model.encoder pretrained needs model.pretrained: a Hugging Face model name or a "
+                                    "local folder with its config, weights and tokenizer")
+    for key in ("char_ngrams", "subwords"):
+        if getattr(model, key):
+            return f"model.{key}", (f"model.{key} adds word parts to the model's own embeddings, which "
+                                    "model.encoder pretrained replaces")
+    return None
+
+
 def tree_positions_fit(model: ModelConfig) -> tuple[str, str] | None:
     """Tree positions put at least one copy of the tree_depth x tree_width one-hot path stack in d_model."""
     stack = model.tree_depth * model.tree_width

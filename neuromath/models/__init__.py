@@ -21,9 +21,10 @@ def build_model(config: ModelConfig, inputs: ModelInputs) -> SequenceModel:
     return config.builder()(config, inputs)
 
 
-def build_task_model(config: ModelConfig, task, source_vocab, target_vocab) -> SequenceModel:
-    """A model for ``task`` over these vocabularies (see ``ModelInputs.for_task``)."""
-    return build_model(config, ModelInputs.for_task(task, source_vocab, target_vocab))
+def build_task_model(config: ModelConfig, task, source_vocab, target_vocab, folder=None) -> SequenceModel:
+    """A model for ``task`` over these vocabularies (see ``ModelInputs.for_task``; ``folder``: the trained run whose
+    pretrained encoder files it reads)."""
+    return build_model(config, ModelInputs.for_task(task, source_vocab, target_vocab, folder))
 
 
 __all__ = ["EquationClassifier", "ModelInputs", "SequenceModel", "build_model", "build_task_model"]

@@ -493,7 +493,7 @@ def check_resume_cost(config, run_dir: str | Path, max_memory: float | None = No
                 continue
             source = Vocabulary.load(folder / "source_vocab.json")
             target = Vocabulary.load(folder / "target_vocab.json")
-            inputs = ModelInputs.for_task(get_task(config.data.task), source, target)
+            inputs = ModelInputs.for_task(get_task(config.data.task), source, target, folder)
             check_training_cost(config, inputs, config_path, checkpoint, limits)
         elif (folder / "node_vocab.json").is_file():
             vocab = Vocabulary.load(folder / "node_vocab.json")

@@ -26,12 +26,13 @@ import yaml
 from neuromath.errors import NeuromathError
 from neuromath.extras import require
 from neuromath.models.weights import EXPORTED_WEIGHTS, RUN_WEIGHTS
+from neuromath.nn.pretrained import PRETRAINED_DIR, PRETRAINED_FILES
 from neuromath.safe_read import SUMMARY_LIMIT, read_run_file
 
 CARD = "README.md"
 # What neuromath export writes, and all that is downloaded or uploaded: never model.pt, checkpoints or logs
 MODEL_FILES = (CARD, "config.yaml", "summary.json", "environment.json", EXPORTED_WEIGHTS, "source_vocab.json",
-               "target_vocab.json", "node_vocab.json")
+               "target_vocab.json", "node_vocab.json", *(f"{PRETRAINED_DIR}/{name}" for name in PRETRAINED_FILES))
 REQUIRED_FILES = ("config.yaml", "summary.json", EXPORTED_WEIGHTS, CARD)
 LIBRARY = "neuromath"  # the card header's library_name
 

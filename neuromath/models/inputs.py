@@ -8,6 +8,7 @@ source tokens by id for models that read the text's structure).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from neuromath.expr.grammar import TokenClasses
@@ -30,10 +31,17 @@ class ModelInputs:
     # whether the task's batches carry the source tokens as written (``SourceText.in_batches``; model.char_ngrams
     # reads them)
     source_words: bool = False
+    # a trained model's pretrained encoder files (a run's or an export's pretrained/: neuromath.nn.pretrained), from
+    # which its encoder is built without downloading; None when a run starts and reads model.pretrained itself
+    pretrained_dir: Path | None = None
 
     @classmethod
-    def for_task(cls, task, source_vocab, target_vocab) -> ModelInputs:
-        """The inputs of a model for ``task``: the task's grammars (if any) as per-id tables of the vocabularies."""
+    def for_task(cls, task, source_vocab, target_vocab, folder: Path | None = None) -> ModelInputs:
+        """The inputs of a model for ``task``: the task's grammars (if any) as per-id tables of the vocabularies; with
+        ``folder`` (a trained run or an export) its pretrained encoder files, where it has them."""
+        from neuromath.nn.pretrained import PRETRAINED_DIR
+
+        pretrained = Path(folder) / PRETRAINED_DIR if folder is not None else None
         source_grammar = getattr(task, "source_grammar", None)
         target_grammar = getattr(task, "target_grammar", None)
         source_text = getattr(task, "source_text", None)  # an EquationTask has none
@@ -46,4 +54,5 @@ class ModelInputs:
             source_tokens=tuple(source_vocab.tokens),
             target_tokens=tuple(target_vocab.tokens),
             source_words=source_text is not None and source_text.in_batches,
+            pretrained_dir=pretrained if pretrained is not None and pretrained.is_dir() else None,
         )

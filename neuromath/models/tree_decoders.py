@@ -40,6 +40,7 @@ from neuromath.models.inputs import ModelInputs
 from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
+from neuromath.nn.pretrained import PretrainedWordEncoder
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.word_bags import with_word_parts
@@ -105,10 +106,20 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         self.n_numbers = len(number_ids)
         self.register_buffer("number_target_ids", torch.tensor(number_ids, dtype=torch.long), persistent=False)
 
-        self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=self.pad_id)
-        self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
-        self.subwords = build_subwords(config.subwords, config.d_model, inputs)
         self.embedding_dropout = nn.Dropout(config.dropout)
+        self.pretrained = None
+        if config.encoder == "pretrained":  # word vectors from a pretrained Transformer instead of the embeddings
+            if not inputs.source_words:
+                raise ConfigError(f"{config.name} with model.encoder pretrained reads the problems' words; this task's "
+                                  "batches do not carry them")
+            self.pretrained = PretrainedWordEncoder(
+                inputs.pretrained_dir or config.pretrained, config.d_model,
+                from_files=inputs.pretrained_dir is not None, number_pattern=MASK_REGEX,
+                freeze_embeddings=config.freeze_embeddings, freeze_layers=config.freeze_layers)
+        else:
+            self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=self.pad_id)
+            self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
+            self.subwords = build_subwords(config.subwords, config.d_model, inputs)
         self.encoder = nn.GRU(config.d_model, hidden, config.n_encoder_layers, batch_first=True, bidirectional=True,
                               dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
         self.graph = None
@@ -129,9 +140,11 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         valid = source.ne(self.pad_id)  # (B, S)
-        parts = (self.char_ngrams, self.subwords)  # the words' n-grams and subword pieces, where configured
-        embedded = self.embedding_dropout(with_word_parts(self.source_embedding(source), parts, batch))  # (B, S, E)
-        outputs, final = run_packed(self.encoder, embedded, valid)  # (B, S, 2H)
+        if self.pretrained is not None:  # the pretrained encoder's word vectors (B, S, E)
+            embedded = self.pretrained(batch["source_words"].rows, source.size(1), source.device)
+        else:  # the words' embeddings, with their n-grams and subword pieces where configured
+            embedded = with_word_parts(self.source_embedding(source), (self.char_ngrams, self.subwords), batch)
+        outputs, final = run_packed(self.encoder, self.embedding_dropout(embedded), valid)  # (B, S, 2H)
         states = outputs[..., : self.hidden] + outputs[..., self.hidden :]  # (B, S, H): the directions summed
         root = final[-2] + final[-1]  # (B, H): the last layer's final forward and backward states
         if self.graph is not None:
@@ -150,6 +163,15 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         keys = self.decoder.attention_keys(states)
         return {"states": states, "keys": keys, "valid": valid, "root": root, "leaves": leaves,
                 "leaf_valid": leaf_valid, "numbers": numbers, "number_present": count.gt(0)}
+
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The pretrained encoder's own parameters (the optimiser gives them ``optim.encoder_lr``); [] without one."""
+        return list(self.pretrained.encoder.parameters()) if self.pretrained is not None else []
+
+    def save_pretrained_files(self, folder) -> None:
+        """The pretrained encoder's config and tokenizer in ``folder``, so the trained model loads offline."""
+        if self.pretrained is not None:
+            self.pretrained.save_files(folder)
 
     def relevance_loss(self, memory: dict, target: torch.Tensor) -> torch.Tensor:
         """``model.number_relevance`` times the binary cross-entropy of predicting, from each number's encoder state,

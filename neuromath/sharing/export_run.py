@@ -25,6 +25,7 @@ from neuromath.api import check_run, load, run_task
 from neuromath.errors import NeuromathError
 from neuromath.fileio import current_umask, locked, remove_staging, sync_folder, write_atomic, write_text_atomic
 from neuromath.models.weights import EXPORTED_WEIGHTS, RUN_WEIGHTS, read_weights, save_safetensors, weights_file
+from neuromath.nn.pretrained import PRETRAINED_DIR, PRETRAINED_FILES
 from neuromath.safe_read import CONFIG_LIMIT, SUMMARY_LIMIT, VOCABULARY_LIMIT, read_run_file
 from neuromath.sharing.card import (
     CARD_FILE,
@@ -36,6 +37,7 @@ from neuromath.sharing.card import (
 )
 from neuromath.sharing.portable import make_portable
 
+PRETRAINED_FILE_LIMIT = VOCABULARY_LIMIT  # a tokenizer's tables: a few MB for the usual encoders
 CARD_LIMIT = SUMMARY_LIMIT  # a model card is a page of text; a larger README.md is not one that train wrote
 
 
@@ -74,6 +76,7 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[str]:
             save_safetensors(state, staging / EXPORTED_WEIGHTS)
             for name, limit, what in copies:
                 data = read_run_file(run_dir / name, limit, what)
+                (staging / name).parent.mkdir(exist_ok=True)  # pretrained/
                 write_atomic(staging / name, lambda stream, data=data: stream.write(data))
             if os.path.lexists(run_dir / CARD_FILE):
                 card = read_run_file(run_dir / CARD_FILE, CARD_LIMIT, "model card")
@@ -101,6 +104,10 @@ def copied_files(folder: Path, task) -> list[tuple[str, int, str]]:
               *((name, VOCABULARY_LIMIT, "vocabulary") for name in vocabulary_files(task))]
     if os.path.lexists(folder / ENVIRONMENT_FILE):
         copies.append((ENVIRONMENT_FILE, SUMMARY_LIMIT, "environment file"))
+    pretrained = folder / PRETRAINED_DIR  # a pretrained encoder's config and tokenizer (its weights are the model's)
+    if pretrained.is_dir() and not pretrained.is_symlink():
+        copies += [(f"{PRETRAINED_DIR}/{name}", PRETRAINED_FILE_LIMIT, "pretrained encoder file")
+                   for name in PRETRAINED_FILES if os.path.lexists(pretrained / name)]
     return copies
 
 

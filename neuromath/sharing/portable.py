@@ -50,6 +50,9 @@ def make_portable(folder: Path, run_dir: Path) -> None:
     train = config.get("train") or {}
     if isinstance(train.get("init_from"), str) and Path(train["init_from"]).is_absolute():
         replacements[train["init_from"]] = train["init_from"] = Path(train["init_from"]).name
+    model = config.get("model") or {}
+    if isinstance(model.get("pretrained"), str) and Path(model["pretrained"]).is_absolute():  # a local encoder
+        replacements[model["pretrained"]] = model["pretrained"] = Path(model["pretrained"]).name  # (pretrained/ has it)
     after = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
     if after != before:  # a config without absolute paths stays byte for byte the run's
         write_text_atomic(config_path, after)

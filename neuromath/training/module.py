@@ -153,6 +153,9 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
     def configure_optimizers(self):
         optim = self.config.optim
         base_lr = 1.0 if optim.schedule == "warmup" else optim.lr
+        encoder = getattr(self.model, "pretrained_parameters", list)()
+        if encoder:  # a pretrained encoder: its own rate and warm-up (optim.encoder_lr, encoder_warmup_steps)
+            return self.optimizers_with_encoder(encoder)
         optimizer = torch.optim.Adam(
             self.parameters(), lr=base_lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay
         )
@@ -167,6 +170,39 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
             optimizer, lambda step: optim.lr_scale * warmup_factor(step + 1, d_model, warmup)
         )
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def optimizers_with_encoder(self, encoder: list) -> dict:
+        """Adam over two groups, the model's own parameters at ``optim.lr`` and the pretrained encoder's at
+        ``optim.encoder_lr`` (0: ``optim.lr``), both on the run's schedule, stepped per optimiser step; the encoder's
+        rate also rises linearly over its first ``optim.encoder_warmup_steps`` steps. Frozen parameters are left
+        out."""
+        optim = self.config.optim
+        mine = {id(parameter) for parameter in encoder}
+        own = [p for p in self.parameters() if id(p) not in mine and p.requires_grad]
+        trained = [p for p in encoder if p.requires_grad]
+        base = 1.0 if optim.schedule == "warmup" else optim.lr
+        groups = [{"params": own, "lr": base}, {"params": trained, "lr": optim.encoder_lr or optim.lr}]
+        optimizer = torch.optim.Adam([group for group in groups if group["params"]], betas=optim.betas, eps=optim.eps,
+                                     weight_decay=optim.weight_decay)
+        d_model, warmup, trainer = self.config.model.d_model, optim.warmup_steps, self
+
+        def schedule(step: int) -> float:  # the run's schedule, read per step (step: by the trainer's epoch)
+            if optim.schedule == "warmup":
+                return optim.lr_scale * warmup_factor(step + 1, d_model, warmup)
+            if optim.schedule == "step":
+                return optim.step_gamma ** (trainer.current_epoch // optim.step_epochs)
+            return 1.0
+
+        def encoder_schedule(step: int) -> float:
+            rise = min(1.0, (step + 1) / optim.encoder_warmup_steps) if optim.encoder_warmup_steps else 1.0
+            return rise * (1.0 if optim.schedule == "warmup" else schedule(step))
+
+        lambdas = [schedule, encoder_schedule] if own else [encoder_schedule]
+        if not trained:
+            lambdas = [schedule]
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambdas)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
 
 class ProgressBar(TQDMProgressBar):
     """Lightning's progress bar without the logger's version number, which means nothing here."""

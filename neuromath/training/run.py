@@ -32,6 +32,7 @@ from neuromath.models.batching import EncodedExamples, make_loader
 from neuromath.nn.compiling import compile_in_place
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.nn.precision import resolve_precision
+from neuromath.nn.pretrained import PRETRAINED_DIR
 from neuromath.tasks import SequenceTask, Splits, get_task
 from neuromath.text import SPECIALS, Vocabulary
 from neuromath.training.module import SequenceModule, progress_callbacks
@@ -237,7 +238,10 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed,  # sharded
                                    length_multiple=config.train.length_multiple)
         train_examples = len(train_set)
-    model = build_task_model(config.model, task, source_vocab, target_vocab)
+    # a resumed run builds its pretrained encoder (if any) from the files it saved when it started
+    model = build_task_model(config.model, task, source_vocab, target_vocab, run_dir if resume else None)
+    if not resume and hasattr(model, "save_pretrained_files"):
+        model.save_pretrained_files(Path(run_dir) / PRETRAINED_DIR)
     if not resume and model.learns_structure:  # tree-relation ids from the training data
         # streaming: the records at the stream's head stand in for the training set
         items = (EncodedExamples(list(islice(stream.vocab_sample, STRUCTURE_SAMPLE)), task, source_vocab,
