@@ -157,3 +157,26 @@ def test_a_bf16_run_resumes_from_its_own_encoder_files(encoder_folder, tmp_path)
     finally:
         shutil.move(moved, encoder_folder)
     assert resumed["epochs"] == 3
+
+
+@pytest.mark.parametrize("model", ["bilstm_seq2seq", "group_attention", "dns"])
+def test_the_recurrent_models_read_pretrained_word_vectors_too(model, encoder_folder, tmp_path):
+    if "roberta" in str(encoder_folder):
+        pytest.skip("one encoder family is enough for the recurrent models")
+    sizes = {"dns": ["model.decoder_hidden=32"],
+             "bilstm_seq2seq": ["model.encoder_hidden=16", "model.decoder_hidden=32"],
+             "group_attention": ["model.encoder_hidden=16", "model.decoder_hidden=32", "model.d_ff=32"]}[model]
+    config = load_config(f"word_problems/{model}", [
+        "data.train=null", "data.test=null", "data.generate_train=400", "data.generate_valid=60",
+        "data.generate_test=60", "model.encoder=pretrained", f"model.pretrained={encoder_folder}", "model.d_model=16",
+        *sizes, "model.dropout=0.0", "optim.schedule=constant", "optim.lr=0.005", "train.batch_size=32",
+        "train.max_epochs=8", "train.min_epochs=1", "train.patience=0", "train.num_threads=1", "train.progress=false",
+        "decode.beam=1"],
+        strict=True)
+    run = tmp_path / "run"
+    result = train(config, run, predictions=run / "predictions.jsonl")
+    with open(run / "metrics.csv", encoding="utf-8") as stream:
+        losses = [float(row["train_loss_epoch"]) for row in csv.DictReader(stream) if row.get("train_loss_epoch")]
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert (run / PRETRAINED_DIR / "config.json").is_file() and result.summary["test"]["n"] == 60
+    assert load(run).model.pretrained is not None  # built from the run's own files

@@ -35,9 +35,9 @@ from neuromath.config.rules import (
     SEQUENCE_CLASSIFIER,
     TREE_ACTIVATION_NAMES,
     TREE_CLASSIFIER,
-    TREE_ENCODERS,
     TREE_LEAF_NAMES,
     WIDTH,
+    WORD_VECTOR_SOURCES,
     Range,
     heads_divide_among_the_groups,
     heads_divide_the_memory,
@@ -160,13 +160,28 @@ class TransformerConfig(ModelConfig):
     subwords: int = ranged(0, SUBWORD_MERGES)  # see RecurrentConfig
 
 
+@dataclass(frozen=True)
+class PretrainedWordsKeys:
+    """The keys of the word-problem models whose word vectors may come from a pretrained encoder."""
+
+    # where the source words' vectors come from: embedding (the model's own table, as the papers) or pretrained, a
+    # Transformer encoder read through Hugging Face transformers from model.pretrained (a hub name or a local folder;
+    # neuromath.nn.pretrained), whose state at each word's first piece replaces its embedding; freeze_embeddings stops
+    # training the encoder's embedding tables, freeze_layers N its lowest N layers as well (and its embeddings)
+    encoder: str = one_of("embedding", *WORD_VECTOR_SOURCES)
+    pretrained: str | None = None
+    freeze_embeddings: bool = False
+    freeze_layers: int = ranged(0, Range(low=0, high=MAX_LAYERS, high_closed=True))
+
+
 @ModelConfig.register("dns", build="neuromath.models.recurrent:DeepNeuralSolver")
 @dataclass(frozen=True)
-class RecurrentConfig(ModelConfig):
+class RecurrentConfig(PretrainedWordsKeys, ModelConfig):
     """The recurrent encoder-decoders of word problems (DNS: a GRU encoder and decoder); d_model is the embedding
     size."""
 
     kind: ClassVar[str] = SEQUENCE
+    rules: ClassVar = (pretrained_encoder_is_named,)
     name: str = "dns"
     d_model: int = ranged(128, WIDTH)
     n_encoder_layers: int = ranged(2, DEPTH)
@@ -196,7 +211,7 @@ class BiLSTMSeq2SeqConfig(RecurrentConfig):
 class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
     """Group attention (Li et al. 2019): the Bi-LSTM encoder-decoder whose attention heads are split into groups."""
 
-    rules: ClassVar = (heads_divide_the_memory, heads_divide_among_the_groups)
+    rules: ClassVar = (pretrained_encoder_is_named, heads_divide_the_memory, heads_divide_among_the_groups)
     name: str = "group_attention"
     n_heads: int = ranged(4, WIDTH)  # shared equally by the groups; they divide both encoder directions
     d_ff: int = ranged(256, WIDTH)
@@ -205,7 +220,7 @@ class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
 
 @ModelConfig.register("gts", build="neuromath.models.tree_decoders:GoalDrivenTreeSolver")
 @dataclass(frozen=True)
-class TreeDecoderConfig(ModelConfig):
+class TreeDecoderConfig(PretrainedWordsKeys, ModelConfig):
     """The goal-driven tree decoders of word problems (GTS): a Bi-GRU encoder; goals and subtrees are
     encoder_hidden wide."""
 
@@ -228,14 +243,6 @@ class TreeDecoderConfig(ModelConfig):
     # it (binary cross-entropy over the problem's numbers), so the encoder learns which numbers the question needs
     # from the corpus's own problems; 0: off. Decoding is unchanged.
     number_relevance: float = ranged(0.0, NONNEGATIVE)
-    # the encoder under the tree decoder: gru (the papers' Bi-GRU over the model's own word embeddings) or pretrained,
-    # a Transformer encoder read through Hugging Face transformers from model.pretrained (a hub name or a local folder;
-    # neuromath.nn.pretrained), whose word states replace the GRU's; freeze_embeddings stops training its embedding
-    # tables, freeze_layers N its lowest N layers as well (and its embeddings)
-    encoder: str = one_of("gru", *TREE_ENCODERS)
-    pretrained: str | None = None
-    freeze_embeddings: bool = False
-    freeze_layers: int = ranged(0, Range(low=0, high=MAX_LAYERS, high_closed=True))
 
 
 @ModelConfig.register("graph2tree", build="neuromath.models.tree_decoders:GraphToTreeSolver")

@@ -180,7 +180,7 @@ def relevance_reads_pointers(model: ModelConfig) -> tuple[str, str] | None:
     return None
 
 
-TREE_ENCODERS = ("gru", "pretrained")  # model.encoder of the goal-driven tree decoders
+WORD_VECTOR_SOURCES = ("embedding", "pretrained")  # model.encoder of the recurrent and tree word-problem models
 
 
 def pretrained_encoder_is_named(model: ModelConfig) -> tuple[str, str] | None:

@@ -40,6 +40,7 @@ from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.group_attention import GroupAttentionBlock, group_masks, span_roles_from_ids
+from neuromath.nn.pretrained import PretrainedWords, pretrained_words
 from neuromath.nn.recording import Recorded
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
@@ -68,7 +69,7 @@ class StateBridge(nn.Module):
         return torch.tanh(self.project(stacked)) if self.project is not None else stacked
 
 
-class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
+class RecurrentSeq2Seq(PretrainedWords, SequenceModelParts, Recorded, nn.Module):
     """An RNN encoder and an LSTM decoder, with or without attention and a group-attention block (see the module
     docstring); subclasses only choose those parts."""
 
@@ -81,9 +82,12 @@ class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
         self.config = config
         pad_id = self.pad_id = inputs.pad_id
         source_tokens = inputs.source_tokens
-        self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=pad_id)
-        self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
-        self.subwords = build_subwords(config.subwords, config.d_model, inputs)
+        # word vectors from a pretrained Transformer (model.encoder pretrained) instead of the embeddings
+        self.pretrained = pretrained_words(config, inputs, MASK_REGEX)
+        if self.pretrained is None:
+            self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=pad_id)
+            self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
+            self.subwords = build_subwords(config.subwords, config.d_model, inputs)
         self.target_embedding = nn.Embedding(inputs.target_vocab_size, config.d_model, padding_idx=pad_id)
         self.dropout = nn.Dropout(config.dropout)
         between_layers = config.dropout if config.n_encoder_layers > 1 else 0.0
@@ -126,8 +130,11 @@ class RecurrentSeq2Seq(SequenceModelParts, Recorded, nn.Module):
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
         valid = source.ne(self.pad_id)  # (B, S)
-        parts = (self.char_ngrams, self.subwords)  # the words' n-grams and subword pieces, where configured
-        embedded = self.dropout(with_word_parts(self.source_embedding(source), parts, batch))  # (B, S, E)
+        if self.pretrained is not None:  # the pretrained encoder's word vectors (B, S, E)
+            embedded = self.dropout(self.pretrained(batch["source_words"].rows, source.size(1), source.device))
+        else:  # the words' embeddings, with their n-grams and subword pieces where configured
+            parts = (self.char_ngrams, self.subwords)
+            embedded = self.dropout(with_word_parts(self.source_embedding(source), parts, batch))  # (B, S, E)
         states, final = run_packed(self.encoder, embedded, valid)  # (B, S, M)
         if self.encoder_kind == "bilstm":
             hidden, cell = final  # each (layers * 2, B, H)

@@ -40,7 +40,7 @@ from neuromath.models.inputs import ModelInputs
 from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
-from neuromath.nn.pretrained import PretrainedWordEncoder
+from neuromath.nn.pretrained import PretrainedWords, pretrained_words
 from neuromath.nn.sequence_encoders import run_packed
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.word_bags import with_word_parts
@@ -54,7 +54,7 @@ GRAPHS = ("number reads its words", "word reads its numbers", "larger reads smal
 SPECIAL_IDS = (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabulary.unk_id)
 
 
-class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
+class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
     """GTS: a two-layer bidirectional GRU encoder and the goal-driven tree decoder (see the module docstring)."""
 
     graph_encoder = False
@@ -107,16 +107,9 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         self.register_buffer("number_target_ids", torch.tensor(number_ids, dtype=torch.long), persistent=False)
 
         self.embedding_dropout = nn.Dropout(config.dropout)
-        self.pretrained = None
-        if config.encoder == "pretrained":  # word vectors from a pretrained Transformer instead of the embeddings
-            if not inputs.source_words:
-                raise ConfigError(f"{config.name} with model.encoder pretrained reads the problems' words; this task's "
-                                  "batches do not carry them")
-            self.pretrained = PretrainedWordEncoder(
-                inputs.pretrained_dir or config.pretrained, config.d_model,
-                from_files=inputs.pretrained_dir is not None, number_pattern=MASK_REGEX,
-                freeze_embeddings=config.freeze_embeddings, freeze_layers=config.freeze_layers)
-        else:
+        # word vectors from a pretrained Transformer (model.encoder pretrained) instead of the embeddings
+        self.pretrained = pretrained_words(config, inputs, MASK_REGEX)
+        if self.pretrained is None:
             self.source_embedding = nn.Embedding(inputs.source_vocab_size, config.d_model, padding_idx=self.pad_id)
             self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
             self.subwords = build_subwords(config.subwords, config.d_model, inputs)
@@ -163,15 +156,6 @@ class GoalDrivenTreeSolver(SequenceModelParts, nn.Module):
         keys = self.decoder.attention_keys(states)
         return {"states": states, "keys": keys, "valid": valid, "root": root, "leaves": leaves,
                 "leaf_valid": leaf_valid, "numbers": numbers, "number_present": count.gt(0)}
-
-    def pretrained_parameters(self) -> list[nn.Parameter]:
-        """The pretrained encoder's own parameters (the optimiser gives them ``optim.encoder_lr``); [] without one."""
-        return list(self.pretrained.encoder.parameters()) if self.pretrained is not None else []
-
-    def save_pretrained_files(self, folder) -> None:
-        """The pretrained encoder's config and tokenizer in ``folder``, so the trained model loads offline."""
-        if self.pretrained is not None:
-            self.pretrained.save_files(folder)
 
     def relevance_loss(self, memory: dict, target: torch.Tensor) -> torch.Tensor:
         """``model.number_relevance`` times the binary cross-entropy of predicting, from each number's encoder state,

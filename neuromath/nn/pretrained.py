@@ -55,6 +55,35 @@ def transformers_module():
     return transformers
 
 
+def pretrained_words(config, inputs, number_pattern: re.Pattern) -> PretrainedWordEncoder | None:
+    """The pretrained encoder of a model config with ``model.encoder: pretrained`` (None otherwise), giving
+    ``config.d_model``-wide word vectors: built from ``inputs.pretrained_dir`` (a trained run's files) when there is
+    one, else from ``model.pretrained``."""
+    if getattr(config, "encoder", None) != "pretrained":
+        return None
+    if not inputs.source_words:
+        raise ConfigError(f"{config.name} with model.encoder pretrained reads the problems' words; this task's "
+                          "batches do not carry them")
+    return PretrainedWordEncoder(inputs.pretrained_dir or config.pretrained, config.d_model,
+                                 from_files=inputs.pretrained_dir is not None, number_pattern=number_pattern,
+                                 freeze_embeddings=config.freeze_embeddings, freeze_layers=config.freeze_layers)
+
+
+class PretrainedWords:
+    """What a model with ``model.encoder: pretrained`` shares: its encoder's parameters (for ``optim.encoder_lr``)
+    and its files (saved in a run folder when the run starts). The model sets ``self.pretrained``, the encoder or
+    None, in its constructor."""
+
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The pretrained encoder's own parameters (the optimiser gives them ``optim.encoder_lr``); [] without one."""
+        return list(self.pretrained.encoder.parameters()) if self.pretrained is not None else []
+
+    def save_pretrained_files(self, folder: Path) -> None:
+        """The pretrained encoder's config and tokenizer in ``folder``, so the trained model loads offline."""
+        if self.pretrained is not None:
+            self.pretrained.save_files(folder)
+
+
 def encoder_layers(model: nn.Module) -> list[nn.Module]:
     """The stacked layers of a BERT-like encoder (``encoder.layer``), lowest first; [] when it has none."""
     encoder = getattr(model, "encoder", None)

@@ -28,8 +28,11 @@ from neuromath.tasks import get_task
 from neuromath.tasks.identities import EquationExample, apply, number, symbol
 from neuromath.training.run import build_vocabularies, prepare_data
 
+# the CPU presets; those with a pretrained encoder name hub weights this machine cannot fetch (test_pretrained_encoder
+# builds the same models over tiny local encoders)
 SEQUENCE_PRESETS = [name for name in preset_names() if name.split("/")[0] in ("word_problems", "symbolic")
-                    and not name.endswith("_paper") and load_config(name).model.kind == SEQUENCE]
+                    and not name.endswith("_paper") and load_config(name).model.kind == SEQUENCE
+                    and load_config(name).model.option("encoder") != "pretrained"]
 
 
 def small_generated(name: str):
