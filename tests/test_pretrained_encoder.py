@@ -159,13 +159,15 @@ def test_a_bf16_run_resumes_from_its_own_encoder_files(encoder_folder, tmp_path)
     assert resumed["epochs"] == 3
 
 
-@pytest.mark.parametrize("model", ["bilstm_seq2seq", "group_attention", "dns"])
-def test_the_recurrent_models_read_pretrained_word_vectors_too(model, encoder_folder, tmp_path):
+@pytest.mark.parametrize("model", ["bilstm_seq2seq", "group_attention", "dns", "transformer"])
+def test_the_other_word_problem_models_read_pretrained_word_vectors_too(model, encoder_folder, tmp_path):
     if "roberta" in str(encoder_folder):
-        pytest.skip("one encoder family is enough for the recurrent models")
+        pytest.skip("one encoder family is enough for these models")
     sizes = {"dns": ["model.decoder_hidden=32"],
              "bilstm_seq2seq": ["model.encoder_hidden=16", "model.decoder_hidden=32"],
-             "group_attention": ["model.encoder_hidden=16", "model.decoder_hidden=32", "model.d_ff=32"]}[model]
+             "group_attention": ["model.encoder_hidden=16", "model.decoder_hidden=32", "model.d_ff=32"],
+             "transformer": ["model.n_heads=2", "model.d_ff=32", "model.n_encoder_layers=1",
+                             "model.n_decoder_layers=1", "optim.schedule=constant"]}[model]
     config = load_config(f"word_problems/{model}", [
         "data.train=null", "data.test=null", "data.generate_train=400", "data.generate_valid=60",
         "data.generate_test=60", "model.encoder=pretrained", f"model.pretrained={encoder_folder}", "model.d_model=16",
@@ -180,3 +182,23 @@ def test_the_recurrent_models_read_pretrained_word_vectors_too(model, encoder_fo
     assert losses[-1] < 0.5 * losses[0], losses
     assert (run / PRETRAINED_DIR / "config.json").is_file() and result.summary["test"]["n"] == 60
     assert load(run).model.pretrained is not None  # built from the run's own files
+
+
+@pytest.mark.parametrize("model", ["gts", "bilstm_seq2seq", "transformer"])
+def test_the_models_start_from_the_pretrained_weights(model, encoder_folder):
+    import transformers
+
+    from neuromath.models import build_task_model
+    from neuromath.text import Vocabulary
+
+    config = load_config(f"word_problems/{model}", ["model.encoder=pretrained", f"model.pretrained={encoder_folder}"],
+                         strict=True)
+    source, target = Vocabulary(["n0", "n1", "apples"]), Vocabulary(["+", "-", "*", "/", "n0", "n1"])
+    built = build_task_model(config.model, get_task("word_problems"), source, target)
+    original = transformers.AutoModel.from_pretrained(str(encoder_folder)).state_dict()
+    mine = built.pretrained.encoder.state_dict()
+    for name, tensor in original.items():
+        rows = tensor.shape[0] if tensor.dim() else None
+        assert torch.equal(mine[name][:rows] if rows else mine[name], tensor), name  # the [NUM] row is added
+    assert mine["embeddings.word_embeddings.weight"].shape[0] == original["embeddings.word_embeddings.weight"].shape[
+        0] + 1

@@ -118,18 +118,32 @@ class ModelConfig(ChosenSection):
         return build
 
 
+@dataclass(frozen=True)
+class PretrainedWordsKeys(ModelConfig):
+    """The word-problem models whose word vectors may come from a pretrained encoder."""
+
+    # where the source words' vectors come from: embedding (the model's own table, as the papers) or pretrained, a
+    # Transformer encoder read through Hugging Face transformers from model.pretrained (a hub name or a local folder;
+    # neuromath.nn.pretrained), whose state at each word's first piece replaces its embedding; freeze_embeddings stops
+    # training the encoder's embedding tables, freeze_layers N its lowest N layers as well (and its embeddings)
+    encoder: str = one_of("embedding", *WORD_VECTOR_SOURCES)
+    pretrained: str | None = None
+    freeze_embeddings: bool = False
+    freeze_layers: int = ranged(0, Range(low=0, high=MAX_LAYERS, high_closed=True))
+
+
 # ------------------------------------------------------------------------------------------ encoder-decoders
 
 
 @ModelConfig.register("transformer", build="neuromath.models.transformer:Transformer")
 @dataclass(frozen=True)
-class TransformerConfig(ModelConfig):
+class TransformerConfig(PretrainedWordsKeys):
     """The Transformer with a choice of attention kernel and positions: standard, TP-Transformer (Schlag et al.),
     relative positions (Shaw et al.), tree positions (Shiv & Quirk) and tree relative attention."""
 
     kind: ClassVar[str] = SEQUENCE
     bounded_positions: ClassVar[bool] = True
-    rules: ClassVar = (heads_divide_the_width, tree_positions_fit)
+    rules: ClassVar = (heads_divide_the_width, tree_positions_fit, pretrained_encoder_is_named)
     name: str = "transformer"
     d_model: int = ranged(128, WIDTH)
     n_heads: int = ranged(4, WIDTH)  # at most d_model (heads divide it)
@@ -160,23 +174,9 @@ class TransformerConfig(ModelConfig):
     subwords: int = ranged(0, SUBWORD_MERGES)  # see RecurrentConfig
 
 
-@dataclass(frozen=True)
-class PretrainedWordsKeys:
-    """The keys of the word-problem models whose word vectors may come from a pretrained encoder."""
-
-    # where the source words' vectors come from: embedding (the model's own table, as the papers) or pretrained, a
-    # Transformer encoder read through Hugging Face transformers from model.pretrained (a hub name or a local folder;
-    # neuromath.nn.pretrained), whose state at each word's first piece replaces its embedding; freeze_embeddings stops
-    # training the encoder's embedding tables, freeze_layers N its lowest N layers as well (and its embeddings)
-    encoder: str = one_of("embedding", *WORD_VECTOR_SOURCES)
-    pretrained: str | None = None
-    freeze_embeddings: bool = False
-    freeze_layers: int = ranged(0, Range(low=0, high=MAX_LAYERS, high_closed=True))
-
-
 @ModelConfig.register("dns", build="neuromath.models.recurrent:DeepNeuralSolver")
 @dataclass(frozen=True)
-class RecurrentConfig(PretrainedWordsKeys, ModelConfig):
+class RecurrentConfig(PretrainedWordsKeys):
     """The recurrent encoder-decoders of word problems (DNS: a GRU encoder and decoder); d_model is the embedding
     size."""
 
@@ -220,7 +220,7 @@ class GroupAttentionConfig(BiLSTMSeq2SeqConfig):
 
 @ModelConfig.register("gts", build="neuromath.models.tree_decoders:GoalDrivenTreeSolver")
 @dataclass(frozen=True)
-class TreeDecoderConfig(PretrainedWordsKeys, ModelConfig):
+class TreeDecoderConfig(PretrainedWordsKeys):
     """The goal-driven tree decoders of word problems (GTS): a Bi-GRU encoder; goals and subtrees are
     encoder_hidden wide."""
 

@@ -39,10 +39,12 @@ from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import FIXED_STEP, reorder_cache
 from neuromath.nn.char_ngrams import build_char_ngrams
+from neuromath.nn.pretrained import PretrainedWords, pretrained_words
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.tree_structure import TreeStructure
 from neuromath.nn.word_bags import with_word_parts
 from neuromath.registry import ATTENTION, POSITIONS
+from neuromath.tasks.word_problems import MASK_REGEX
 
 
 def parse_places(text: str) -> tuple[str, ...]:
@@ -184,7 +186,7 @@ class DecoderLayer(nn.Module):
         return self.feed_forward_block(x, self.feed_forward)
 
 
-class Transformer(nn.Module):
+class Transformer(PretrainedWords, nn.Module):
     def __init__(self, config: TransformerConfig, inputs: ModelInputs):
         super().__init__()
         self.config = config
@@ -208,9 +210,12 @@ class Transformer(nn.Module):
 
         # Beam search may keep one memory row per source (not per beam) when cross-attention ignores query positions.
         self.shares_memory_across_beams = not kernel_in("cross").reads_query_positions
-        self.source_embedding = nn.Embedding(inputs.source_vocab_size, d_model, padding_idx=pad_id)
-        self.char_ngrams = build_char_ngrams(config.char_ngrams, d_model, inputs.source_words)
-        self.subwords = build_subwords(config.subwords, d_model, inputs)
+        # word vectors from a pretrained Transformer (model.encoder pretrained; word problems) instead of the embeddings
+        self.pretrained = pretrained_words(config, inputs, MASK_REGEX)
+        if self.pretrained is None:
+            self.source_embedding = nn.Embedding(inputs.source_vocab_size, d_model, padding_idx=pad_id)
+            self.char_ngrams = build_char_ngrams(config.char_ngrams, d_model, inputs.source_words)
+            self.subwords = build_subwords(config.subwords, d_model, inputs)
         self.target_embedding = nn.Embedding(inputs.target_vocab_size, d_model, padding_idx=pad_id)
         self.source_positions = encoding_in("encoder").build(config)
         self.target_positions = encoding_in("decoder").build(config)
@@ -250,6 +255,8 @@ class Transformer(nn.Module):
         """Xavier-uniform matrices, N(0, d^-1/2) embeddings (so E x sqrt(d) is N(0, 1), as in the
         TP-Transformer's appendix B), then each layer's own special initialisation."""
         for name, parameter in self.named_parameters():
+            if name.startswith("pretrained.encoder."):  # a pretrained encoder keeps its weights
+                continue
             if "embedding" in name:
                 nn.init.normal_(parameter, std=self.config.d_model**-0.5)
             elif parameter.dim() > 1:
@@ -257,18 +264,22 @@ class Transformer(nn.Module):
         for module in self.modules():
             if module is not self and hasattr(module, "init_parameters"):
                 module.init_parameters()
-        for embedding in (self.source_embedding, self.target_embedding):
+        for embedding in (getattr(self, "source_embedding", None), self.target_embedding):
+            if embedding is None:  # the pretrained encoder's words
+                continue
             with torch.no_grad():
                 embedding.weight[self.pad_id].zero_()
 
     def embed(self, side: str, ids: torch.Tensor, start: int = 0, tree: dict | None = None,
               batch: dict | None = None) -> torch.Tensor:
-        embedding = self.source_embedding if side == "encoder" else self.target_embedding
         positions = self.source_positions if side == "encoder" else self.target_positions
         role = self.source_role if side == "encoder" else self.target_role
-        embedded = embedding(ids)
-        if side == "encoder":
-            embedded = with_word_parts(embedded, (self.char_ngrams, self.subwords), batch)  # (B, S, D); n-grams, pieces
+        if side == "encoder" and self.pretrained is not None:  # (B, S, D) the pretrained encoder's word vectors
+            embedded = self.pretrained(batch["source_words"].rows, ids.size(1), ids.device)
+        elif side == "encoder":  # (B, S, D) with the words' n-grams and pieces where configured
+            embedded = with_word_parts(self.source_embedding(ids), (self.char_ngrams, self.subwords), batch)
+        else:
+            embedded = self.target_embedding(ids)
         x = positions(embedded * math.sqrt(self.config.d_model), start, tree)  # (B, T, D)
         if role is not None:
             x = role(x)
