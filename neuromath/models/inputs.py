@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from neuromath.expr.grammar import TokenClasses
+from neuromath.nn.pretrained import PRETRAINED_DIR
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,6 @@ class ModelInputs:
     def for_task(cls, task, source_vocab, target_vocab, folder: Path | None = None) -> ModelInputs:
         """The inputs of a model for ``task``: the task's grammars (if any) as per-id tables of the vocabularies; with
         ``folder`` (a trained run or an export) its pretrained encoder files, where it has them."""
-        from neuromath.nn.pretrained import PRETRAINED_DIR
-
         pretrained = Path(folder) / PRETRAINED_DIR if folder is not None else None
         source_grammar = getattr(task, "source_grammar", None)
         target_grammar = getattr(task, "target_grammar", None)

@@ -180,10 +180,6 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
         mine = {id(parameter) for parameter in encoder}
         own = [p for p in self.parameters() if id(p) not in mine and p.requires_grad]
         trained = [p for p in encoder if p.requires_grad]
-        base = 1.0 if optim.schedule == "warmup" else optim.lr
-        groups = [{"params": own, "lr": base}, {"params": trained, "lr": optim.encoder_lr or optim.lr}]
-        optimizer = torch.optim.Adam([group for group in groups if group["params"]], betas=optim.betas, eps=optim.eps,
-                                     weight_decay=optim.weight_decay)
         d_model, warmup, trainer = self.config.model.d_model, optim.warmup_steps, self
 
         def schedule(step: int) -> float:  # the run's schedule, read per step (step: by the trainer's epoch)
@@ -197,9 +193,12 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
             rise = min(1.0, (step + 1) / optim.encoder_warmup_steps) if optim.encoder_warmup_steps else 1.0
             return rise * (1.0 if optim.schedule == "warmup" else schedule(step))
 
-        lambdas = [schedule, encoder_schedule] if own else [encoder_schedule]
-        if not trained:
-            lambdas = [schedule]
+        base = 1.0 if optim.schedule == "warmup" else optim.lr
+        groups = [(own, base, schedule), (trained, optim.encoder_lr or optim.lr, encoder_schedule)]
+        groups = [group for group in groups if group[0]]  # a group with nothing to train is left out
+        optimizer = torch.optim.Adam([{"params": params, "lr": lr} for params, lr, _ in groups], betas=optim.betas,
+                                     eps=optim.eps, weight_decay=optim.weight_decay)
+        lambdas = [rule for _, _, rule in groups]
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambdas)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 

@@ -240,7 +240,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         train_examples = len(train_set)
     # a resumed run builds its pretrained encoder (if any) from the files it saved when it started
     model = build_task_model(config.model, task, source_vocab, target_vocab, run_dir if resume else None)
-    if not resume and hasattr(model, "save_pretrained_files"):
+    if not resume and hasattr(model, "save_pretrained_files") and is_rank_zero():
         model.save_pretrained_files(Path(run_dir) / PRETRAINED_DIR)
     if not resume and model.learns_structure:  # tree-relation ids from the training data
         # streaming: the records at the stream's head stand in for the training set

@@ -94,11 +94,11 @@ LITERATURE = "literature"  # a run whose epochs were chosen on its test split (R
 LITERATURE_SELECTION = "Selected on the test fold (literature protocol)"
 
 
-def labelled(text: str, run) -> str:
-    """A number of a literature-protocol run carries the label beside it, on every page and in every table."""
+def labelled(text: str, run, label: str = LITERATURE) -> str:
+    """A number of a literature-protocol run carries ``label`` beside it, on every page and in every table."""
     if run.protocol != LITERATURE or text in (RECIPE_ONLY, "n/a", ""):
         return text
-    return f"{text} ({LITERATURE})"
+    return f"{text} ({label})"
 
 
 def mean_of(evidence: Evidence, metric: str) -> float | None:
@@ -168,7 +168,7 @@ class Book:
         if evidence is None:
             return f"({RECIPE_ONLY})"
         text = text if is_count(parts[2]) or text == "n/a" else f"{text} %"
-        return labelled(text, recipe.runs[parts[1]]).replace(f"({LITERATURE})", f"({LITERATURE} protocol)")
+        return labelled(text, recipe.runs[parts[1]], f"{LITERATURE} protocol")
 
     def cpu(self, argument: str, where: str) -> str:
         """``{{ cpu EXPERIMENT.RUN }}``: the CPU time its evidence took to train (every fold or seed, by threads)."""
