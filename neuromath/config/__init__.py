@@ -91,6 +91,9 @@ class OptimConfig(Section):
     weight_decay: float = ranged(0.0, NONNEGATIVE)
     grad_clip: float = ranged(1.0, NONNEGATIVE)  # 0: no clipping
     label_smoothing: float = ranged(0.0, PROBABILITY)
+    # data.contrast: the weight of the unlikelihood term, -log(1 - p(original equation | varied problem)), averaged
+    # over a batch's contrast problems and added to the cross-entropy of its other problems
+    contrast_weight: float = ranged(1.0, NONNEGATIVE)
     # schedule plateau: the learning rate is multiplied by this (it must fall, and not to 0) ...
     plateau_factor: float = ranged(0.5, Range(low=0, high=1, low_open=True))
     plateau_patience: int = ranged(2, NONNEGATIVE)  # ... after this many validations without a better accuracy

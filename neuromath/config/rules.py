@@ -44,6 +44,7 @@ KIND_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections of optim, tr
     "optim.lr_scale": (SEQUENCE,),  # the warm-up schedule and label smoothing: sequence models only
     "optim.warmup_steps": (SEQUENCE,),
     "optim.label_smoothing": (SEQUENCE,),
+    "optim.contrast_weight": (SEQUENCE,),  # the unlikelihood term of data.contrast's problems
     "optim.plateau_factor": CLASSIFIER_KINDS,  # the plateau schedule: equation classifiers only
     "optim.plateau_patience": CLASSIFIER_KINDS,
     "optim.step_epochs": (SEQUENCE,),  # the step schedule: sequence models only
@@ -309,6 +310,8 @@ def depths_are_ranges(data: Any) -> tuple[str, str] | None:
 
 
 AUGMENT_NAMES = ("sentences_reordered", "numbers_resampled", "irrelevant_sentence", "question_changed")
+# data.contrast: the variations whose problems must not be answered with the original equation
+CONTRAST_NAMES = ("question_removed", "question_changed")
 
 
 def augmentations_are_known(data: Any) -> tuple[str, str] | None:
@@ -321,6 +324,17 @@ def augmentations_are_known(data: Any) -> tuple[str, str] | None:
                                    f"takes; the variations are: {', '.join(AUGMENT_NAMES)}")
         if len(set(names)) < len(names):
             return f"data.{key}", f"data.{key} names a variation twice: {value!r}"
+    return None
+
+
+def contrasts_are_known(data: Any) -> tuple[str, str] | None:
+    names = [name.strip() for name in data.contrast.split(",") if name.strip()]
+    unknown = [name for name in names if name not in CONTRAST_NAMES]
+    if unknown:
+        return "data.contrast", (f"data.contrast: {', '.join(repr(name) for name in unknown)} is not a variation it "
+                                 f"takes; the variations are: {', '.join(CONTRAST_NAMES)}")
+    if len(set(names)) < len(names):
+        return "data.contrast", f"data.contrast names a variation twice: {data.contrast!r}"
     return None
 
 
@@ -391,5 +405,15 @@ def literature_selects_on_test(config: Config) -> tuple[str, str] | None:
     return None
 
 
+def contrast_needs_a_sequence_model(config: Config) -> tuple[str, str] | None:
+    """``data.contrast`` adds problems whose equation training pushes down: only the sequence models' loss reads the
+    mark; a retrieval baseline would keep them as answers to copy."""
+    if getattr(config.data, "contrast", "") and PROCEDURES.get(config.model.kind) != SEQUENCE:
+        return "data.contrast", (f"data.contrast trains against the original equation through a sequence model's "
+                                 f"loss; {config.model.name!r} ({config.model.kind.replace('_', ' ')}) has none")
+    return None
+
+
 # rules between sections, checked by Config itself
-CONFIG_CHECKS = (model_fits_the_task, decode_fits_the_model, schedule_fits_the_kind, literature_selects_on_test)
+CONFIG_CHECKS = (model_fits_the_task, decode_fits_the_model, schedule_fits_the_kind, literature_selects_on_test,
+                 contrast_needs_a_sequence_model)

@@ -27,6 +27,7 @@ from neuromath.config.rules import (
     WORKERS,
     Range,
     augmentations_are_known,
+    contrasts_are_known,
     depths_are_ranges,
 )
 from neuromath.config.sections import ChosenSection, family, list_of, one_of, ranged
@@ -74,7 +75,7 @@ class WordProblemsData(SequenceData):
     solves or evaluates), and what variations of the training problems join the training set."""
 
     model_kinds: ClassVar[tuple[str, ...]] = (SEQUENCE, RETRIEVAL)
-    rules: ClassVar = (augmentations_are_known,)
+    rules: ClassVar = (augmentations_are_known, contrasts_are_known)
     task: str = "word_problems"
     format: str | None = one_of(None, None, *WORD_PROBLEM_FORMATS)  # None -> detect from each file
     lowercase: bool = True  # lower-case the source words; False keeps their case
@@ -91,6 +92,12 @@ class WordProblemsData(SequenceData):
     # own equation and answer) (neuromath.tasks.word_problems.variations); "" adds none
     augment: str = ""
     augment_copies: int = ranged(1, Range(low=1, high=100, high_closed=True))
+    # training only, a question-aware objective: a comma list of question_removed and question_changed. Each training
+    # problem's variation of each kind (made before augment's) joins training paired with the problem's own equation,
+    # and the loss pushes that equation's probability down (unlikelihood, weighted by optim.contrast_weight): without
+    # its question, or under another question, the story alone must not give the old answer
+    # (neuromath.tasks.word_problems.contrast); "" adds none
+    contrast: str = ""
     # variations of each validation problem (made from the validation set alone, one of each kind where its rule
     # applies) that join the validation set, so that early stopping and the best checkpoint are chosen for
     # robustness as well as plain accuracy: the same names as augment; "" adds none

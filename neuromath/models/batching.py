@@ -29,13 +29,19 @@ class EncodedExamples(Dataset):
         text = task.source_text
         self.extras = ([carried(example, task, source) for example, source in zip(self.examples, sources)]
                        if text is not None and (text.number_values is not None or text.in_batches) else None)
+        # the examples whose equation training pushes down (data.contrast: they say so by ``unlikely``); None: none
+        unlikely = [bool(getattr(example, "unlikely", False)) for example in self.examples]
+        self.unlikely = unlikely if any(unlikely) else None
 
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, index: int) -> tuple[list[int], list[int], int, list[float] | None, list[str] | None]:
+    def __getitem__(self, index: int) -> tuple:
+        """(source ids, target ids, index, number values or None, source words or None[, unlikely]): the last only
+        where some example of the set is a contrast problem."""
         source, target = self.items[index]
-        return source, target, index, *(self.extras[index] if self.extras is not None else (None, None))
+        item = (source, target, index, *(self.extras[index] if self.extras is not None else (None, None)))
+        return item if self.unlikely is None else (*item, self.unlikely[index])
 
 
 def carried(example, task: SequenceTask, source: list[str]) -> tuple[list[float] | None, list[str] | None]:
@@ -102,9 +108,10 @@ def move_batch(batch: dict, device) -> dict:
 
 
 def collate(items: list[tuple], length_multiple: int = 1) -> dict:
-    """Items ``(source ids, target ids, index[, number values or None[, source words or None]])`` -> a batch;
-    ``number_values`` (B, K) is there when the items carry values, NaN-padded, and ``source_words``
-    (``SourceWords``) when they carry words. With ``length_multiple`` m > 1 the source length S and the target length
+    """Items ``(source ids, target ids, index[, number values or None[, source words or None[, unlikely]]])`` -> a
+    batch; ``number_values`` (B, K) is there when the items carry values, NaN-padded, ``source_words``
+    (``SourceWords``) when they carry words, and ``unlikely`` (B,) bool when some item is a contrast problem
+    (``data.contrast``). With ``length_multiple`` m > 1 the source length S and the target length
     T are padded up to multiples of m (``train.length_multiple``: few batch shapes for compiled graphs)."""
     sources, targets, indices = (list(column) for column in zip(*(item[:3] for item in items)))
     target = pad(targets)  # (B, T+1): bos ... eos
@@ -126,6 +133,9 @@ def collate(items: list[tuple], length_multiple: int = 1) -> dict:
     words = [item[4] if len(item) > 4 else None for item in items]
     if any(row is not None for row in words):
         batch["source_words"] = SourceWords(row or () for row in words)
+    unlikely = [len(item) > 5 and bool(item[5]) for item in items]
+    if any(unlikely):
+        batch["unlikely"] = torch.tensor(unlikely, dtype=torch.bool)  # (B,)
     return batch
 
 

@@ -29,6 +29,16 @@ def warmup_factor(step: int, d_model: int, warmup_steps: int) -> float:
     return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
 
+def unlikelihood_terms(logits: torch.Tensor, target: torch.Tensor, floor: float = 1e-6) -> torch.Tensor:
+    """Per row, ``-log(1 - p + floor)``, p the probability of the row's whole target sequence (pad, 0, ignored)
+    under ``logits`` (B, T, V): near p where p is small, near ``-log(floor)`` as p nears 1. The floor is added, not
+    clamped to, so that a near-certain wrong answer still has a gradient that pushes it down. Sequence-level
+    unlikelihood (Welleck et al. 2020, there per token): it lowers a whole wrong answer, not one token of it."""
+    nll = F.cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=0,
+                          reduction="none").view(target.shape).sum(dim=1)  # (B,): -log p
+    return -torch.log(-torch.expm1(-nll) + floor)  # -log(1 - exp(-nll) + floor)
+
+
 class RandomStatesInCheckpoint:
     """Lightning module mixin: the process's random states travel with the checkpoint so that --resume continues
     exactly (dropout included), with those of a module's own generators (``own_random_states``)."""
@@ -114,13 +124,16 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
         begin_graph_step(self.model, self.device)  # train.compile_mode reduce-overhead: a new CUDA-graph step
         with training_attention(self.device):  # bf16 on the CPU: the attention kernel whose backward is fast
             logits = self.model(batch)  # (B, T, V)
-        loss = F.cross_entropy(
-            logits.flatten(0, 1).float(),
-            batch["target_out"].flatten(),
-            ignore_index=0,
-            label_smoothing=self.config.optim.label_smoothing,
-            reduction=reduction,
-        )
+        if "unlikely" in batch:  # data.contrast: some rows' equations are pushed down
+            loss = self.contrast_loss(logits, batch["target_out"], batch["unlikely"], reduction)
+        else:
+            loss = F.cross_entropy(
+                logits.flatten(0, 1).float(),
+                batch["target_out"].flatten(),
+                ignore_index=0,
+                label_smoothing=self.config.optim.label_smoothing,
+                reduction=reduction,
+            )
         # a model's auxiliary loss of this training forward (model.number_relevance), a mean: as many times the
         # target tokens under reduction="sum", so that DDP's normalisation leaves it a mean
         auxiliary = getattr(self.model, "last_auxiliary_loss", None)
@@ -129,6 +142,22 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
             tokens = (batch["target_out"] != 0).sum() if reduction == "sum" else 1
             loss = loss + auxiliary * tokens
         return loss
+
+    def contrast_loss(self, logits: torch.Tensor, target: torch.Tensor, unlikely: torch.Tensor,
+                      reduction: str) -> torch.Tensor:
+        """The loss of a batch with contrast problems (``data.contrast``): the cross-entropy of the other rows'
+        target tokens, as ``loss`` takes it (mean or sum), plus ``optim.contrast_weight`` times the mean over the
+        contrast rows of the unlikelihood ``unlikelihood_terms`` (under ``reduction="sum"``, as many times the other
+        rows' target tokens, so that DDP's normalisation leaves it a mean)."""
+        kept = target.masked_fill(unlikely[:, None], 0)  # (B, T): the contrast rows' tokens ignored
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), kept.flatten(), ignore_index=0,
+                               label_smoothing=self.config.optim.label_smoothing, reduction="sum")
+        tokens = (kept != 0).sum()
+        if reduction == "mean":
+            loss = loss / tokens.clamp(min=1)
+        terms = unlikelihood_terms(logits[unlikely], target[unlikely])  # (U,)
+        weight = self.config.optim.contrast_weight * (tokens.clamp(min=1) if reduction == "sum" else 1)
+        return loss + weight * terms.mean()
 
     def on_validation_epoch_start(self) -> None:
         self._results = []
@@ -272,6 +301,22 @@ class ClassifierModule(RandomStatesInCheckpoint, pl.LightningModule):
             loss = loss + self.config.train.rank_weight * rank_loss
         self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True, batch_size=size)
         return loss
+
+    def contrast_loss(self, logits: torch.Tensor, target: torch.Tensor, unlikely: torch.Tensor,
+                      reduction: str) -> torch.Tensor:
+        """The loss of a batch with contrast problems (``data.contrast``): the cross-entropy of the other rows'
+        target tokens, as ``loss`` takes it (mean or sum), plus ``optim.contrast_weight`` times the mean over the
+        contrast rows of the unlikelihood ``unlikelihood_terms`` (under ``reduction="sum"``, as many times the other
+        rows' target tokens, so that DDP's normalisation leaves it a mean)."""
+        kept = target.masked_fill(unlikely[:, None], 0)  # (B, T): the contrast rows' tokens ignored
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), kept.flatten(), ignore_index=0,
+                               label_smoothing=self.config.optim.label_smoothing, reduction="sum")
+        tokens = (kept != 0).sum()
+        if reduction == "mean":
+            loss = loss / tokens.clamp(min=1)
+        terms = unlikelihood_terms(logits[unlikely], target[unlikely])  # (U,)
+        weight = self.config.optim.contrast_weight * (tokens.clamp(min=1) if reduction == "sum" else 1)
+        return loss + weight * terms.mean()
 
     def on_validation_epoch_start(self) -> None:
         self._right = []

@@ -2,7 +2,8 @@
 their runs read source words (``SourceText.vocabulary_options``). All of it comes after the validation carve-out,
 so no problem joined to training varies or repeats a validation problem's story. No torch here.
 
-In order: ``data.train_extra`` (another collection's problems whose story is not held out), ``data.augment``
+In order: ``data.train_extra`` (another collection's problems whose story is not held out), ``data.contrast``
+(contrast problems of each training problem, whose own equation training pushes down), ``data.augment``
 (variations of each training problem), ``data.valid_variations`` (variations of each validation problem) and
 ``data.targets: canonical`` (one prefix form for equivalent equations, in every split).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from neuromath.tasks.base import Splits, VocabularyOptions
+from neuromath.tasks.word_problems.contrast import contrasts
 from neuromath.tasks.word_problems.normalisation import with_canonical_equation
 from neuromath.tasks.word_problems.overlap import new_stories
 from neuromath.tasks.word_problems.variations import augment, vary
@@ -22,16 +24,21 @@ def comma_list(text: str) -> list[str]:
 
 
 def prepare_splits(data, splits: Splits, read: Callable[[str], tuple[list, dict]]) -> Splits:
-    """The splits a word-problem run trains on; ``splits.report`` gains ``train.extra``, ``train.augmented`` and
-    ``valid.varied`` where those settings add anything."""
+    """The splits a word-problem run trains on; ``splits.report`` gains ``train.extra``, ``train.contrast``,
+    ``train.augmented`` and ``valid.varied`` where those settings add anything."""
     train, valid, test, report = splits.train, splits.valid, splits.test, splits.report
     seed = data.generate_seed
     if data.train_extra:  # kept apart from held-out stories
         train, report["train"]["extra"] = with_extra_problems(data, train, valid + test, read)
+    made: list = []
+    if data.contrast:  # of the training problems as read, not of their augmented copies
+        made, counts = contrasts(train, comma_list(data.contrast), seed)
+        report["train"]["contrast"] = {"added": len(made), "by_variation": counts}
     if data.augment:
         added, counts = augment(train, comma_list(data.augment), data.augment_copies, seed)
         report["train"]["augmented"] = {"added": len(added), "by_variation": counts, "copies": data.augment_copies}
         train = train + added
+    train = train + made
     if data.valid_variations and valid:
         valid, report["valid"]["varied"] = with_variations(valid, data.valid_variations, seed)
     if data.targets == "canonical":
