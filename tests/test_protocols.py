@@ -133,3 +133,20 @@ def test_the_commands_take_the_protocol_and_refuse_a_refit_under_literature(tmp_
     with pytest.raises(SystemExit):
         main(["train", "--config", "word_problems/transformer", "--protocol", "test", "--out", str(tmp_path / "r")])
     assert "invalid choice: 'test'" in capsys.readouterr().err
+
+
+def test_the_server_says_when_a_runs_accuracy_was_chosen_on_test(tmp_path):
+    pytest.importorskip("fastapi")
+    from support.run_folders import write_sequence_run
+
+    import neuromath.serve as serve_package
+    from neuromath.api import load
+    from neuromath.serve.app import run_info
+
+    run = write_sequence_run(tmp_path / "run")
+    for written, shown in (({}, "clean"), ({"protocol": "clean"}, "clean"), ({"protocol": "literature"}, "literature")):
+        (run / "summary.json").write_text(json.dumps({"test": {"value_accuracy": 0.5}, **written}), encoding="utf-8")
+        info = run_info("run", run, load(run))
+        assert (info["accuracy"], info["accuracy_of"], info["protocol"]) == (0.5, "test", shown)
+    page = (Path(serve_package.__file__).parent / "page.html").read_text(encoding="utf-8")
+    assert 'run.protocol === "literature"' in page  # the page labels what the API says

@@ -111,8 +111,8 @@ def run_name(path: str | Path) -> str:
 
 def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
     """What ``GET /api/runs`` tells of a run: its task and model from its config; parameters and accuracy from its
-    summary.json (the test accuracy when the run was tested, else the best validation accuracy), or counted from
-    the loaded model when it has none."""
+    summary.json (the test accuracy when the run was tested, else the best validation accuracy) with the protocol
+    that chose its epoch, or counted from the loaded model when it has none."""
     try:
         summary = read_json_file(path / "summary.json", SUMMARY_LIMIT, "summary")  # too deep: refused
     except (OSError, ValueError, NeuromathError):  # none, or one that is not a run's (a FIFO, too large, not JSON)
@@ -139,6 +139,9 @@ def run_info(name: str, path: Path, solver: Solver | LoadedClassifier) -> dict:
         "parameters": parameters,
         "accuracy": accuracy,
         "accuracy_of": accuracy_of,  # "test", "validation" or None
+        # literature: the kept epoch was chosen on the test split itself (train.protocol), so its accuracy is
+        # optimistic; clean for every other run, summaries older than the key included
+        "protocol": "literature" if summary.get("protocol") == "literature" else "clean",
         "decode": {"beam": solver.decode.beam, "nbest": solver.decode.nbest} if sequence else None,
         "attention": sequence,  # whether a solution can carry attention maps (a tree classifier has none)
         # what "verified" means: "answer" (the verifier checks the answer: symbolic), "form" (it checks that the

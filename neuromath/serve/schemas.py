@@ -97,6 +97,8 @@ class RunAnswer(BaseModel):
     parameters: int
     accuracy: float | None = Field(description="from the run's summary.json")
     accuracy_of: str | None = Field(description="test, validation or null")
+    protocol: str = Field(description="clean, or literature: the kept epoch was chosen on the test split, so the "
+                                      "accuracy is optimistic")
     decode: DecodeSettings | None = Field(description="null for an equation classifier")
     attention: bool = Field(description="whether a solution can carry attention maps")
     verifier: str | None = Field(description="answer (the verifier checks the answer), form (that the equation is "
