@@ -84,7 +84,7 @@ def test_contrast_problems_join_training_only_and_their_batches_say_so():
     rows = [len(plain.train) - 1, len(plain.train), len(plain.train) + 1]
     batch = collate([encoded[row] for row in rows])
     assert batch["unlikely"].tolist() == [False, True, True]
-    assert "unlikely" not in collate([encoded[0], encoded[1]])
+    assert collate([encoded[0], encoded[1]])["unlikely"].tolist() == [False, False]  # every batch of such a set
     assert "unlikely" not in collate([EncodedExamples(plain.train, task, source, target)[0]])
 
 
@@ -115,6 +115,9 @@ def test_contrast_rows_leave_the_cross_entropy_and_add_their_weighted_term():
     tokens = 7  # the other rows' target tokens
     assert module.contrast_loss(logits, target, unlikely, "sum").item() == pytest.approx(tokens * expected.item(),
                                                                                           rel=1e-5)
+    none = torch.zeros(3, dtype=torch.bool)  # a batch of such a set without contrast rows: the plain loss
+    assert module.contrast_loss(logits, target, none, "mean").item() == pytest.approx(
+        torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=0).item(), rel=1e-5)
 
 
 def test_a_model_trained_against_the_story_alone_reads_the_question(tmp_path):

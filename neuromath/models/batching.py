@@ -110,9 +110,10 @@ def move_batch(batch: dict, device) -> dict:
 def collate(items: list[tuple], length_multiple: int = 1) -> dict:
     """Items ``(source ids, target ids, index[, number values or None[, source words or None[, unlikely]]])`` -> a
     batch; ``number_values`` (B, K) is there when the items carry values, NaN-padded, ``source_words``
-    (``SourceWords``) when they carry words, and ``unlikely`` (B,) bool when some item is a contrast problem
-    (``data.contrast``). With ``length_multiple`` m > 1 the source length S and the target length
-    T are padded up to multiples of m (``train.length_multiple``: few batch shapes for compiled graphs)."""
+    (``SourceWords``) when they carry words, and ``unlikely`` (B,) bool when the items come from a set with contrast
+    problems (``data.contrast``), so that the batches of every training process have the same keys. With
+    ``length_multiple`` m > 1 the source length S and the target length T are padded up to multiples of m
+    (``train.length_multiple``: few batch shapes for compiled graphs)."""
     sources, targets, indices = (list(column) for column in zip(*(item[:3] for item in items)))
     target = pad(targets)  # (B, T+1): bos ... eos
     extra = round_up(target.size(1) - 1, length_multiple) - (target.size(1) - 1)  # pad positions after T
@@ -133,9 +134,8 @@ def collate(items: list[tuple], length_multiple: int = 1) -> dict:
     words = [item[4] if len(item) > 4 else None for item in items]
     if any(row is not None for row in words):
         batch["source_words"] = SourceWords(row or () for row in words)
-    unlikely = [len(item) > 5 and bool(item[5]) for item in items]
-    if any(unlikely):
-        batch["unlikely"] = torch.tensor(unlikely, dtype=torch.bool)  # (B,)
+    if any(len(item) > 5 for item in items):  # every batch of a set with contrast problems, even one without any
+        batch["unlikely"] = torch.tensor([len(item) > 5 and bool(item[5]) for item in items], dtype=torch.bool)
     return batch
 
 

@@ -100,7 +100,8 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
             loss = logged = self.loss(batch)
         else:  # DDP averages the processes' gradients: scale this process's sum to its share of the global mean
             total = self.loss(batch, reduction="sum")
-            tokens = (batch["target_out"] != 0).sum()
+            tokens = ((batch["target_out"] != 0) & ~batch["unlikely"][:, None]).sum() if "unlikely" in batch else (
+                batch["target_out"] != 0).sum()  # the tokens of the cross-entropy (data.contrast rows have none)
             loss = total * world / sum_over_processes(tokens).clamp(min=1)
             logged = total.detach() / tokens.clamp(min=1)  # this process's own mean, to show
         self.log("train_loss", logged, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["source"].size(0))
@@ -145,19 +146,21 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
 
     def contrast_loss(self, logits: torch.Tensor, target: torch.Tensor, unlikely: torch.Tensor,
                       reduction: str) -> torch.Tensor:
-        """The loss of a batch with contrast problems (``data.contrast``): the cross-entropy of the other rows'
-        target tokens, as ``loss`` takes it (mean or sum), plus ``optim.contrast_weight`` times the mean over the
-        contrast rows of the unlikelihood ``unlikelihood_terms`` (under ``reduction="sum"``, as many times the other
-        rows' target tokens, so that DDP's normalisation leaves it a mean)."""
+        """The loss of a batch from a training set with contrast problems (``data.contrast``): the cross-entropy of
+        the other rows' target tokens plus ``optim.contrast_weight`` times the mean over the contrast rows of
+        ``unlikelihood_terms``. Under ``reduction="sum"`` (DDP: ``training_step`` divides by the cross-entropy's
+        tokens of all processes) the term is scaled so that the division leaves it the mean over every process's
+        contrast rows; every process's batch carries ``unlikely``, so each reaches the same collectives."""
         kept = target.masked_fill(unlikely[:, None], 0)  # (B, T): the contrast rows' tokens ignored
         loss = F.cross_entropy(logits.flatten(0, 1).float(), kept.flatten(), ignore_index=0,
                                label_smoothing=self.config.optim.label_smoothing, reduction="sum")
-        tokens = (kept != 0).sum()
+        tokens, rows = (kept != 0).sum(), unlikely.sum()
+        terms = unlikelihood_terms(logits[unlikely], target[unlikely]).sum()  # 0 for a batch without any
+        weight = self.config.optim.contrast_weight
         if reduction == "mean":
-            loss = loss / tokens.clamp(min=1)
-        terms = unlikelihood_terms(logits[unlikely], target[unlikely])  # (U,)
-        weight = self.config.optim.contrast_weight * (tokens.clamp(min=1) if reduction == "sum" else 1)
-        return loss + weight * terms.mean()
+            return loss / tokens.clamp(min=1) + weight * terms / rows.clamp(min=1)
+        tokens, rows = sum_over_processes(tokens), sum_over_processes(rows)
+        return loss + weight * terms * tokens.clamp(min=1) / rows.clamp(min=1)
 
     def on_validation_epoch_start(self) -> None:
         self._results = []

@@ -108,3 +108,23 @@ def test_two_processes_train_as_one_with_the_global_batch_and_only_rank_zero_wri
     # a resume in another number of processes would read the epochs' shuffles differently: refused
     with pytest.raises(ConfigError, match=r"train.devices: 2 -> 1"):
         train(load_config(None, [*SETTINGS, "train.batch_size=8", "train.max_epochs=4"]), run, resume=True)
+
+
+def test_two_processes_weigh_contrast_problems_as_one_process_does(tmp_path):
+    """data.contrast: each process's unlikelihood term is scaled by the global counts, so two processes of 8 still
+    end with the weights of one process of 16 (question_removed contrasts: most generated problems have one)."""
+    watch = tmp_path / "watch"
+    watch.mkdir()
+    (watch / "sitecustomize.py").write_text(WATCH)
+    # 101 generated problems and their 91 contrasts: 192, twelve batches of 16 (a last, partial batch would be split
+    # differently by two processes)
+    contrast = ["data.contrast=question_removed", "optim.contrast_weight=0.5", "train.max_epochs=2",
+                "data.generate_train=101"]
+    run = tmp_path / "two"
+    train_in_two_processes(run, watch, tmp_path / "writes.txt", "train.batch_size=8", "train.devices=2", *contrast)
+    alone = tmp_path / "one"
+    train(load_config(None, [*SETTINGS, "train.batch_size=16", *contrast]), alone)
+    assert json.loads((alone / "data.json").read_text())["train"]["contrast"]["added"] == 91
+    a, b = last_weights(alone), last_weights(run)
+    for key in a:
+        torch.testing.assert_close(b[key], a[key], rtol=0, atol=TOLERANCE, msg=key)
