@@ -39,6 +39,15 @@ def unlikelihood_terms(logits: torch.Tensor, target: torch.Tensor, floor: float 
     return -torch.log(-torch.expm1(-nll) + floor)  # -log(1 - exp(-nll) + floor)
 
 
+def cross_entropy_tokens(batch: dict) -> torch.Tensor:
+    """How many target tokens of ``batch`` its cross-entropy counts: every one but padding, and none of the
+    contrast rows (``unlikely``, data.contrast), which have the unlikelihood term instead."""
+    counted = batch["target_out"] != 0  # (B, T)
+    if "unlikely" in batch:
+        counted = counted & ~batch["unlikely"][:, None]
+    return counted.sum()
+
+
 class RandomStatesInCheckpoint:
     """Lightning module mixin: the process's random states travel with the checkpoint so that --resume continues
     exactly (dropout included), with those of a module's own generators (``own_random_states``)."""
@@ -100,8 +109,7 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
             loss = logged = self.loss(batch)
         else:  # DDP averages the processes' gradients: scale this process's sum to its share of the global mean
             total = self.loss(batch, reduction="sum")
-            tokens = ((batch["target_out"] != 0) & ~batch["unlikely"][:, None]).sum() if "unlikely" in batch else (
-                batch["target_out"] != 0).sum()  # the tokens of the cross-entropy (data.contrast rows have none)
+            tokens = cross_entropy_tokens(batch)
             loss = total * world / sum_over_processes(tokens).clamp(min=1)
             logged = total.detach() / tokens.clamp(min=1)  # this process's own mean, to show
         self.log("train_loss", logged, prog_bar=True, on_step=True, on_epoch=True, batch_size=batch["source"].size(0))
@@ -140,7 +148,7 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
         auxiliary = getattr(self.model, "last_auxiliary_loss", None)
         if auxiliary is not None:
             self.model.last_auxiliary_loss = None
-            tokens = (batch["target_out"] != 0).sum() if reduction == "sum" else 1
+            tokens = cross_entropy_tokens(batch) if reduction == "sum" else 1
             loss = loss + auxiliary * tokens
         return loss
 
