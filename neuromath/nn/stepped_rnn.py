@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence
 
 
 def supports(rnn: nn.RNNBase) -> bool:
@@ -79,6 +79,20 @@ def _direction(rnn: nn.RNNBase, data: torch.Tensor, batch_sizes: list[int], laye
     return torch.cat(outputs), h, c
 
 
+def unpacked(data: torch.Tensor, packed: PackedSequence, size: int, length: int) -> torch.Tensor:
+    """Packed rows ``data`` (tokens, M) of ``packed``'s layout as a batch-first (size, length, M), zero at padding:
+    one ``index_copy`` whose backward is one gather. (``pad_packed_sequence`` copies one time step at a time, and
+    its backward copies the whole padded tensor once per time step: a third of a Graph2Tree step on MAWPS.)"""
+    batch_sizes = packed.batch_sizes.to(data.device)
+    steps = torch.arange(batch_sizes.numel(), device=data.device)
+    time = steps.repeat_interleave(batch_sizes)  # (tokens,): each packed row's time step
+    starts = torch.cumsum(batch_sizes, 0) - batch_sizes  # first packed row of each step
+    rank = torch.arange(data.size(0), device=data.device) - starts[time]  # the row's place in the sorted batch
+    row = packed.sorted_indices.to(data.device)[rank] if packed.sorted_indices is not None else rank
+    flat = data.new_zeros(size * length, data.size(1))
+    return flat.index_copy(0, row * length + time, data).view(size, length, data.size(1))
+
+
 def stepped(rnn: nn.RNNBase, embedded: torch.Tensor, valid: torch.Tensor):
     """``rnn`` (``supports``) over ``embedded`` (B, S, E) whose real tokens are ``valid`` (B, S), as ``run_packed``
     runs it: the states (B, S, D * H), zero at padding, and the final state (h_n, or (h_n, c_n) for an LSTM), each
@@ -97,8 +111,7 @@ def stepped(rnn: nn.RNNBase, embedded: torch.Tensor, valid: torch.Tensor):
         data = torch.cat(outputs, dim=1) if len(outputs) > 1 else outputs[0]
         if layer < rnn.num_layers - 1 and rnn.dropout and rnn.training:
             data = F.dropout(data, rnn.dropout, training=True)
-    result = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
-    states, _ = pad_packed_sequence(result, batch_first=True, total_length=embedded.size(1))
+    states = unpacked(data, packed, embedded.size(0), embedded.size(1))
     h_n = torch.stack(finals_h).index_select(1, packed.unsorted_indices)
     if rnn.mode == "LSTM":
         return states, (h_n, torch.stack(finals_c).index_select(1, packed.unsorted_indices))
