@@ -32,6 +32,7 @@ from neuromath.models.weights import has_weights, load_run_weights, weights_file
 from neuromath.nn.distributed import is_rank_zero
 from neuromath.tasks import EquationTask, get_task
 from neuromath.text import Vocabulary
+from neuromath.training.allocator import keep_freed_memory
 from neuromath.training.module import ClassifierModule
 from neuromath.training.ranking import CompletionRanking
 from neuromath.training.run import (
@@ -120,6 +121,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
     quiet_lightning()
     run_dir = Path(run_dir)
     check_run_dir(run_dir, config, resume)
+    keep_freed_memory()
     if config.train.num_threads:
         torch.set_num_threads(config.train.num_threads)
     pl.seed_everything(config.train.seed, workers=True, verbose=False)

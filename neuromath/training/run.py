@@ -35,6 +35,7 @@ from neuromath.nn.precision import resolve_precision
 from neuromath.nn.pretrained import PRETRAINED_DIR
 from neuromath.tasks import SequenceTask, Splits, get_task
 from neuromath.text import SPECIALS, Vocabulary
+from neuromath.training.allocator import keep_freed_memory
 from neuromath.training.module import SequenceModule, progress_callbacks
 from neuromath.training.run_folder import (
     RunCheckpoint,
@@ -179,9 +180,12 @@ def check_run_dir(run_dir: Path, config: Config, resume: bool) -> None:
         raise NeuromathError(f"{run_dir} already holds a run; pass --resume to continue it or choose another --out")
 
 
-def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
-    """Train (or resume) a sequence run in ``run_dir``; summary.json holds everything but the test scores."""
+def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False,
+                       callbacks: list | None = None) -> TrainResult:
+    """Train (or resume) a sequence run in ``run_dir``; summary.json holds everything but the test scores.
+    ``callbacks``: more Lightning callbacks (``benchmarks/time_to_result.py`` records each epoch's cost with one)."""
     quiet_lightning()
+    keep_freed_memory()
     run_dir = Path(run_dir)
     check_run_dir(run_dir, config, resume)
 
@@ -228,7 +232,7 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
             results.append((bool(task.is_correct(tokens, example)), bool(task.equation_matches(tokens, example))))
         return results
 
-    extra_callbacks = []
+    extra_callbacks = list(callbacks or [])
     if stream:
         train_loader, position = streaming_loader(stream, task, source_vocab, target_vocab, config)
         extra_callbacks.append(position)
