@@ -1,0 +1,204 @@
+"""Time to a result: the CPU seconds a headline row's training takes to reach the row's accuracy.
+
+Usage: ``python benchmarks/time_to_result.py [--rows RECIPE:RUN ...] [--fold K] [--threads N] [--short]
+[--work DIR] [--json FILE]``
+
+A row is a run of a recipe under ``results/`` (``word-problems-cv:graph2tree-mawps``): its command gives the preset,
+the folds and the ``--set`` values, and its evidence (``report.json``) the accuracy it reports, mean and standard
+deviation over its folds. The script trains fold ``--fold`` of the row as its command does, at ``--threads`` threads
+(1, as the rows were made), and after every epoch's validation it records:
+
+- the process's CPU seconds so far, without the time this script spends measuring;
+- the validation value accuracy (what early stopping reads) and the greedy value accuracy on the fold's test file
+  (measured here only; nothing is chosen on it);
+- the minor page faults per training step (``neuromath.training.allocator`` is about them).
+
+It prints, per row: the CPU seconds to the first epoch whose test accuracy is within one standard deviation of the
+row's mean (mean - std or better), the CPU seconds to the epoch early stopping keeps and to the end of the run, the
+accuracy at the end (the kept epoch's test accuracy, greedy), and the seconds per epoch. ``--json`` writes all of
+it, epoch by epoch, for ``results/benchmarks/``.
+
+``--short`` is the smoke run CI makes: each row's preset on a few hundred generated problems, small widths, three
+epochs; it checks that the script works, not how fast anything is. A full row takes as long as one fold of it
+(Graph2Tree on MAWPS: about 15 minutes on one thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import yaml
+from lightning.pytorch.callbacks import Callback
+
+from neuromath.config import load_config
+from neuromath.dataroot import resolve_data_paths
+from neuromath.decoding.greedy import greedy_decode
+from neuromath.fileio import write_text_atomic
+from neuromath.models.batching import EncodedExamples, make_loader, move_batch
+from neuromath.tasks import get_task
+from neuromath.text import Vocabulary
+from neuromath.training.run import fit_sequence_model, prepare_data
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+DEFAULT_ROWS = ("word-problems-cv:graph2tree-mawps", "word-problems-cv:gts-mawps")
+SHORT = ("data.train=null", "data.test=null", "data.valid=null", "data.generate_train=240", "data.generate_valid=40",
+         "data.generate_test=40", "model.d_model=32", "model.encoder_hidden=32", "train.max_epochs=3",
+         "train.batch_size=32", "decode.beam=1")
+
+
+def usage() -> tuple[float, int]:
+    """CPU seconds (user + system) and minor page faults of this process so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime, own.ru_minflt
+
+
+def row_plan(row: str, fold: int) -> dict:
+    """The preset, ``--set`` values and data files of ``fold`` of a recipe run, and its reported accuracy."""
+    recipe, _, run = row.partition(":")
+    folder = RESULTS / recipe
+    runs = yaml.safe_load((folder / "recipe.yaml").read_text(encoding="utf-8"))["runs"]
+    if run not in runs:
+        raise SystemExit(f"{folder / 'recipe.yaml'}: no run {run!r} (runs: {', '.join(runs)})")
+    words = shlex.split(runs[run]["command"])
+    if words[:2] not in (["neuromath", "cv"], ["neuromath", "train"]):
+        raise SystemExit(f"{row}: its command is not 'neuromath cv' or 'neuromath train': {runs[run]['command']}")
+    preset, folds, sets = None, None, []
+    for flag, value in zip(words, words[1:]):
+        if flag == "--config":
+            preset = value
+        elif flag == "--folds":
+            folds = value
+        elif flag == "--protocol":
+            sets.append(f"train.protocol={value}")
+        elif flag == "--set":
+            sets.append(value)
+    if folds:
+        sets += [f"data.train={folds}/fold{fold}/train.csv", f"data.test={folds}/fold{fold}/dev.csv"]
+    report_file = folder / "runs" / run / "report.json"
+    report = json.loads(report_file.read_text(encoding="utf-8")) if report_file.exists() else {}
+    accuracy = report.get("value_accuracy", {})
+    reported = next((f for f in report.get("folds", []) if f.get("fold") == f"fold{fold}"), {})
+    return {"row": row, "preset": preset, "sets": sets, "mean": accuracy.get("mean"), "std": accuracy.get("std"),
+            "reported_fold": {key: reported.get(key) for key in ("value_accuracy", "epochs", "wall_seconds")}}
+
+
+class EpochCosts(Callback):
+    """After each validation: CPU seconds of training so far, validation and greedy test value accuracy, faults per
+    step. The seconds spent here (decoding the test file) are subtracted from the count."""
+
+    def __init__(self, config, run_dir: Path):
+        self.config, self.run_dir = config, run_dir
+        self.rows: list[dict] = []
+        self.measuring = 0.0  # CPU seconds spent in this callback
+        self.test = None
+        self.start = usage()
+        self.faults_at, self.steps_at = self.start[1], 0
+
+    def test_accuracy(self, module) -> float | None:
+        task = get_task(self.config.data.task).configured(self.config.data)
+        if self.test is None:  # the test split as training reads it (a file, or generated with the run's seed)
+            examples = prepare_data(self.config, task).test
+            source = Vocabulary.load(self.run_dir / "source_vocab.json")
+            target = Vocabulary.load(self.run_dir / "target_vocab.json")
+            encoded = EncodedExamples(examples, task, source, target)
+            self.test = (encoded, target, make_loader(encoded, self.config.decode.batch_size))
+        encoded, target, loader = self.test
+        if not len(encoded):
+            return None
+        right = 0
+        model = module.model
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            for batch in loader:
+                batch = move_batch(batch, module.device)
+                for index, ids in zip(batch["index"].tolist(), greedy_decode(model, batch, self.config.decode.max_len)):
+                    right += bool(task.is_correct(target.decode(ids), encoded.examples[index]))
+        model.train(was_training)
+        return right / len(encoded)
+
+    def on_validation_end(self, trainer, module) -> None:
+        entered, faults = usage()
+        steps = trainer.global_step - self.steps_at
+        row = {
+            "epoch": trainer.current_epoch + 1,
+            "cpu_seconds": entered - self.start[0] - self.measuring,
+            "val_value_accuracy": float(trainer.callback_metrics.get("val_value_accuracy", float("nan"))),
+            "faults_per_step": (faults - self.faults_at) / steps if steps else None,
+        }
+        row["test_value_accuracy"] = self.test_accuracy(module)
+        self.rows.append(row)
+        left, self.faults_at = usage()
+        self.measuring += left - entered
+        self.steps_at = trainer.global_step
+
+
+def measure(plan: dict, work: Path, threads: int, short: bool) -> dict:
+    overrides = [*plan["sets"], f"train.num_threads={threads}", "train.progress=false"]
+    if short:
+        overrides += list(SHORT)
+    config = resolve_data_paths(load_config(plan["preset"], overrides))  # under the data root
+    run_dir = work / plan["row"].replace(":", "-")
+    costs = EpochCosts(config, run_dir)
+    wall = time.perf_counter()
+    summary = fit_sequence_model(config, run_dir, callbacks=[costs]).summary
+    wall = time.perf_counter() - wall
+    epochs = costs.rows
+    kept = max(epochs, key=lambda row: (row["val_value_accuracy"], -row["epoch"])) if epochs else None
+    goal = plan["mean"] - plan["std"] if plan["mean"] is not None and plan["std"] is not None else None
+    reached = next((row for row in epochs if goal is not None and (row["test_value_accuracy"] or 0) >= goal), None)
+    return {
+        **plan, "short": short, "threads": threads, "goal": goal, "epochs": epochs,
+        "cpu_seconds_to_goal": reached["cpu_seconds"] if reached else None,
+        "epoch_of_goal": reached["epoch"] if reached else None,
+        "cpu_seconds_to_kept_epoch": kept["cpu_seconds"] if kept else None,
+        "kept_epoch": kept["epoch"] if kept else None,
+        "cpu_seconds_total": epochs[-1]["cpu_seconds"] if epochs else None,
+        "end_test_value_accuracy": kept["test_value_accuracy"] if kept else None,
+        "cpu_seconds_per_epoch": epochs[-1]["cpu_seconds"] / len(epochs) if epochs else None,
+        "stopped_by": summary.get("stopped_by"), "wall_seconds": wall,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", nargs="+", default=list(DEFAULT_ROWS), help="RECIPE:RUN of results/")
+    parser.add_argument("--fold", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--short", action="store_true", help="a smoke run on generated problems (CI)")
+    parser.add_argument("--work", type=Path, default=None, help="where the runs go (default: a temporary folder)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    plans = [row_plan(row, args.fold) for row in args.rows]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="time-to-result-") as scratch:
+        work = args.work or Path(scratch)
+        for plan in plans:
+            result = measure(plan, work, args.threads, args.short)
+            results.append(result)
+            show = lambda value, form: "-" if value is None else format(value, form)  # noqa: E731
+            print(f"{plan['row']} fold {args.fold}{' (short)' if args.short else ''}: goal "
+                  f"{show(result['goal'], '.3f')} reached at epoch {show(result['epoch_of_goal'], 'd')} after "
+                  f"{show(result['cpu_seconds_to_goal'], '.0f')} CPU s; kept epoch {show(result['kept_epoch'], 'd')} "
+                  f"at {show(result['cpu_seconds_to_kept_epoch'], '.0f')} s, "
+                  f"end {show(result['cpu_seconds_total'], '.0f')} "
+                  f"s ({show(result['cpu_seconds_per_epoch'], '.1f')} s/epoch); test accuracy at the end "
+                  f"{show(result['end_test_value_accuracy'], '.3f')} (greedy)", flush=True)
+    if args.json:
+        report = {"torch": torch.__version__, "threads": args.threads, "fold": args.fold, "short": args.short,
+                  "rows": results}
+        write_text_atomic(args.json, json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""benchmarks/time_to_result.py: a short run (generated problems, three epochs) writes each epoch's cost and reads
+the row's goal from its committed evidence; and the allocator setting it reports on keeps freed memory."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "time_to_result.py"
+
+
+def test_a_short_run_records_every_epochs_cost_and_the_rows_goal(tmp_path):
+    out = tmp_path / "ttr.json"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows", "word-problems-cv:gts-mawps",
+                           "--work", str(tmp_path / "runs"), "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    report = json.loads((ROOT / "results/word-problems-cv/runs/gts-mawps/report.json").read_text())
+    accuracy = report["value_accuracy"]
+    assert row["preset"] == "word_problems/gts" and row["short"] is True
+    assert row["goal"] == pytest.approx(accuracy["mean"] - accuracy["std"])
+    assert "data.train=mawps-cv/fold0/train.csv" in row["sets"] and "train.num_threads=1" in row["sets"]
+    epochs = row["epochs"]
+    assert [epoch["epoch"] for epoch in epochs] == [1, 2, 3]
+    seconds = [epoch["cpu_seconds"] for epoch in epochs]
+    assert 0 < seconds[0] < seconds[1] < seconds[2] and row["cpu_seconds_total"] == seconds[-1]
+    assert all(0 <= epoch["test_value_accuracy"] <= 1 and epoch["faults_per_step"] >= 0 for epoch in epochs)
+    kept = max(epochs, key=lambda epoch: (epoch["val_value_accuracy"], -epoch["epoch"]))
+    assert row["kept_epoch"] == kept["epoch"] and row["end_test_value_accuracy"] == kept["test_value_accuracy"]
+    reached = [epoch for epoch in epochs if epoch["test_value_accuracy"] >= row["goal"]]
+    assert row["epoch_of_goal"] == (reached[0]["epoch"] if reached else None)
+    assert (tmp_path / "runs/word-problems-cv-gts-mawps/model.pt").exists()
+
+
+def test_an_unknown_row_is_refused_with_the_runs_the_recipe_has(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows", "word-problems-cv:no-such-run"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "no run 'no-such-run'" in done.stderr and "graph2tree-mawps" in done.stderr
+
+
+HELD = """
+import ctypes, sys
+from neuromath.training.allocator import keep_freed_memory
+applied = keep_freed_memory() if sys.argv[1] == "keep" else False
+assert sys.argv[1] != "keep" or keep_freed_memory() is applied  # once per process, the same answer
+
+class Info(ctypes.Structure):  # glibc's struct mallinfo2
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                    "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = Info
+blocks = [libc.malloc(4 << 20) for _ in range(40)]  # a step's tensors: 160 MiB in blocks of 4 MiB
+for block in blocks:
+    libc.free(block)
+print(applied, libc.mallinfo2().fordblks >= 160 << 20)  # still held by the process, free for the next step
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt and mallinfo2")
+def test_freed_large_blocks_stay_in_the_process_for_the_next_step():
+    def held(mode: str, **env) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", HELD, mode], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **env}, check=True)
+        return done.stdout.split()
+
+    assert held("keep") == ["True", "True"]
+    assert held("default") == ["False", "False"]  # glibc gives the freed heap back, and the next step faults it in
+    assert held("keep", NEUROMATH_MALLOC="system") == ["False", "False"]  # the user's way out
