@@ -19,7 +19,13 @@ Sections (each runs on its own: one that fails is recorded with its error and th
 4. ``train_compiled``: ``neuromath train`` of the same preset for ``--train-steps`` steps, eager float32 and bf16
    compiled with CUDA graphs (``train.compile_mode: reduce-overhead``, ``train.length_multiple: 8``): return codes,
    seconds and the last validation loss of each. The steps section adds the same CUDA-graph setting to its table.
-5. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
+5. ``mfu``: the model FLOPs utilisation of the TP-Transformer at the paper's size
+   (``mathematics_dataset/tp_transformer_paper``): the batch doubles from 64 while a bf16-mixed training step fits in
+   memory (at most ``--mfu-max-batch``; float32 on a CPU without bf16); at the largest that fits, the FLOPs of one
+   step are counted by ``torch.utils.flop_counter`` and divided by the median step time and the device's dense bf16
+   peak (``PEAK_TFLOPS`` by device name, or ``--peak-tflops``). Batches repeat generated problems, so every row has
+   their lengths.
+6. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
    batches of 64), the way ``neuromath serve`` answers.
 
 ``--device cpu --quick`` is a smoke run of every section on a CPU: two steps, small batches, two presets and no
@@ -51,15 +57,19 @@ from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate, move_batch
 from neuromath.models.classifiers import EncodedEquations, build_classifier, make_collate, node_vocabulary
 from neuromath.nn.compiling import begin_graph_step, compile_in_place
-from neuromath.nn.precision import autocast, training_attention
+from neuromath.nn.precision import autocast, cpu_supports_bf16, training_attention
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
+# dense bf16 tensor-core peaks (TFLOPS) by a part of the device's name; the first that matches counts
+PEAK_TFLOPS = (("H200", 989.0), ("H100 PCIe", 756.0), ("H100", 989.0), ("A100", 312.0), ("L4", 121.0))
+MFU_PRESET = "mathematics_dataset/tp_transformer_paper"
 # graph2tree last: its goal-tree decoder recompiles under torch.compile until dynamo's limit, the slowest setting
 PRESETS = ("word_problems/transformer", "mathematics_dataset/tp_transformer", "identities/tree_lstm",
            "word_problems/graph2tree")
 PRECISIONS = ("32-true", "bf16-mixed")
-SECTIONS = ("agreement", "ddp", "train_compiled", "serve", "steps")  # quick sections first; compiled steps take longest
+# quick sections first; compiled steps take longest
+SECTIONS = ("agreement", "ddp", "train_compiled", "serve", "mfu", "steps")
 
 
 def synchronize(device: torch.device) -> None:
@@ -241,6 +251,65 @@ def section_train_compiled(args, device: torch.device) -> dict:
     return results
 
 
+
+def tiled(batch: dict, size: int) -> dict:
+    """``batch`` with its rows repeated to ``size`` rows (every tensor whose first dimension is the batch's)."""
+    rows = batch["target_out"].size(0)
+    repeats = -(-size // rows)
+    return {key: value.repeat(repeats, *([1] * (value.dim() - 1)))[:size]
+            if torch.is_tensor(value) and value.dim() and value.size(0) == rows else value
+            for key, value in batch.items()}
+
+
+def peak_tflops(args, device: torch.device) -> float | None:
+    if args.peak_tflops:
+        return args.peak_tflops
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    return next((peak for part, peak in PEAK_TFLOPS if part in name), None)
+
+
+def section_mfu(args, device: torch.device) -> dict:
+    """The TP-Transformer at the paper's size: the largest batch whose bf16-mixed step fits, its step time, FLOPs
+    and model FLOPs utilisation (see the module docstring)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    # bf16 where the device computes it; a CPU without it (a smoke run) would emulate it, minutes a step
+    precision = "bf16-mixed" if device.type == "cuda" or cpu_supports_bf16() else "32-true"
+    workload = Workload(MFU_PRESET, device, 64 if not args.quick else 4, 1)
+    base = workload.batches[0]
+    fits, size, tried = None, base["target_out"].size(0), []
+    while size <= args.mfu_max_batch:
+        workload.batches = [tiled(base, size)]
+        try:
+            step(workload, workload.model, workload.batches[0], precision)
+            synchronize(device)
+            fits = size
+            tried.append({"batch": size, "fits": True})
+        except torch.OutOfMemoryError:
+            tried.append({"batch": size, "fits": False})
+            break
+        finally:
+            workload.optimizer.zero_grad(set_to_none=True)
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+        size *= 2
+    if fits is None:
+        return {"preset": MFU_PRESET, "tried": tried, "error": "not even the smallest batch fits"}
+    workload.batches = [tiled(base, fits)]
+    with FlopCounterMode(display=False) as counter:
+        step(workload, workload.model, workload.batches[0], precision)
+    flops = counter.get_total_flops()
+    timed = time_steps(workload, precision, "default" if args.compile else None, args.steps)
+    seconds = timed["median_ms"] / 1000
+    peak = peak_tflops(args, device)
+    return {"preset": MFU_PRESET, "tried": tried, "batch": fits, "precision": precision, "compiled": bool(args.compile),
+            "parameters": sum(p.numel() for p in workload.model.parameters()),
+            "flops_per_step": flops, "achieved_tflops": round(flops / seconds / 1e12, 2), "peak_tflops": peak,
+            "mfu": round(flops / seconds / (peak * 1e12), 4) if peak else None, **timed}
+
+
 def section_serve(args, device: torch.device) -> dict:
     config = load_config("word_problems/transformer", strict=True)
     task = get_task(config.data.task)
@@ -296,12 +365,17 @@ def main(argv=None) -> int:
     parser.add_argument("--presets", nargs="*", default=None, choices=PRESETS, help="presets (default: all four)")
     parser.add_argument("--budget", type=float, default=400,
                         help="seconds after which no further step setting starts (default 400)")
+    parser.add_argument("--mfu-max-batch", dest="mfu_max_batch", type=int, default=4096,
+                        help="the largest batch the mfu section tries (default 4096)")
+    parser.add_argument("--peak-tflops", dest="peak_tflops", type=float, default=None,
+                        help="the device's dense bf16 peak, where its name is not in PEAK_TFLOPS")
     parser.add_argument("--json", default=None, help="where to write the JSON (default $OUT/gpu_check.json, else "
                                                      "benchmarks/gpu_check.json)")
     args = parser.parse_args(argv)
     args.presets = tuple(args.presets) if args.presets else PRESETS
     if args.quick:
         args.steps, args.batch, args.batches, args.serve_problems, args.train_steps = 2, 8, 2, 32, 10
+        args.mfu_max_batch = 8
         args.presets = ("word_problems/transformer", "identities/tree_lstm")
     if args.compile is None:
         args.compile = not args.quick
@@ -318,7 +392,7 @@ def main(argv=None) -> int:
 
     args.started, args.save = time.perf_counter(), save
     sections = {"agreement": section_agreement, "ddp": section_ddp, "train_compiled": section_train_compiled,
-                "serve": section_serve, "steps": section_steps}
+                "serve": section_serve, "mfu": section_mfu, "steps": section_steps}
     for name, run in sections.items():
         if name in args.skip:
             continue

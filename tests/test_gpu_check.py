@@ -26,6 +26,11 @@ def test_the_gpu_check_runs_on_the_cpu_and_writes_its_json(tmp_path):
         for precision in ("32-true", "bf16-mixed"):
             assert report["steps"][preset][precision]["per_second"] > 0, (preset, precision)
         assert report["agreement"][preset]["max_abs_difference"] == 0.0  # the CPU against itself
+    mfu = report["mfu"]  # the paper-size TP-Transformer: batches double while they fit (quick: up to 8)
+    assert mfu["preset"] == "mathematics_dataset/tp_transformer_paper" and mfu["parameters"] > 10_000_000
+    assert [tried["batch"] for tried in mfu["tried"]] == [4, 8] and mfu["batch"] == 8
+    assert mfu["flops_per_step"] > 6 * mfu["parameters"] * 8  # at least 6 FLOPs a parameter per problem
+    assert mfu["mfu"] is None and mfu["peak_tflops"] is None  # no known peak for a CPU
 
 
 def test_a_setting_past_the_time_budget_is_recorded_as_skipped_and_the_json_is_kept(tmp_path):
