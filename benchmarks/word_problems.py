@@ -2,7 +2,7 @@
 against the sequence decoders (bilstm_seq2seq, group_attention) at the same batch, on one MAWPS fold.
 
 Usage: ``python benchmarks/word_problems.py [--train FILE] [--threads N] [--rounds R] [--batches K] [--runs DIR ...]
-[--stepped-rnn] [--json FILE]``
+[--stepped-rnn] [--unpack] [--json FILE]``
 
 Each model is built from its CPU preset ``word_problems/<model>`` (same batch size for all, ``--batch``) over
 the vocabularies of ``--train`` (default: fold 0 of ``mawps-cv`` under the data root). A round times ``--batches``
@@ -12,6 +12,10 @@ the median round gives seconds per step, which times the steps of one epoch give
 ``--runs DIR ...`` (run folders or cv folders with ``fold*/``) adds, per run, the epoch of its best validation value
 accuracy and the estimated time to reach it (epochs to best x the measured seconds per epoch of its model), which is
 what "trains to its best validation in 15 minutes" is about.
+
+``--unpack`` times every model twice per round: the stepped encoder's outputs brought back to the batch by
+``pad_packed_sequence`` (whose backward copies the whole padded tensor once per time step) and by
+``stepped_rnn.unpacked`` (one ``index_copy``; the default), and prints the speed-up of the second per model.
 
 ``--stepped-rnn`` times every model twice per round, its recurrent encoder run by PyTorch's packed CPU kernel and
 step by step (``neuromath.nn.stepped_rnn``, the default on the CPU), and prints the speed-up of the second per model.
@@ -34,12 +38,13 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
 from neuromath.config import load_config
 from neuromath.dataroot import data_root
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
-from neuromath.nn import sequence_encoders
+from neuromath.nn import sequence_encoders, stepped_rnn
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
@@ -70,6 +75,12 @@ def build(name: str, train_file: str, batch_size: int, n_batches: int, read: dic
     optimizer = torch.optim.Adam(model.parameters(), lr=config.optim.lr)
     steps_per_epoch = math.ceil(len(examples) * (1 - config.data.valid_fraction) / batch_size)
     return model, optimizer, batches, steps_per_epoch
+
+
+def padded_unpack(data, packed, size: int, length: int):
+    """What ``stepped_rnn.unpacked`` replaced: ``pad_packed_sequence``."""
+    result = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+    return pad_packed_sequence(result, batch_first=True, total_length=length)[0]
 
 
 def time_steps(model, optimizer, batches) -> float:
@@ -109,6 +120,8 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", nargs="*", default=[], help="run or cv folders: epochs to the best validation")
     parser.add_argument("--json", type=Path, default=None, help="also write the medians to this JSON file")
+    parser.add_argument("--unpack", action="store_true",
+                        help="time each model with pad_packed_sequence and with stepped_rnn.unpacked")
     parser.add_argument("--stepped-rnn", action="store_true",
                         help="time each model with PyTorch's packed recurrent kernel and with the stepped loop")
     args = parser.parse_args()
@@ -124,6 +137,7 @@ def main() -> int:
         time_steps(model, optimizer, batches[:1])  # warm-up
     seconds = {name: [] for name in built}
     kernel = {name: [] for name in built}  # --stepped-rnn: the same steps through PyTorch's packed kernel
+    padded = {name: [] for name in built}  # --unpack: the same steps with pad_packed_sequence
     wall, cpu = time.perf_counter(), cpu_seconds()
     for _ in range(args.rounds):
         for name, (model, optimizer, batches, _) in built.items():
@@ -131,6 +145,10 @@ def main() -> int:
                 sequence_encoders.STEPPED_ON_CPU = False
                 kernel[name].append(time_steps(model, optimizer, batches))
                 sequence_encoders.STEPPED_ON_CPU = True
+            if args.unpack:
+                today, stepped_rnn.unpacked = stepped_rnn.unpacked, padded_unpack
+                padded[name].append(time_steps(model, optimizer, batches))
+                stepped_rnn.unpacked = today
             seconds[name].append(time_steps(model, optimizer, batches))
     cpu_use = (cpu_seconds() - cpu) / (time.perf_counter() - wall) / args.threads
     print(f"threads {args.threads}, batch {args.batch}, {args.rounds} rounds of {args.batches} steps, "
@@ -149,10 +167,19 @@ def main() -> int:
         for name in built:
             before, after = statistics.median(kernel[name]), statistics.median(seconds[name])
             print(f"{name:<18}{before:>22.3f}{after:>16.3f}{before / after:>9.2f}x")
+    if args.unpack:
+        print(f"\n{'model':<18}{'pad_packed s/step':>19}{'index_copy s/step':>19}{'speed-up':>10}")
+        for name in built:
+            before, after = statistics.median(padded[name]), statistics.median(seconds[name])
+            print(f"{name:<18}{before:>19.3f}{after:>19.3f}{before / after:>9.2f}x")
     if args.json:
         report = {"torch": torch.__version__, "threads": args.threads, "batch": args.batch, "rounds": args.rounds,
                   "batches": args.batches, "train": args.train, "cpu_use": cpu_use,
                   "seconds_per_step": {name: statistics.median(seconds[name]) for name in built}}
+        if args.unpack:
+            report["pad_packed_seconds_per_step"] = {name: statistics.median(padded[name]) for name in built}
+            report["unpack_speedup"] = {name: statistics.median(padded[name]) / statistics.median(seconds[name])
+                                        for name in built}
         if args.stepped_rnn:
             report["packed_kernel_seconds_per_step"] = {name: statistics.median(kernel[name]) for name in built}
             report["stepped_speedup"] = {name: statistics.median(kernel[name]) / statistics.median(seconds[name])
