@@ -13,6 +13,9 @@ deviation over its folds. The script trains fold ``--fold`` of the row as its co
   (measured here only; nothing is chosen on it);
 - the minor page faults per training step (``neuromath.training.allocator`` is about them).
 
+From the recorded epochs it also works out what a shorter ``train.patience`` (3, 5, 8, 10, up to the row's own)
+would have done: where training stops, the epoch it keeps and that epoch's test accuracy, and the CPU seconds.
+
 It prints, per row: the CPU seconds to the first epoch whose test accuracy is within one standard deviation of the
 row's mean (mean - std or better), the CPU seconds to the epoch early stopping keeps and to the end of the run, the
 accuracy at the end (the kept epoch's test accuracy, greedy), and the seconds per epoch. ``--json`` writes all of
@@ -47,6 +50,7 @@ from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 from neuromath.training.run import fit_sequence_model, prepare_data
 
+PATIENCES = (3, 5, 8, 10, 15)
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 DEFAULT_ROWS = ("word-problems-cv:graph2tree-mawps", "word-problems-cv:gts-mawps")
 SHORT = ("data.train=null", "data.test=null", "data.valid=null", "data.generate_train=240", "data.generate_valid=40",
@@ -141,6 +145,23 @@ class EpochCosts(Callback):
         self.steps_at = trainer.global_step
 
 
+def with_patience(epochs: list[dict], patience: int) -> dict:
+    """What early stopping after ``patience`` validations without a better validation accuracy would have done on
+    this run's recorded epochs: the epoch it stops at, the epoch it keeps (the first with the best validation
+    accuracy so far) with that epoch's test accuracy, and the CPU seconds to the stop. Exact for a patience up to the
+    run's own: the epochs before the stop are the same epochs."""
+    best, kept = None, None
+    for row in epochs:
+        if best is None or row["val_value_accuracy"] > best:
+            best, kept = row["val_value_accuracy"], row
+        elif row["epoch"] - kept["epoch"] >= patience:
+            return {"stops_at": row["epoch"], "kept_epoch": kept["epoch"], "cpu_seconds": row["cpu_seconds"],
+                    "test_value_accuracy": kept["test_value_accuracy"]}
+    last = epochs[-1]
+    return {"stops_at": last["epoch"], "kept_epoch": kept["epoch"], "cpu_seconds": last["cpu_seconds"],
+            "test_value_accuracy": kept["test_value_accuracy"]}
+
+
 def measure(plan: dict, work: Path, threads: int, short: bool) -> dict:
     overrides = [*plan["sets"], f"train.num_threads={threads}", "train.progress=false"]
     if short:
@@ -165,6 +186,9 @@ def measure(plan: dict, work: Path, threads: int, short: bool) -> dict:
         "end_test_value_accuracy": kept["test_value_accuracy"] if kept else None,
         "cpu_seconds_per_epoch": epochs[-1]["cpu_seconds"] / len(epochs) if epochs else None,
         "stopped_by": summary.get("stopped_by"), "wall_seconds": wall,
+        # shorter patience on the same curve (exact: the run itself used config.train.patience, at least as long)
+        "patience": {patience: with_patience(epochs, patience) for patience in PATIENCES
+                     if epochs and patience <= config.train.patience},
     }
 
 

@@ -1,6 +1,7 @@
 """benchmarks/time_to_result.py: a short run (generated problems, three epochs) writes each epoch's cost and reads
 the row's goal from its committed evidence; and the allocator setting it reports on keeps freed memory."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -35,6 +36,28 @@ def test_a_short_run_records_every_epochs_cost_and_the_rows_goal(tmp_path):
     reached = [epoch for epoch in epochs if epoch["test_value_accuracy"] >= row["goal"]]
     assert row["epoch_of_goal"] == (reached[0]["epoch"] if reached else None)
     assert (tmp_path / "runs/word-problems-cv-gts-mawps/model.pt").exists()
+    assert sorted(row["patience"], key=int) == ["3", "5", "8", "10", "15"]  # up to the preset's own 15
+    assert row["patience"]["15"]["kept_epoch"] == row["kept_epoch"]  # three epochs: none stops early
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("time_to_result", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_shorter_patience_is_worked_out_from_the_recorded_epochs():
+    with_patience = load_script().with_patience
+    validation = [0.2, 0.5, 0.5, 0.4, 0.6, 0.5, 0.55, 0.6, 0.58, 0.59]  # best 0.6 first at epoch 5, tied at 8
+    epochs = [{"epoch": n, "cpu_seconds": 10.0 * n, "val_value_accuracy": v, "test_value_accuracy": v / 2}
+              for n, v in enumerate(validation, start=1)]
+    # patience 2: epoch 3 ties 0.5 (no better), epoch 4 is the second without: stop there, keep epoch 2
+    assert with_patience(epochs, 2) == {"stops_at": 4, "kept_epoch": 2, "cpu_seconds": 40.0,
+                                        "test_value_accuracy": 0.25}
+    assert with_patience(epochs, 3)["stops_at"] == 8 and with_patience(epochs, 3)["kept_epoch"] == 5  # a tie
+    assert with_patience(epochs, 20) == {"stops_at": 10, "kept_epoch": 5, "cpu_seconds": 100.0,
+                                         "test_value_accuracy": 0.3}
 
 
 def test_an_unknown_row_is_refused_with_the_runs_the_recipe_has(tmp_path):
