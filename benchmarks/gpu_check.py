@@ -21,10 +21,10 @@ Sections (each runs on its own: one that fails is recorded with its error and th
    seconds and the last validation loss of each. The steps section adds the same CUDA-graph setting to its table.
 5. ``mfu``: the model FLOPs utilisation of the TP-Transformer at the paper's size
    (``mathematics_dataset/tp_transformer_paper``): the batch doubles from 64 while a bf16-mixed training step fits in
-   memory (at most ``--mfu-max-batch``; float32 on a CPU without bf16); at the largest that fits, the FLOPs of one
-   step are counted by ``torch.utils.flop_counter`` and divided by the median step time and the device's dense bf16
-   peak (``PEAK_TFLOPS`` by device name, or ``--peak-tflops``). Batches repeat generated problems, so every row has
-   their lengths.
+   memory (at most ``--mfu-max-batch``, none past ``--budget``; float32 on a CPU without bf16); at the largest that
+   fits, the FLOPs of one step are counted by ``torch.utils.flop_counter`` and divided by the median step time and
+   the device's dense bf16 peak (``PEAK_TFLOPS`` by device name, or ``--peak-tflops``). Batches repeat generated
+   problems, so every row has their lengths.
 6. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
    batches of 64), the way ``neuromath serve`` answers.
 
@@ -275,12 +275,14 @@ def section_mfu(args, device: torch.device) -> dict:
     and model FLOPs utilisation (see the module docstring)."""
     from torch.utils.flop_counter import FlopCounterMode
 
+    if time.perf_counter() - args.started > args.budget:
+        return {"skipped": f"past the time budget of {args.budget} s"}
     # bf16 where the device computes it; a CPU without it (a smoke run) would emulate it, minutes a step
     precision = "bf16-mixed" if device.type == "cuda" or cpu_supports_bf16() else "32-true"
     workload = Workload(MFU_PRESET, device, 64 if not args.quick else 4, 1)
     base = workload.batches[0]
     fits, size, tried = None, base["target_out"].size(0), []
-    while size <= args.mfu_max_batch:
+    while size <= args.mfu_max_batch and (fits is None or time.perf_counter() - args.started <= args.budget):
         workload.batches = [tiled(base, size)]
         try:
             step(workload, workload.model, workload.batches[0], precision)

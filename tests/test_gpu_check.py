@@ -40,8 +40,10 @@ def test_a_setting_past_the_time_budget_is_recorded_as_skipped_and_the_json_is_k
                            "--batches", "1", "--no-compile", "--budget", "0", "--json", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    steps = json.loads(out.read_text())["steps"]["identities/tree_lstm"]
+    report = json.loads(out.read_text())
+    steps = report["steps"]["identities/tree_lstm"]
     assert steps == {precision: {"skipped": "past the time budget of 0.0 s"} for precision in ("32-true", "bf16-mixed")}
+    assert report["mfu"] == {"skipped": "past the time budget of 0.0 s"}
 
 
 def test_the_page_of_a_gpu_check_computes_each_speed_up_within_its_run(tmp_path):
