@@ -50,6 +50,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
 
 from neuromath.api import Solver
 from neuromath.config import load_config, save_config, why_not_applicable
@@ -273,8 +274,6 @@ def peak_tflops(args, device: torch.device) -> float | None:
 def section_mfu(args, device: torch.device) -> dict:
     """The TP-Transformer at the paper's size: the largest batch whose bf16-mixed step fits, its step time, FLOPs
     and model FLOPs utilisation (see the module docstring)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     if time.perf_counter() - args.started > args.budget:
         return {"skipped": f"past the time budget of {args.budget} s"}
     # bf16 where the device computes it; a CPU without it (a smoke run) would emulate it, minutes a step

@@ -33,6 +33,7 @@ def test_a_short_run_records_every_epochs_cost_and_the_rows_goal(tmp_path):
     assert all(0 <= epoch["test_value_accuracy"] <= 1 and epoch["faults_per_step"] >= 0 for epoch in epochs)
     kept = max(epochs, key=lambda epoch: (epoch["val_value_accuracy"], -epoch["epoch"]))
     assert row["kept_epoch"] == kept["epoch"] and row["end_test_value_accuracy"] == kept["test_value_accuracy"]
+    assert row["cpu_seconds_to_kept_epoch"] == kept["cpu_seconds"]
     reached = [epoch for epoch in epochs if epoch["test_value_accuracy"] >= row["goal"]]
     assert row["epoch_of_goal"] == (reached[0]["epoch"] if reached else None)
     assert (tmp_path / "runs/word-problems-cv-gts-mawps/model.pt").exists()
@@ -53,11 +54,12 @@ def test_a_shorter_patience_is_worked_out_from_the_recorded_epochs():
     epochs = [{"epoch": n, "cpu_seconds": 10.0 * n, "val_value_accuracy": v, "test_value_accuracy": v / 2}
               for n, v in enumerate(validation, start=1)]
     # patience 2: epoch 3 ties 0.5 (no better), epoch 4 is the second without: stop there, keep epoch 2
-    assert with_patience(epochs, 2) == {"stops_at": 4, "kept_epoch": 2, "cpu_seconds": 40.0,
-                                        "test_value_accuracy": 0.25}
+    assert with_patience(epochs, 2) == {"stops_at": 4, "cpu_seconds": 40.0, "kept_epoch": 2,
+                                        "kept_cpu_seconds": 20.0, "test_value_accuracy": 0.25}
     assert with_patience(epochs, 3)["stops_at"] == 8 and with_patience(epochs, 3)["kept_epoch"] == 5  # a tie
-    assert with_patience(epochs, 20) == {"stops_at": 10, "kept_epoch": 5, "cpu_seconds": 100.0,
-                                         "test_value_accuracy": 0.3}
+    assert with_patience(epochs, 20) == {"stops_at": 10, "cpu_seconds": 100.0, "kept_epoch": 5,
+                                         "kept_cpu_seconds": 50.0, "test_value_accuracy": 0.3}
+    assert with_patience(epochs, 0) == with_patience(epochs, 20)  # patience 0: no early stopping
 
 
 def test_an_unknown_row_is_refused_with_the_runs_the_recipe_has(tmp_path):
