@@ -17,8 +17,8 @@ import yaml
 from neuromath.cli import main
 from neuromath.errors import ConfigError, NeuromathError
 from neuromath.results.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
-from neuromath.results.recipe_configs import extra_settings
-from neuromath.results.recipes import find_recipes, load_recipe, sha256_of
+from neuromath.results.recipe_configs import config_differences, extra_settings
+from neuromath.results.recipes import Run, find_recipes, load_recipe, sha256_of
 from neuromath.results.runner import run_recipe
 from tools.results_pages.command import main as build_main
 from tools.results_pages.pages import RECIPE_ONLY, build_pages, stale_pages
@@ -195,14 +195,28 @@ def test_evidence_of_an_older_command_verifies_only_while_the_recipe_gives_its_c
     assert any("data.lowercase is True in the evidence" in p and "gives False" in p for p in problems), problems
 
 
-def test_every_committed_recipe_runs_its_preset_with_only_paths_threads_seeds_and_device():
+def test_every_committed_recipe_runs_its_preset_with_only_paths_threads_seeds_device_and_precision():
     """The preset beside a number is the recipe behind it: a results row sets nothing else."""
     for recipe in find_recipes(RESULTS):
         for run in recipe.runs.values():
             assert extra_settings(run) == [], f"{recipe.name}/{run.name}: put these values in a preset"
             for key in (value.split("=", 1)[0] for flag, value in zip(run.argv, run.argv[1:]) if flag == "--set"):
                 assert key.split(".")[0] not in ("model", "optim", "decode"), f"{recipe.name}/{run.name}: {key}"
-                assert not key.startswith("train.") or key in ("train.num_threads", "train.seed"), key
+                assert not key.startswith("train.") or key in ("train.num_threads", "train.seed", "train.precision"), key
+
+
+def test_verify_compares_the_precision_a_row_trained_in_but_not_its_threads():
+    """A row may set its precision, as it sets its threads; unlike threads, a precision other than the evidence's
+    is a difference (a preset that now says auto must not pass for a float32 row)."""
+    trained = {"train": {"precision": "32-true", "num_threads": 1}, "model": {"name": "gts"}}
+    today = {"train": {"precision": "auto", "num_threads": 4}, "model": {"name": "gts"}}
+    problems = config_differences("r", today, trained)
+    assert len(problems) == 1 and "train.precision is '32-true' in the evidence" in problems[0], problems
+    today["train"]["precision"] = "32-true"
+    assert config_differences("r", today, trained) == []
+    run = Run("r", ["cv", "--config", "word_problems/gts", "--set", "train.precision=32-true",
+                    "--set", "train.num_threads=1", "--set", "model.dropout=0.1"], "gts", "d", "word_problems")
+    assert extra_settings(run) == ["model.dropout=0.1"]
 
 
 def test_a_missing_or_changed_data_file_stops_the_run_before_anything_trains(experiment):
