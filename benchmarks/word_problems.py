@@ -2,12 +2,14 @@
 against the sequence decoders (bilstm_seq2seq, group_attention) at the same batch, on one MAWPS fold.
 
 Usage: ``python benchmarks/word_problems.py [--train FILE] [--threads N] [--rounds R] [--batches K] [--runs DIR ...]
-[--stepped-rnn] [--unpack] [--json FILE]``
+[--stepped-rnn] [--unpack] [--float32] [--json FILE]``
 
 Each model is built from its CPU preset ``word_problems/<model>`` (same batch size for all, ``--batch``) over
 the vocabularies of ``--train`` (default: fold 0 of ``mawps-cv`` under the data root). A round times ``--batches``
 training steps (forward, backward, Adam) of every model in turn, round-robin, so machine noise falls on all alike;
-the median round gives seconds per step, which times the steps of one epoch gives seconds per epoch.
+the median round gives seconds per step, which times the steps of one epoch gives seconds per epoch. Each model
+runs in its preset's ``train.precision`` as training runs it (``auto``: bf16 autocast on a CPU with AVX512-BF16 or
+AMX, float32 elsewhere; the "precision" column says which).
 
 ``--runs DIR ...`` (run folders or cv folders with ``fold*/``) adds, per run, the epoch of its best validation value
 accuracy and the estimated time to reach it (epochs to best x the measured seconds per epoch of its model), which is
@@ -16,6 +18,9 @@ what "trains to its best validation in 15 minutes" is about.
 ``--unpack`` times every model twice per round: the stepped encoder's outputs brought back to the batch by
 ``pad_packed_sequence`` (whose backward copies the whole padded tensor once per time step) and by
 ``stepped_rnn.unpacked`` (one ``index_copy``; the default), and prints the speed-up of the second per model.
+
+``--float32`` times every model twice per round, in float32 and in its preset's precision, and prints the speed-up
+of the second per model (1.00x where the preset resolves to float32 on this CPU).
 
 ``--stepped-rnn`` times every model twice per round, its recurrent encoder run by PyTorch's packed CPU kernel and
 step by step (``neuromath.nn.stepped_rnn``, the default on the CPU), and prints the speed-up of the second per model.
@@ -45,6 +50,7 @@ from neuromath.dataroot import data_root
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
 from neuromath.nn import sequence_encoders, stepped_rnn
+from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
 
@@ -57,8 +63,9 @@ def cpu_seconds() -> float:
 
 
 def build(name: str, train_file: str, batch_size: int, n_batches: int, read: dict):
-    """A model of ``name``'s CPU preset, its optimiser, timed batches and steps per epoch; ``read`` keeps the
-    training file's examples per task, so the file is read once for all models of a task."""
+    """A model of ``name``'s CPU preset, its optimiser, timed batches, steps per epoch and its precision resolved on
+    the CPU; ``read`` keeps the training file's examples per task, so the file is read once for all models of a
+    task."""
     config = load_config(f"word_problems/{name}")
     task = get_task(config.data.task)
     if task.name not in read:
@@ -74,7 +81,7 @@ def build(name: str, train_file: str, batch_size: int, n_batches: int, read: dic
     ]
     optimizer = torch.optim.Adam(model.parameters(), lr=config.optim.lr)
     steps_per_epoch = math.ceil(len(examples) * (1 - config.data.valid_fraction) / batch_size)
-    return model, optimizer, batches, steps_per_epoch
+    return model, optimizer, batches, steps_per_epoch, resolve_precision(config.train.precision, "cpu")
 
 
 def padded_unpack(data, packed, size: int, length: int):
@@ -83,11 +90,12 @@ def padded_unpack(data, packed, size: int, length: int):
     return pad_packed_sequence(result, batch_first=True, total_length=length)[0]
 
 
-def time_steps(model, optimizer, batches) -> float:
+def time_steps(model, optimizer, batches, precision: str = "32-true") -> float:
     start = time.perf_counter()
     for batch in batches:
         optimizer.zero_grad(set_to_none=True)
-        logits = model(batch)
+        with autocast(precision, "cpu"):  # the forward in the precision, as Lightning's mixed precision runs it
+            logits = model(batch)
         loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
         loss.backward()
         optimizer.step()
@@ -122,6 +130,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the medians to this JSON file")
     parser.add_argument("--unpack", action="store_true",
                         help="time each model with pad_packed_sequence and with stepped_rnn.unpacked")
+    parser.add_argument("--float32", action="store_true",
+                        help="time each model in float32 and in its preset's precision")
     parser.add_argument("--stepped-rnn", action="store_true",
                         help="time each model with PyTorch's packed recurrent kernel and with the stepped loop")
     args = parser.parse_args()
@@ -133,35 +143,45 @@ def main() -> int:
 
     read: dict = {}
     built = {name: build(name, args.train, args.batch, args.batches, read) for name in args.models}
-    for model, optimizer, batches, _ in built.values():
-        time_steps(model, optimizer, batches[:1])  # warm-up
+    for model, optimizer, batches, _, precision in built.values():
+        time_steps(model, optimizer, batches[:1], precision)  # warm-up
     seconds = {name: [] for name in built}
     kernel = {name: [] for name in built}  # --stepped-rnn: the same steps through PyTorch's packed kernel
     padded = {name: [] for name in built}  # --unpack: the same steps with pad_packed_sequence
+    float32 = {name: [] for name in built}  # --float32: the same steps in float32
     wall, cpu = time.perf_counter(), cpu_seconds()
     for _ in range(args.rounds):
-        for name, (model, optimizer, batches, _) in built.items():
+        for name, (model, optimizer, batches, _, precision) in built.items():
             if args.stepped_rnn:
                 sequence_encoders.STEPPED_ON_CPU = False
-                kernel[name].append(time_steps(model, optimizer, batches))
+                kernel[name].append(time_steps(model, optimizer, batches, precision))
                 sequence_encoders.STEPPED_ON_CPU = True
             if args.unpack:
                 today, stepped_rnn.unpacked = stepped_rnn.unpacked, padded_unpack
-                padded[name].append(time_steps(model, optimizer, batches))
+                padded[name].append(time_steps(model, optimizer, batches, precision))
                 stepped_rnn.unpacked = today
-            seconds[name].append(time_steps(model, optimizer, batches))
+            if args.float32:
+                float32[name].append(time_steps(model, optimizer, batches))
+            seconds[name].append(time_steps(model, optimizer, batches, precision))
     cpu_use = (cpu_seconds() - cpu) / (time.perf_counter() - wall) / args.threads
     print(f"threads {args.threads}, batch {args.batch}, {args.rounds} rounds of {args.batches} steps, "
           f"training file {args.train}")
     print(f"CPU use: {cpu_use:.0%} of {args.threads} threads")
     reference = "bilstm_seq2seq" if "bilstm_seq2seq" in built else None
-    print(f"\n{'model':<18}{'s/step':>9}{'steps/epoch':>13}{'s/epoch':>9}{'examples/s':>12}{'vs bilstm_seq2seq':>19}")
+    print(f"\n{'model':<18}{'precision':>11}{'s/step':>9}{'steps/epoch':>13}{'s/epoch':>9}{'examples/s':>12}"
+          f"{'vs bilstm_seq2seq':>19}")
     per_epoch = {}
-    for name, (_, _, _, steps) in built.items():
+    for name, (_, _, _, steps, precision) in built.items():
         step = statistics.median(seconds[name])
         per_epoch[name] = step * steps
         ratio = f"{step / statistics.median(seconds[reference]):.2f}x" if reference else "-"
-        print(f"{name:<18}{step:>9.3f}{steps:>13}{per_epoch[name]:>9.1f}{args.batch / step:>12.0f}{ratio:>19}")
+        print(f"{name:<18}{precision:>11}{step:>9.3f}{steps:>13}{per_epoch[name]:>9.1f}{args.batch / step:>12.0f}"
+              f"{ratio:>19}")
+    if args.float32:
+        print(f"\n{'model':<18}{'float32 s/step':>16}{'preset s/step':>15}{'speed-up':>10}")
+        for name in built:
+            before, after = statistics.median(float32[name]), statistics.median(seconds[name])
+            print(f"{name:<18}{before:>16.3f}{after:>15.3f}{before / after:>9.2f}x")
     if args.stepped_rnn:
         print(f"\n{'model':<18}{'packed kernel s/step':>22}{'stepped s/step':>16}{'speed-up':>10}")
         for name in built:
@@ -175,7 +195,12 @@ def main() -> int:
     if args.json:
         report = {"torch": torch.__version__, "threads": args.threads, "batch": args.batch, "rounds": args.rounds,
                   "batches": args.batches, "train": args.train, "cpu_use": cpu_use,
+                  "precision": {name: built[name][4] for name in built},
                   "seconds_per_step": {name: statistics.median(seconds[name]) for name in built}}
+        if args.float32:
+            report["float32_seconds_per_step"] = {name: statistics.median(float32[name]) for name in built}
+            report["float32_speedup"] = {name: statistics.median(float32[name]) / statistics.median(seconds[name])
+                                         for name in built}
         if args.unpack:
             report["pad_packed_seconds_per_step"] = {name: statistics.median(padded[name]) for name in built}
             report["unpack_speedup"] = {name: statistics.median(padded[name]) / statistics.median(seconds[name])
