@@ -202,7 +202,8 @@ def test_every_committed_recipe_runs_its_preset_with_only_paths_threads_seeds_de
             assert extra_settings(run) == [], f"{recipe.name}/{run.name}: put these values in a preset"
             for key in (value.split("=", 1)[0] for flag, value in zip(run.argv, run.argv[1:]) if flag == "--set"):
                 assert key.split(".")[0] not in ("model", "optim", "decode"), f"{recipe.name}/{run.name}: {key}"
-                assert not key.startswith("train.") or key in ("train.num_threads", "train.seed", "train.precision"), key
+                allowed = ("train.num_threads", "train.seed", "train.precision")
+                assert not key.startswith("train.") or key in allowed, key
 
 
 def test_verify_compares_the_precision_a_row_trained_in_but_not_its_threads():
