@@ -12,7 +12,8 @@ falls on both; reported are medians. Printed:
 
 - today's fp32 beam against the baseline's fp32 beam (the speed-up), and whether both find the same best
   hypothesis for every source (they must: fp32 results are unchanged);
-- today's beam under ``bf16-mixed`` autocast against the baseline's fp32 beam, with how many best hypotheses
+- today's beam under ``bf16-mixed`` autocast against the baseline's fp32 beam and against the baseline's own bf16
+  beam, with how many best hypotheses
   agree with fp32 and the largest difference of their normalised scores;
 - beam 10 / greedy for today's code, in fp32 and in bf16;
 - the floor of that ratio: the model's own decoding steps over batch x beam rows (one memory row per source, as beam
@@ -171,7 +172,7 @@ def main(argv=None) -> int:
     settings = [  # (code, what, precision)
         ("baseline", "beam", "32-true"), ("today", "beam", "32-true"), ("today", "beam", "bf16-mixed"),
         ("today", "greedy", "32-true"), ("today", "greedy", "bf16-mixed"),
-        ("today", "steps", "32-true"), ("today", "steps", "bf16-mixed"),
+        ("today", "steps", "32-true"), ("today", "steps", "bf16-mixed"), ("baseline", "beam", "bf16-mixed"),
     ]
     report = {"baseline": args.baseline, "threads": args.threads, "rounds": args.rounds, "beam": BEAM,
               "sources": args.sources, "steps": args.steps}
@@ -182,10 +183,10 @@ def main(argv=None) -> int:
                    "today": Worker(__file__, REPOSITORY, args.threads, sizes)}
         print(f"beam {BEAM} over {args.sources} sources of {SOURCE_LENGTH} tokens, {args.steps} forced steps; "
               f"{args.threads} threads per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
-        print("| model | today fp32 beam / baseline | today bf16 beam / baseline fp32 | beam / greedy (fp32) | "
-              "beam / greedy (bf16) | floor: steps / greedy (fp32, bf16) | beam / steps (fp32, bf16) | "
-              "same best fp32 vs baseline | bf16 vs fp32 |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| model | today fp32 beam / baseline | today bf16 beam / baseline fp32 | today bf16 / baseline bf16 | "
+              "beam / greedy (fp32) | beam / greedy (bf16) | floor: steps / greedy (fp32, bf16) | "
+              "beam / steps (fp32, bf16) | same best fp32 vs baseline | bf16 vs fp32 |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for attention in args.attention.split(","):
             seconds = {setting: [] for setting in settings}
             outputs = {}
@@ -198,6 +199,7 @@ def main(argv=None) -> int:
                     outputs[setting] = answer
             median = {setting: statistics.median(values) for setting, values in seconds.items()}
             old, new, new_bf16 = (median[s] for s in settings[:3])
+            old_bf16 = median[settings[7]]
             greedy, greedy_bf16 = median[settings[3]], median[settings[4]]
             floor, floor_bf16 = median[settings[5]] / greedy, median[settings[6]] / greedy_bf16
             search, search_bf16 = new / median[settings[5]], new_bf16 / median[settings[6]]
@@ -211,7 +213,9 @@ def main(argv=None) -> int:
             steps_agree = sum(row == greedy_best[index // BEAM] for index, row in enumerate(steps_best))
             failed |= same != len(best) or steps_agree != len(steps_best)
             print(f"| {attention} | {new:.3f} s / {old:.3f} s = **{old / new:.2f}x faster** | "
-                  f"{new_bf16:.3f} s: **{old / new_bf16:.2f}x faster** | {new / greedy:.2f} ({greedy:.3f} s) | "
+                  f"{new_bf16:.3f} s: **{old / new_bf16:.2f}x faster** | "
+                  f"{new_bf16:.3f} s / {old_bf16:.3f} s = **{old_bf16 / new_bf16:.2f}x faster** | "
+                  f"{new / greedy:.2f} ({greedy:.3f} s) | "
                   f"{new_bf16 / greedy_bf16:.2f} ({greedy_bf16:.3f} s) | {floor:.2f}, {floor_bf16:.2f} | "
                   f"{search:.2f}, {search_bf16:.2f} | {same} of {len(best)} | "
                   f"same best {bf16_same} of {len(best)}, score |diff| {score_gap:.1e} |")
@@ -219,6 +223,7 @@ def main(argv=None) -> int:
                 "seconds_median": {" ".join(s): median[s] for s in settings},
                 "seconds_all": {" ".join(s): seconds[s] for s in settings},
                 "speedup_fp32": old / new, "speedup_bf16_vs_baseline_fp32": old / new_bf16,
+                "speedup_bf16": old_bf16 / new_bf16,
                 "beam_over_greedy_fp32": new / greedy, "beam_over_greedy_bf16": new_bf16 / greedy_bf16,
                 "steps_over_greedy_fp32": floor, "steps_over_greedy_bf16": floor_bf16,
                 "beam_over_steps_fp32": search, "beam_over_steps_bf16": search_bf16,

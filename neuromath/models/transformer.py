@@ -308,7 +308,11 @@ class Transformer(PretrainedWords, nn.Module):
     def decode(self, memory: dict, target_in: torch.Tensor, cache: dict | None = None, start: int = 0) -> torch.Tensor:
         length = target_in.size(1)
         # Token t may attend to tokens up to t; with a cache the earlier tokens are already stored.
-        self_mask = torch.ones(length, start + length, dtype=torch.bool, device=target_in.device).tril(start)
+        # One new token (a decoding step) may attend to all of them: no mask.
+        self_mask = (
+            None if length == 1 else
+            torch.ones(length, start + length, dtype=torch.bool, device=target_in.device).tril(start)
+        )
         self_structure, tree = {"query_start": start}, None
         if self.target_tree is not None:
             state = None

@@ -10,6 +10,7 @@ from neuromath.nn.attention import (
     StandardAttention,
     TPAttention,
     TreeRelativeAttention,
+    few_query_attention,
     reorder_cache,
 )
 from neuromath.registry import ATTENTION
@@ -432,6 +433,49 @@ def test_cross_attention_with_static_kv_projects_the_memory_once(name):
     assert len(key_calls) == 1
     assert cache["decoder0.cross.k"].shape == (2, N_HEADS, 6, HEAD_DIM)
     torch.testing.assert_close(torch.cat(steps, dim=1), full)
+
+
+# ---- decoding's few queries ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float64, 1e-12), (torch.bfloat16, 2e-2)])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding"])
+@pytest.mark.parametrize("query_length", [1, 3])
+def test_few_query_attention_equals_the_fused_kernel(query_length, mask_kind, dtype, tolerance):
+    generator = torch.Generator().manual_seed(3)
+    queries, keys, values = (torch.randn(4, N_HEADS, length, HEAD_DIM, generator=generator).to(dtype)
+                             for length in (query_length, 7, 7))
+    mask = {"none": None, "causal": causal_mask(query_length, 7 - query_length),
+            "padding": padding_mask(4, 7, padded=[0, 3, 6, 1])}[mask_kind]
+    fused = torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=mask)
+    ours = few_query_attention(queries, keys, values, mask)
+    assert ours.dtype == dtype
+    torch.testing.assert_close(ours, fused, atol=tolerance, rtol=tolerance)
+    if mask_kind == "padding":  # the padded keys of a row take no weight: changing them changes nothing
+        changed = keys.clone()
+        changed[1, :, 4:] = 100.0
+        torch.testing.assert_close(few_query_attention(queries, changed, values, mask), ours)
+
+
+@pytest.mark.parametrize("name", ["standard", "tp"])
+def test_bf16_decoding_steps_with_a_cache_match_the_full_pass(name):
+    """In bf16 on the CPU a step's one query takes ``few_query_attention``, the full pass the fused kernel: the two
+    agree to bf16 rounding, with the keys read from the cache's buffers and a padded memory in cross-attention."""
+    layer = randomised(StandardAttention(D_MODEL, N_HEADS) if name == "standard" else KERNELS[name]()).float()
+    x = random_states(3, 6, D_MODEL).float()
+    memory = random_states(3, 5, D_MODEL, seed=4).float()
+    padding = padding_mask(3, 5, padded=[0, 2, 4])
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        full_self = layer(x, x, causal_mask(6), structure={"query_start": 0})
+        full_cross = layer(x, memory, padding, structure={"query_start": 0})
+        self_cache, cross_cache, self_steps, cross_steps = {}, {}, [], []
+        for t in range(6):
+            new = x[:, t : t + 1]
+            self_steps.append(layer(new, new, None, self_cache, "decoder0.self", False, {"query_start": t}))
+            cross_steps.append(layer(new, memory, padding, cross_cache, "decoder0.cross", True, {"query_start": t}))
+    for steps, full in ((self_steps, full_self), (cross_steps, full_cross)):
+        assert torch.cat(steps, dim=1).dtype == full.dtype == torch.bfloat16
+        torch.testing.assert_close(torch.cat(steps, dim=1).float(), full.float(), atol=3e-2, rtol=3e-2)
 
 
 # ---- dropout -------------------------------------------------------------------------------
