@@ -2,7 +2,7 @@
 against the sequence decoders (bilstm_seq2seq, group_attention) at the same batch, on one MAWPS fold.
 
 Usage: ``python benchmarks/word_problems.py [--train FILE] [--threads N] [--rounds R] [--batches K] [--runs DIR ...]
-[--stepped-rnn] [--unpack] [--float32] [--json FILE]``
+[--stepped-rnn] [--unpack] [--float32] [--dropout] [--json FILE]``
 
 Each model is built from its CPU preset ``word_problems/<model>`` (same batch size for all, ``--batch``) over
 the vocabularies of ``--train`` (default: fold 0 of ``mawps-cv`` under the data root). A round times ``--batches``
@@ -21,6 +21,9 @@ what "trains to its best validation in 15 minutes" is about.
 
 ``--float32`` times every model twice per round, in float32 and in its preset's precision, and prints the speed-up
 of the second per model (1.00x where the preset resolves to float32 on this CPU).
+
+``--dropout`` times every model twice per round, its dropout masks drawn by ``F.dropout`` (``bernoulli_``) and by
+``neuromath.nn.dropout`` (uniform draws compared with p; the default), and prints the speed-up of the second.
 
 ``--stepped-rnn`` times every model twice per round, its recurrent encoder run by PyTorch's packed CPU kernel and
 step by step (``neuromath.nn.stepped_rnn``, the default on the CPU), and prints the speed-up of the second per model.
@@ -49,7 +52,7 @@ from neuromath.config import load_config
 from neuromath.dataroot import data_root
 from neuromath.models import build_task_model
 from neuromath.models.batching import EncodedExamples, collate
-from neuromath.nn import sequence_encoders, stepped_rnn
+from neuromath.nn import dropout, sequence_encoders, stepped_rnn
 from neuromath.nn.precision import autocast, resolve_precision
 from neuromath.tasks import get_task
 from neuromath.text import Vocabulary
@@ -132,6 +135,8 @@ def main() -> int:
                         help="time each model with pad_packed_sequence and with stepped_rnn.unpacked")
     parser.add_argument("--float32", action="store_true",
                         help="time each model in float32 and in its preset's precision")
+    parser.add_argument("--dropout", action="store_true",
+                        help="time each model with F.dropout's masks and with neuromath's (nn/dropout.py)")
     parser.add_argument("--stepped-rnn", action="store_true",
                         help="time each model with PyTorch's packed recurrent kernel and with the stepped loop")
     args = parser.parse_args()
@@ -149,6 +154,7 @@ def main() -> int:
     kernel = {name: [] for name in built}  # --stepped-rnn: the same steps through PyTorch's packed kernel
     padded = {name: [] for name in built}  # --unpack: the same steps with pad_packed_sequence
     float32 = {name: [] for name in built}  # --float32: the same steps in float32
+    torch_masks = {name: [] for name in built}  # --dropout: the same steps with F.dropout's bernoulli masks
     wall, cpu = time.perf_counter(), cpu_seconds()
     for _ in range(args.rounds):
         for name, (model, optimizer, batches, _, precision) in built.items():
@@ -162,6 +168,10 @@ def main() -> int:
                 stepped_rnn.unpacked = today
             if args.float32:
                 float32[name].append(time_steps(model, optimizer, batches))
+            if args.dropout:
+                dropout.TORCH_MASKS = True
+                torch_masks[name].append(time_steps(model, optimizer, batches, precision))
+                dropout.TORCH_MASKS = False
             seconds[name].append(time_steps(model, optimizer, batches, precision))
     cpu_use = (cpu_seconds() - cpu) / (time.perf_counter() - wall) / args.threads
     print(f"threads {args.threads}, batch {args.batch}, {args.rounds} rounds of {args.batches} steps, "
@@ -182,6 +192,11 @@ def main() -> int:
         for name in built:
             before, after = statistics.median(float32[name]), statistics.median(seconds[name])
             print(f"{name:<18}{before:>16.3f}{after:>15.3f}{before / after:>9.2f}x")
+    if args.dropout:
+        print(f"\n{'model':<18}{'F.dropout s/step':>18}{'neuromath s/step':>18}{'speed-up':>10}")
+        for name in built:
+            before, after = statistics.median(torch_masks[name]), statistics.median(seconds[name])
+            print(f"{name:<18}{before:>18.3f}{after:>18.3f}{before / after:>9.2f}x")
     if args.stepped_rnn:
         print(f"\n{'model':<18}{'packed kernel s/step':>22}{'stepped s/step':>16}{'speed-up':>10}")
         for name in built:
@@ -200,6 +215,10 @@ def main() -> int:
         if args.float32:
             report["float32_seconds_per_step"] = {name: statistics.median(float32[name]) for name in built}
             report["float32_speedup"] = {name: statistics.median(float32[name]) / statistics.median(seconds[name])
+                                         for name in built}
+        if args.dropout:
+            report["torch_dropout_seconds_per_step"] = {name: statistics.median(torch_masks[name]) for name in built}
+            report["dropout_speedup"] = {name: statistics.median(torch_masks[name]) / statistics.median(seconds[name])
                                          for name in built}
         if args.unpack:
             report["pad_packed_seconds_per_step"] = {name: statistics.median(padded[name]) for name in built}

@@ -33,6 +33,7 @@ from neuromath.errors import ConfigError
 from neuromath.models.batching import EpochShuffleSampler, ShardSampler, move_batch, pad
 from neuromath.models.contracts import EquationClassifier
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
+from neuromath.nn.dropout import Dropout
 from neuromath.nn.precision import autocast
 from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing the engine registers every tree cell
 from neuromath.registry import SEQUENCE_ENCODERS, TREE_CELLS
@@ -108,7 +109,7 @@ class SequenceClassifier(LearnedClassifier):
     ):
         super().__init__()
         self.encoder = SEQUENCE_ENCODERS.get(encoder)(vocab_size, hidden_size, pad_id=pad_id, **options)
-        self.dropout = nn.Dropout(dropout)  # on each side's encoding (the encoders have no dropout inside)
+        self.dropout = Dropout(dropout)  # on each side's encoding (the encoders have no dropout inside)
         self.output = DotProductOutput()
 
     def forward(self, batch: dict) -> torch.Tensor:

@@ -39,6 +39,7 @@ from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.char_ngrams import build_char_ngrams
+from neuromath.nn.dropout import Dropout
 from neuromath.nn.group_attention import GroupAttentionBlock, group_masks, span_roles_from_ids
 from neuromath.nn.pretrained import PretrainedWords, pretrained_words
 from neuromath.nn.recording import Recorded
@@ -89,7 +90,7 @@ class RecurrentSeq2Seq(PretrainedWords, SequenceModelParts, Recorded, nn.Module)
             self.char_ngrams = build_char_ngrams(config.char_ngrams, config.d_model, inputs.source_words)
             self.subwords = build_subwords(config.subwords, config.d_model, inputs)
         self.target_embedding = nn.Embedding(inputs.target_vocab_size, config.d_model, padding_idx=pad_id)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         between_layers = config.dropout if config.n_encoder_layers > 1 else 0.0
         if self.encoder_kind == "bilstm":
             self.encoder = nn.LSTM(config.d_model, config.encoder_hidden, config.n_encoder_layers, batch_first=True,

@@ -39,6 +39,7 @@ from neuromath.errors import ConfigError
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.attention import FIXED_STEP, reorder_cache
 from neuromath.nn.char_ngrams import build_char_ngrams
+from neuromath.nn.dropout import Dropout
 from neuromath.nn.pretrained import PretrainedWords, pretrained_words
 from neuromath.nn.subwords import build_subwords
 from neuromath.nn.tree_structure import TreeStructure
@@ -91,7 +92,7 @@ def resolve_structure(config: TransformerConfig, has_source_tree: bool, has_targ
 
 class FeedForward(nn.Sequential):
     def __init__(self, d_model: int, d_ff: int, dropout: float):
-        super().__init__(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d_model))
+        super().__init__(nn.Linear(d_model, d_ff), nn.ReLU(), Dropout(dropout), nn.Linear(d_ff, d_model))
 
 
 class Sublayer(nn.Module):
@@ -100,7 +101,7 @@ class Sublayer(nn.Module):
     def __init__(self, d_model: int, dropout: float, norm_first: bool):
         super().__init__()
         self.norm = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.norm_first = norm_first
 
     def forward(self, x: torch.Tensor, inner) -> torch.Tensor:
@@ -237,7 +238,7 @@ class Transformer(PretrainedWords, nn.Module):
             if needs_target_tree
             else None
         )
-        self.embedding_dropout = nn.Dropout(config.dropout)
+        self.embedding_dropout = Dropout(config.dropout)
         self.encoder_layers = nn.ModuleList(
             EncoderLayer(config, kernel_in("encoder")) for _ in range(config.n_encoder_layers)
         )

@@ -38,6 +38,7 @@ from neuromath.errors import ConfigError
 from neuromath.models.contracts import SequenceModelParts
 from neuromath.models.inputs import ModelInputs
 from neuromath.nn.char_ngrams import build_char_ngrams
+from neuromath.nn.dropout import Dropout
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
 from neuromath.nn.graph import GraphConvolutionModule
 from neuromath.nn.pretrained import PretrainedWords, pretrained_words
@@ -106,7 +107,7 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         self.n_numbers = len(number_ids)
         self.register_buffer("number_target_ids", torch.tensor(number_ids, dtype=torch.long), persistent=False)
 
-        self.embedding_dropout = nn.Dropout(config.dropout)
+        self.embedding_dropout = Dropout(config.dropout)
         # word vectors from a pretrained Transformer (model.encoder pretrained) instead of the embeddings
         self.pretrained = pretrained_words(config, inputs, MASK_REGEX)
         if self.pretrained is None:

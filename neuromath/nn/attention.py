@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from neuromath.errors import ConfigError
+from neuromath.nn.dropout import apply_dropout
 from neuromath.nn.recording import Recorded
 from neuromath.registry import ATTENTION
 
@@ -359,7 +360,7 @@ class RelativeAttention(StandardAttention):
         batch, heads, query_length, _ = queries.shape
         distance = self.distances(queries, keys, structure)  # (B, H, Tq, Tk)
         weights = self.attention_weights(queries, keys, mask, query, structure, distance)
-        weights = F.dropout(weights, p=self.dropout, training=self.training)  # (B, H, Tq, Tk)
+        weights = apply_dropout(weights, self.dropout, self.training)  # (B, H, Tq, Tk)
 
         weights_by_distance = weights.new_zeros(batch, heads, query_length, 2 * self.max_distance + 1)
         weights_by_distance.scatter_add_(-1, distance, weights)  # (B, H, Tq, 2k+1)
@@ -443,5 +444,5 @@ class TreeRelativeAttention(StandardAttention):
                 bias = bias.masked_fill(~mask, float("-inf"))
             return F.scaled_dot_product_attention(queries, keys, values, attn_mask=bias, dropout_p=dropout)
         weights = self.attention_weights(queries, keys, mask, query, structure)
-        weights = F.dropout(weights, p=dropout, training=self.training)
+        weights = apply_dropout(weights, dropout, self.training)
         return weights @ values  # (B, H, Tq, Dh)

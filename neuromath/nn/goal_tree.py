@@ -37,6 +37,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from neuromath.nn.dropout import Dropout
 from neuromath.nn.recording import Recorded
 
 NEG_INF = float("-inf")
@@ -88,7 +89,7 @@ class GoalDrivenTreeDecoder(Recorded, nn.Module):
         self.register_buffer("op_arity", torch.tensor(op_arity, dtype=torch.long), persistent=False)
         self.op_embedding = nn.Embedding(max(1, len(op_arity)), embed)
         self.constant_embedding = nn.Parameter(torch.randn(n_constants, hidden) * hidden**-0.5)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         # context attention, eq. 2-3
         self.attention_goal = nn.Linear(hidden, hidden)
         self.attention_state = nn.Linear(hidden, hidden, bias=False)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from neuromath.nn.dropout import Dropout
+
 
 def normalized_adjacency(adjacency: torch.Tensor) -> torch.Tensor:
     """D^-1 (A + I) for a batch of adjacency matrices (B, K, T, T), A[i, j] = 1 when node i reads node j."""
@@ -38,7 +40,7 @@ class GraphConvolutionModule(nn.Module):
             nn.Linear(hidden, d_ff), nn.ReLU(), nn.Linear(d_ff, hidden)
         )
         self.norm_out = nn.LayerNorm(hidden)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, states: torch.Tensor, adjacency: torch.Tensor) -> torch.Tensor:
         """``states`` (B, T, H), ``adjacency`` (B, K, T, T) of 0/1 -> new states (B, T, H)."""

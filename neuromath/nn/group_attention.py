@@ -24,6 +24,7 @@ from torch import nn
 from neuromath.config.rules import ATTENTION_GROUPS
 from neuromath.errors import ConfigError
 from neuromath.nn.attention import masked_softmax
+from neuromath.nn.dropout import Dropout
 from neuromath.nn.recording import Recorded
 
 GROUPS = ATTENTION_GROUPS  # model.groups takes these
@@ -122,7 +123,7 @@ class GroupAttentionBlock(nn.Module):
         self.feed_forward = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
         self.norm_attention = nn.LayerNorm(d_model)
         self.norm_feed_forward = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor, masks: dict) -> torch.Tensor:
         x = self.norm_attention(x + self.dropout(self.attention(x, masks)))

@@ -46,6 +46,7 @@ import torch
 from torch import nn
 
 from neuromath.errors import ConfigError
+from neuromath.nn.dropout import apply_dropout
 from neuromath.nn.operator_products import Segments, gather_per_operator, operator_bilinear, operator_linear
 from neuromath.registry import TREE_CELLS
 
@@ -168,7 +169,7 @@ class TreeLSTMBase(TreeCell):
         input_gate, forget_left, forget_right, output_gate = gates.chunk(4, dim=1)
         candidate = torch.tanh(preactivations[:, 4 * self.hidden_size:])
         if self.training and self.candidate_dropout > 0:
-            candidate = nn.functional.dropout(candidate, self.candidate_dropout, training=True)
+            candidate = apply_dropout(candidate, self.candidate_dropout)
         memory = input_gate * candidate + forget_left * left_memory + forget_right * right_memory
         return (output_gate * torch.tanh(memory), memory)
 

@@ -31,6 +31,7 @@ from torch import nn
 
 from neuromath.errors import ExpressionError
 from neuromath.nn import tree_cells, tree_stack_cells  # noqa: F401  (register every cell in TREE_CELLS)
+from neuromath.nn.dropout import apply_dropout
 from neuromath.nn.operator_products import Segments, operator_slices_per_batch
 from neuromath.registry import TREE_CELLS
 
@@ -333,7 +334,7 @@ class TreeEncoder(nn.Module):
     def _drop(self, state: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
         if not self.training or self.dropout == 0:
             return state
-        return (nn.functional.dropout(state[0], self.dropout, training=True),) + tuple(state[1:])
+        return (apply_dropout(state[0], self.dropout),) + tuple(state[1:])
 
     def embed_leaves(self, leaf_ids: torch.Tensor, values: torch.Tensor | None) -> torch.Tensor:
         """(n, hidden) embeddings of leaves with token ids ``leaf_ids`` and ``values`` (n,) (NaN: none) or None."""
