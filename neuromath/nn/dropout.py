@@ -4,8 +4,9 @@ masks drawn by ``torch.rand`` on the CPU.
 Inverted dropout: in training each element is kept with probability 1 - p and scaled by 1 / (1 - p), so that the
 expected output is the input; in evaluation the input passes unchanged. That is ``F.dropout``'s distribution. On the
 CPU ``F.dropout`` draws its mask with ``bernoulli_``, which took about three times as long, forward and backward, as
-drawing uniform numbers and comparing them with p (``benchmarks/word_problems.py --dropout``); the goal-tree decoders
-draw a mask for every node of every training tree, so it was a tenth of a GTS training step. Elsewhere (CUDA)
+drawing uniform numbers and comparing them with p; the goal-tree decoders draw a mask for every node of every
+training tree, so it was a tenth of a GTS training step (``benchmarks/word_problems.py --dropout`` times whole steps
+with either mask). Elsewhere (CUDA)
 ``F.dropout`` runs, one fused kernel.
 
 The masks come from PyTorch's default generator, as ``F.dropout``'s do: a seeded run draws the same masks again,
