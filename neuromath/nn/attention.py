@@ -161,7 +161,7 @@ def few_query_attention(
     float32 at least; ``mask`` as in ``attend`` (True where allowed), or None. It equals
     ``F.scaled_dot_product_attention`` up to rounding. In bf16 on the CPU the fused kernel splits its work into
     blocks of query positions for every (row, head) pair; with one query per pair that is thousands of one-row blocks
-    per decoding step, and beam search at width 10 runs 1.28x faster without it (``benchmarks/decoding.py``)."""
+    per decoding step, and beam search at width 10 runs 1.21-1.30x faster without it (``benchmarks/decoding.py``)."""
     # k q^T, then transposed: the keys are read as they lie (q k^T copies k^T in a bf16 product; 8% slower beams)
     scores = (keys @ (queries * queries.size(-1) ** -0.5).transpose(-2, -1)).transpose(-2, -1)  # (B, H, Tq, Tk)
     if mask is not None:

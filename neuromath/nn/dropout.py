@@ -6,8 +6,7 @@ expected output is the input; in evaluation the input passes unchanged. That is 
 CPU ``F.dropout`` draws its mask with ``bernoulli_``, which took about three times as long, forward and backward, as
 drawing uniform numbers and comparing them with p; the goal-tree decoders draw a mask for every node of every
 training tree, so it was a tenth of a GTS training step (``benchmarks/word_problems.py --dropout`` times whole steps
-with either mask). Elsewhere (CUDA)
-``F.dropout`` runs, one fused kernel.
+with either mask). Elsewhere (CUDA) ``F.dropout`` runs, one fused kernel.
 
 The masks come from PyTorch's default generator, as ``F.dropout``'s do: a seeded run draws the same masks again,
 but not the masks ``F.dropout`` would have drawn. The stepped recurrent encoders (``stepped_rnn``) keep
