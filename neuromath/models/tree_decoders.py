@@ -53,6 +53,7 @@ OTHER, OPERATOR, LEAF, END = 0, 1, 2, 3  # kinds of target ids
 # Graph2Tree's graphs, one head each; in graph k node i reads node j when adjacency[k, i, j] = 1
 GRAPHS = ("number reads its words", "word reads its numbers", "larger reads smaller", "smaller reads larger")
 SPECIAL_IDS = (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabulary.unk_id)
+DECODER_MEMORY = ("root", "states", "keys", "valid", "leaves", "leaf_valid")  # what decoding reads of ``encode``
 
 
 class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
@@ -235,13 +236,47 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         return self.decoder.apply(state, goal, context, op, leaf, memory["leaves"])
 
     def forward(self, batch: dict) -> torch.Tensor:
-        """Teacher-forced logits (B, T, V) for ``batch["target_out"]`` (prefix tokens, then eos)."""
+        """Teacher-forced logits (B, T, V) for ``batch["target_out"]`` (prefix tokens, then eos, then padding).
+
+        Node t is computed only for the trees that still have a token at t: the rows are put in order of target
+        length, so those trees are the first rows and the state and memory of the step are views of that prefix.
+        A row past its eos gets what its complete tree would score (only eos, at 0), as padding is never scored.
+        Under ``recording`` every row takes every step, so the recorded maps keep one row per problem."""
         memory = self.encode(batch)
+        target = batch["target_out"]  # (B, T)
         if self.relevance is not None and self.training:
-            self.last_auxiliary_loss = self.relevance_loss(memory, batch["target_out"])
+            self.last_auxiliary_loss = self.relevance_loss(memory, target)
+        if self.decoder.recorder is not None:
+            return self.every_row_forced(memory, target)
+        rows, length = target.shape
+        lengths = target.ne(self.pad_id).sum(dim=1)  # tokens up to and with eos
+        order = torch.argsort(lengths, descending=True, stable=True)
+        active = (lengths[order][None, :] > torch.arange(length, device=target.device)[:, None]).sum(dim=1)
+        memory = {key: memory[key].index_select(0, order) for key in DECODER_MEMORY}
+        target = target.index_select(0, order)
+        state = self.decoder.start(memory["root"])
+        steps, done = [], None
+        for step, count in enumerate(active.tolist()):  # one node of every unfinished tree per step
+            if count == 0:  # only padding from here on
+                steps += [done.expand(rows, -1)] * (length - step)
+                break
+            if count < memory["root"].size(0):
+                memory = {key: value[:count] for key, value in memory.items()}
+                state = {key: value[:count] for key, value in state.items()}
+            logits, goal, context = self.node_logits(memory, state, MASKED_LOGIT)
+            if done is None:  # a complete tree's logits: only eos, at 0
+                done = torch.full_like(logits[:1], MASKED_LOGIT)
+                done[:, Vocabulary.eos_id] = 0.0
+            steps.append(torch.cat([logits, done.expand(rows - count, -1)]) if count < rows else logits)
+            state = self.take(memory, state, goal, context, target[:count, step])
+        return torch.stack(steps, dim=1).index_select(0, torch.argsort(order))  # (B, T, V), the batch's order
+
+    def every_row_forced(self, memory: dict, target: torch.Tensor) -> torch.Tensor:
+        """Teacher-forced logits (B, T, V) with every row taking every step (finished trees take eos and padding,
+        which leave them as they are)."""
         state = self.decoder.start(memory["root"])
         steps = []
-        for tokens in batch["target_out"].unbind(1):  # one node of every tree of the batch per step
+        for tokens in target.unbind(1):
             logits, goal, context = self.node_logits(memory, state, MASKED_LOGIT)
             steps.append(logits)
             state = self.take(memory, state, goal, context, tokens)

@@ -91,6 +91,35 @@ def test_decode_step_with_and_without_cache_matches_teacher_forcing(name):
             assert torch.allclose(uncached, log_probs, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", MODELS)
+def test_teacher_forcing_of_unfinished_trees_only_equals_every_row_at_every_node(name):
+    """The forward computes node t only for the trees still open at t (rows put in order of target length); its
+    logits, loss and gradients must be those of every row taking every step, in the batch's own order."""
+    torch.manual_seed(0)
+    source_vocab, target_vocab = vocabularies()
+    text = pointing_task(1, random.Random(2))[0][0]
+    targets = [["+", "n0", "n1"], ["n2"], ["*", "+", "n0", "n1", "-", "n2", "1"], ["-", "n1", "n0"],
+               ["*", "n2", "+", "n1", "1"]]
+    batch = batch_of([(text, target, [3.0, 5.0, 2.0]) for target in targets], source_vocab, target_vocab)
+    model = small_model(name, source_vocab, target_vocab).train()  # dropout 0: both passes draw nothing
+
+    def loss_and_grads(forward):
+        model.zero_grad()
+        logits = forward()
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch["target_out"].flatten(), ignore_index=0)
+        loss.backward()
+        return logits.detach(), loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    compact = loss_and_grads(lambda: model(batch))
+    every = loss_and_grads(lambda: model.every_row_forced(model.encode(batch), batch["target_out"]))
+    assert compact[0].shape == every[0].shape == (5, 8, len(target_vocab))
+    assert torch.allclose(compact[0], every[0], atol=1e-5)  # padded positions too: a complete tree's logits
+    assert torch.allclose(compact[1], every[1], atol=1e-6)
+    assert len(compact[2]) == len(every[2]) and all(
+        torch.allclose(a, b, atol=1e-6) for a, b in zip(compact[2], every[2], strict=True)
+    )
+
+
 def test_masks_numbers_the_problem_lacks_and_allows_eos_exactly_after_a_complete_tree():
     torch.manual_seed(0)
     source_vocab, target_vocab = vocabularies()
