@@ -1,7 +1,7 @@
 """Tree-cell training speed against the code of an earlier commit, measured in one run (the level-batched engine).
 
 Usage: ``python benchmarks/tree_speed.py [--baseline REV] [--cells tree_lstm ...] [--rounds 7] [--threads 2]
-[--hidden 50] [--batch 128] [--batches 6] [--json FILE]``
+[--hidden 50] [--batch 128] [--batches 6] [--batching] [--json FILE]``
 
 The trees and the step are ``trees.py``'s: random equation-like trees (14 operators, heights 1..10, 16 nodes on
 average), batches of ``--batch`` trees already flattened by ``make_tree_batch``, forward and backward of the mean
@@ -9,6 +9,10 @@ square of the roots' h. ``--baseline`` (default 77ac508, the commit where the sp
 with ``git archive`` as in ``decoding.py``; it and today's code each run in a worker process of their own (the same
 Python, threads, seeds and trees), taking turns round after round. Printed: trees per second of each, median over
 the rounds, and today / baseline.
+
+``--batching`` also times ``make_tree_batch`` alone over the same trees, the work a data loader does per batch: the
+baseline's of nested tuples, today's of nested tuples, and today's of trees ``flatten_tree`` flattened once (what
+``models.classifiers.EncodedEquations`` keeps, so that training flattens each equation once, not once per epoch).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import random
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,10 +41,24 @@ def worker(args) -> None:
 
     torch.set_num_threads(args.threads)
     rng = random.Random(args.seed)
-    batches = [make_tree_batch(random_forest(rng, args.batch)) for _ in range(args.batches)]
-    encoders = {}
+    forests = [random_forest(rng, args.batch) for _ in range(args.batches)]
+    batches = [make_tree_batch(forest) for forest in forests]
+    encoders, flat = {}, None
     for line in sys.stdin:
-        cell = json.loads(line)["cell"]
+        request = json.loads(line)
+        if "batching" in request:  # make_tree_batch alone, of nested trees or of trees flattened once before
+            if request["batching"] == "flat" and flat is None:
+                from neuromath.nn.tree_batch import flatten_tree
+
+                flat = [[flatten_tree(tree) for tree in forest] for forest in forests]
+            inputs = flat if request["batching"] == "flat" else forests
+            start = time.perf_counter()
+            for forest in inputs:
+                make_tree_batch(forest)
+            seconds = (time.perf_counter() - start) / sum(len(forest) for forest in inputs)
+            print(json.dumps({"seconds_per_tree": seconds}), flush=True)
+            continue
+        cell = request["cell"]
         if cell not in encoders:
             torch.manual_seed(args.seed)
             encoders[cell] = TreeEncoder(cell, N_LEAF_TOKENS, N_OPERATORS, args.hidden)
@@ -58,6 +77,8 @@ def main(argv=None) -> int:
     parser.add_argument("--batches", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--batching", action="store_true",
+                        help="also time make_tree_batch: the baseline's against today's, of nested and of flat trees")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -84,6 +105,19 @@ def main(argv=None) -> int:
                   f"**{rate['today'] / rate['baseline']:.2f}x** |", flush=True)
             report["cells"][cell] = {"trees_per_second": rate, "speedup": rate["today"] / rate["baseline"],
                                      "seconds_per_tree_all": seconds}
+        if args.batching:  # the baseline's make_tree_batch of nested trees against today's, nested and flat
+            settings = (("baseline", "nested"), ("today", "nested"), ("today", "flat"))
+            seconds = {setting: [] for setting in settings}
+            for _ in range(args.rounds):
+                for code, kind in settings:
+                    seconds[(code, kind)].append(workers[code].ask(batching=kind)["seconds_per_tree"])
+            rate = {" ".join(setting): 1 / statistics.median(values) for setting, values in seconds.items()}
+            base = rate["baseline nested"]
+            print(f"\nmake_tree_batch, trees/s: baseline {base:,.0f}, today nested {rate['today nested']:,.0f} "
+                  f"({rate['today nested'] / base:.2f}x), today of trees flattened once {rate['today flat']:,.0f} "
+                  f"({rate['today flat'] / base:.2f}x)")
+            report["make_tree_batch"] = {"trees_per_second": rate,
+                                         "seconds_per_tree_all": {" ".join(k): v for k, v in seconds.items()}}
         for process in workers.values():
             process.close()
     if args.json is not None:

@@ -35,7 +35,7 @@ from neuromath.models.contracts import EquationClassifier
 from neuromath.nn import sequence_encoders  # noqa: F401  (registers the sequence encoders)
 from neuromath.nn.dropout import Dropout
 from neuromath.nn.precision import autocast
-from neuromath.nn.tree_engine import TreeEncoder, make_tree_batch  # importing the engine registers every tree cell
+from neuromath.nn.tree_engine import TreeEncoder, flatten_tree, make_tree_batch  # (registers every tree cell)
 from neuromath.registry import SEQUENCE_ENCODERS, TREE_CELLS
 from neuromath.tasks.identities import (
     BINARY_FUNCTIONS,
@@ -230,7 +230,7 @@ def side_tree(side: EquationNode, vocab: Vocabulary, numbers: bool = False) -> t
 
 class EncodedEquations(Dataset):
     """Each equation's two sides encoded once for a classifier reading ``input_kind``: ``trees`` (the tree engine's
-    nested tuples; with ``numbers`` number leaves carry their values), ``tokens`` (pre-order id sequences) or
+    ``FlatTree``s; with ``numbers`` number leaves carry their values), ``tokens`` (pre-order id sequences) or
     ``none`` (the majority class reads only the labels)."""
 
     def __init__(self, examples: Sequence[EquationExample], vocab: Vocabulary, input_kind: str,
@@ -244,7 +244,7 @@ class EncodedEquations(Dataset):
         def encode(side: EquationNode):
             if id(side) not in encoded:
                 if input_kind == "trees":
-                    encoded[id(side)] = side_tree(side, vocab, numbers)
+                    encoded[id(side)] = flatten_tree(side_tree(side, vocab, numbers))  # flat once, not per batch
                 else:
                     encoded[id(side)] = (
                         vocab.encode([n.token for n in preorder(side)]) if input_kind == "tokens" else None

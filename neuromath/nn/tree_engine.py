@@ -22,20 +22,17 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
-from dataclasses import dataclass
-from typing import ClassVar, Protocol, Sequence, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import torch
 from torch import nn
 
-from neuromath.errors import ExpressionError
 from neuromath.nn import tree_cells, tree_stack_cells  # noqa: F401  (register every cell in TREE_CELLS)
 from neuromath.nn.dropout import apply_dropout
 from neuromath.nn.operator_products import Segments, operator_slices_per_batch
+from neuromath.nn.tree_batch import FlatTree, Tree, TreeBatch, flatten_tree, make_tree_batch  # noqa: F401  (its API)
 from neuromath.registry import TREE_CELLS
 
-Tree = tuple  # (id, ()) | (id, (), value) | (id, (child,)) | (id, (left, right))
 State = tuple[torch.Tensor, ...]  # h (n, hidden) first; the LSTM cells add their memory c, the stack cells their stack
 
 
@@ -63,151 +60,6 @@ class Cell(Protocol):
     def empty_state(self, n: int, like: torch.Tensor) -> State:
         """Zeros shaped as n states: the missing right child of a unary node."""
         ...
-
-
-@dataclass
-class TreeBatch:
-    """A forest of binary trees flattened so that nodes are sorted by height (leaves, height 0, first).
-
-    ``level_starts`` has one entry per level plus the total node count, so level k is
-    ``level_starts[k] .. level_starts[k + 1] - 1``. ``segments`` is indexed by level like ``level_starts``:
-    ``segments[0]`` (the leaves) is empty and ``segments[k]`` for k >= 1 lists that level's (operator_id, start,
-    end) runs, start and end relative to ``level_starts[k]``.
-    """
-
-    node_ids: torch.Tensor  # (N,) long: leaf-token id for height-0 nodes, operator id for internal nodes
-    left: torch.Tensor  # (N,) long: index of the left (or only) child; -1 for a leaf
-    right: torch.Tensor  # (N,) long: index of the right child; -1 for a leaf or a unary node
-    level_starts: list[int]
-    segments: list[list[tuple[int, int, int]]]
-    roots: torch.Tensor  # (T,) long: node index of each tree's root, in the order the trees were given
-    tree_index: torch.Tensor | None = None  # (N,) long: the tree (its position in the input) each node belongs to
-    # (L,) float: the value of each leaf (the first L = level_starts[1] nodes), NaN where a leaf has none; None when
-    # no leaf of the batch has a value
-    leaf_values: torch.Tensor | None = None
-
-    @property
-    def n_levels(self) -> int:
-        return len(self.level_starts) - 1
-
-    @property
-    def n_nodes(self) -> int:
-        return self.level_starts[-1]
-
-    @property
-    def n_trees(self) -> int:
-        return int(self.roots.shape[0])
-
-    def to(self, device) -> "TreeBatch":
-        return TreeBatch(
-            node_ids=self.node_ids.to(device),
-            left=self.left.to(device),
-            right=self.right.to(device),
-            level_starts=self.level_starts,
-            segments=self.segments,
-            roots=self.roots.to(device),
-            tree_index=self.tree_index.to(device) if self.tree_index is not None else None,
-            leaf_values=self.leaf_values.to(device) if self.leaf_values is not None else None,
-        )
-
-
-def make_tree_batch(trees: Sequence[Tree]) -> TreeBatch:
-    """Flatten nested-tuple trees into a ``TreeBatch`` (iteratively: no recursion limit for deep trees).
-
-    A leaf is ``(leaf_id, ())`` or ``(leaf_id, (), value)`` with a float value, a unary node ``(op_id, (child,))``,
-    a binary node ``(op_id, (left, right))``. Raises ExpressionError naming the tree for a malformed node.
-    """
-    if len(trees) == 0:
-        raise ExpressionError("make_tree_batch needs at least one tree")
-    # Pass 1: pre-order numbering of every node of every tree (tree after tree); children get larger numbers.
-    ids: list[int] = []
-    tree_of: list[int] = []
-    first_child: list[int] = []
-    second_child: list[int] = []
-    root_numbers: list[int] = []
-    values: dict[int, float] = {}  # node number -> the value its leaf carries
-    for tree_index, tree in enumerate(trees):
-        root_numbers.append(len(ids))
-        pending = [(tree, -1, 0)]  # (node, parent number, child slot)
-        while pending:
-            node, parent, slot = pending.pop()
-            try:
-                node_id, children, *value = node
-                node_id = operator.index(node_id)
-                n_children = len(children)
-                if value and (len(value) > 1 or n_children):
-                    raise ValueError
-                value = float(value[0]) if value else None
-            except (TypeError, ValueError):
-                raise ExpressionError(
-                    f"tree {tree_index}: a node must be (id, children) with an integer id, or a leaf "
-                    f"(id, (), value) with a number, got {node!r:.80}"
-                ) from None
-            if node_id < 0 or n_children > 2:
-                raise ExpressionError(
-                    f"tree {tree_index}: node id must be >= 0 and a node has at most 2 children, "
-                    f"got id {node_id} with {n_children} children"
-                )
-            number = len(ids)
-            if value is not None:
-                values[number] = value
-            ids.append(node_id)
-            tree_of.append(tree_index)
-            first_child.append(-1)
-            second_child.append(-1)
-            if parent >= 0:
-                (first_child if slot == 0 else second_child)[parent] = number
-            for child_slot in range(n_children - 1, -1, -1):  # left child popped first: pre-order
-                pending.append((children[child_slot], number, child_slot))
-
-    # Pass 2: heights, children before parents (reverse pre-order).
-    n_nodes = len(ids)
-    heights = [0] * n_nodes
-    for number in range(n_nodes - 1, -1, -1):
-        left_child = first_child[number]
-        if left_child >= 0:
-            right_child = second_child[number]
-            height = heights[left_child]
-            if right_child >= 0 and heights[right_child] > height:
-                height = heights[right_child]
-            heights[number] = height + 1
-
-    # Pass 3: bucket by height (in pre-order, i.e. tree then position), sort internal levels by operator (stable).
-    levels: list[list[int]] = [[] for _ in range(max(heights) + 1)]
-    for number, height in enumerate(heights):
-        levels[height].append(number)
-    level_starts = [0]
-    segments: list[list[tuple[int, int, int]]] = [[]]
-    order: list[int] = list(levels[0])
-    for level in levels[1:]:
-        level.sort(key=ids.__getitem__)
-        runs = []
-        start = 0
-        for operator_id, run in itertools.groupby(level, key=ids.__getitem__):
-            length = sum(1 for _ in run)
-            runs.append((operator_id, start, start + length))
-            start += length
-        segments.append(runs)
-        level_starts.append(len(order))
-        order.extend(level)
-    level_starts.append(n_nodes)
-
-    position = [0] * n_nodes
-    for index, number in enumerate(order):
-        position[number] = index
-    left = [position[first_child[number]] if first_child[number] >= 0 else -1 for number in order]
-    right = [position[second_child[number]] if second_child[number] >= 0 else -1 for number in order]
-    return TreeBatch(
-        node_ids=torch.tensor([ids[number] for number in order], dtype=torch.long),
-        left=torch.tensor(left, dtype=torch.long),
-        right=torch.tensor(right, dtype=torch.long),
-        level_starts=level_starts,
-        segments=segments,
-        roots=torch.tensor([position[number] for number in root_numbers], dtype=torch.long),
-        tree_index=torch.tensor([tree_of[number] for number in order], dtype=torch.long),
-        leaf_values=torch.tensor([values.get(number, math.nan) for number in order[: level_starts[1]]])
-        if values else None,
-    )
 
 
 class NumberEncoder(nn.Module):

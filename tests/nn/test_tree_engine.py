@@ -352,3 +352,21 @@ def test_a_graph_kept_for_a_second_backward_gives_the_same_gradients_and_every_n
         assert (one is None) == (other is None)
         if one is not None:
             torch.testing.assert_close(one, other, rtol=0, atol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(trees=st.lists(_valued_trees(), min_size=1, max_size=6), flat=st.lists(st.booleans(), min_size=6, max_size=6))
+def test_property_trees_flattened_once_batch_as_their_nested_tuples(trees, flat):
+    """A dataset keeps its trees flat (``flatten_tree``); any mix of flat and nested trees makes the same batch."""
+    from neuromath.nn.tree_batch import flatten_tree
+
+    nested = make_tree_batch(trees)
+    mixed = make_tree_batch([flatten_tree(tree) if pick else tree for tree, pick in zip(trees, flat)])
+    for name in ("node_ids", "left", "right", "roots", "tree_index"):
+        assert torch.equal(getattr(mixed, name), getattr(nested, name)), name
+    assert mixed.level_starts == nested.level_starts and mixed.segments == nested.segments
+    assert (mixed.leaf_values is None) == (nested.leaf_values is None)
+    if nested.leaf_values is not None:
+        assert torch.equal(mixed.leaf_values.isnan(), nested.leaf_values.isnan())
+        assert torch.equal(mixed.leaf_values.nan_to_num(), nested.leaf_values.nan_to_num())
+        assert nested.leaf_values.dtype == torch.get_default_dtype()
