@@ -14,10 +14,10 @@ A step is what training runs: the forward (``train.precision``), cross-entropy o
 gradient clipping at the preset's ``optim.grad_clip``, and the optimiser each code base's trainer builds (today
 ``neuromath.training.module.adam``, PyTorch's fused Adam where it may run; a baseline without it, ``torch.optim.Adam``).
 A measurement is ``--batches`` consecutive batches of fold 0 of ``mawps-cv`` (``--train``), shuffled with a fixed
-seed, so the target lengths mix as in an epoch. ``--baseline`` (default 7c929cf, the code the speed issue measured)
-is unpacked with ``git archive`` and runs in its own worker process (``decoding.py``'s ``Worker``); the workers take
-turns, round after round, so machine noise falls on both; medians are reported, and the epoch they give (seconds
-per step x steps per epoch at that batch).
+seed, so the target lengths mix as in an epoch. ``--baseline`` (default 7c929cf, the code when the speed issue was
+filed) is unpacked with ``git archive`` and runs in its own worker process (``decoding.py``'s ``Worker``); the
+workers take turns, round after round, so machine noise falls on both; medians are reported, and the epoch they give
+(seconds per step x steps per epoch at that batch).
 
 Every setting runs in float32 on both sides; ``today preset-precision`` adds today's step in the preset's own
 ``train.precision`` (``auto``: bf16 on a CPU with AVX512-BF16 or AMX). Before timing, each side takes one step of the
@@ -25,8 +25,8 @@ same seeded weights with dropout 0 on the first batch; the losses must agree (th
 changes may not change what is computed.
 
 To set our epoch beside the SVAMP code's, time one epoch of its Graph2Tree (``code/graph2tree`` of that repository,
-the same fold, embedding 768, hidden 384, batch 8) on the same machine; the issue measured 7c929cf at 1.01-1.07x
-of it, so today's speed-up over 7c929cf at the ``reference`` size is what today adds to that.
+the same fold, embedding 768, hidden 384, batch 8) on the same machine; the issue, filed against 7c929cf, measured our
+epoch at 1.01-1.07x of it, so today's speed-up over 7c929cf at the ``reference`` size is what today adds to that.
 
 A script, not a test: it prints numbers and exits 0 unless something breaks.
 """
@@ -65,6 +65,25 @@ def sets_of(model: str, size: str, dropout: float | None = None) -> list[str]:
 # ---------------------------------------------------------------------------- worker (one code base per process)
 
 
+def task_model(config, train_file: str, read: dict):
+    """The model of ``config`` (in training mode) over the vocabularies of ``train_file``, and the file's examples
+    encoded; ``read`` keeps each task's examples, so a file is read once for all models of a task. It imports only
+    what every baseline has, from the ``neuromath`` on the path (a worker's), so ``word_problems.py`` uses it too."""
+    from neuromath.models import build_task_model
+    from neuromath.models.batching import EncodedExamples
+    from neuromath.tasks import get_task
+    from neuromath.text import Vocabulary
+
+    task = get_task(config.data.task)
+    if task.name not in read:
+        read[task.name] = task.read(train_file, None)
+    examples = read[task.name]
+    source_vocab = Vocabulary.build((task.source_tokens(e) for e in examples), level=task.vocab_level)
+    target_vocab = Vocabulary.build((task.target_tokens(e) for e in examples), level=task.vocab_level)
+    model = build_task_model(config.model, task, source_vocab, target_vocab).train()
+    return model, EncodedExamples(examples, task, source_vocab, target_vocab)
+
+
 def worker(threads: int, train: str, batches: int) -> None:
     """Answer one JSON line per request ``{"model", "size", "precision", "check"}``: the seconds per step over the
     timed batches, or (``check``) the first step's loss with dropout 0 from seed 0."""
@@ -72,11 +91,8 @@ def worker(threads: int, train: str, batches: int) -> None:
     import torch.nn.functional as F
 
     from neuromath.config import load_config
-    from neuromath.models import build_task_model
-    from neuromath.models.batching import EncodedExamples, collate
+    from neuromath.models.batching import collate
     from neuromath.nn.precision import autocast, resolve_precision
-    from neuromath.tasks import get_task
-    from neuromath.text import Vocabulary
 
     try:  # the optimiser today's trainer builds
         from neuromath.training.module import adam
@@ -91,19 +107,12 @@ def worker(threads: int, train: str, batches: int) -> None:
         if key in built:
             return built[key]
         config = load_config(f"word_problems/{model_name}", sets_of(model_name, size, 0.0 if check else None))
-        task = get_task(config.data.task)
-        if task.name not in read:
-            read[task.name] = task.read(train, None)
-        examples = read[task.name]
-        source_vocab = Vocabulary.build((task.source_tokens(e) for e in examples), level=task.vocab_level)
-        target_vocab = Vocabulary.build((task.target_tokens(e) for e in examples), level=task.vocab_level)
-        torch.manual_seed(0)
-        model = build_task_model(config.model, task, source_vocab, target_vocab).train()
-        encoded = EncodedExamples(examples, task, source_vocab, target_vocab)
+        torch.manual_seed(0)  # the same weights on both sides
+        model, encoded = task_model(config, train, read)
         order = torch.randperm(len(encoded), generator=torch.Generator().manual_seed(1)).tolist()
-        size_ = config.train.batch_size
-        chosen = [collate([encoded[i] for i in order[start: start + size_]])
-                  for start in range(0, min(len(encoded), size_ * (1 if check else batches)), size_)]
+        batch_size = config.train.batch_size
+        chosen = [collate([encoded[i] for i in order[start: start + batch_size]])
+                  for start in range(0, min(len(encoded), batch_size * (1 if check else batches)), batch_size)]
         optim = config.optim
         groups = [{"params": list(model.parameters()), "lr": optim.lr}]
         resolved = resolve_precision(config.train.precision if precision == "preset" else precision, "cpu")
@@ -112,7 +121,7 @@ def worker(threads: int, train: str, batches: int) -> None:
             optimizer = adam(groups, optim, trainer)
         else:
             optimizer = torch.optim.Adam(groups, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay)
-        steps = math.ceil(len(examples) * (1 - config.data.valid_fraction) / size_)
+        steps = math.ceil(len(encoded) * (1 - config.data.valid_fraction) / batch_size)
         built[key] = (model, optimizer, chosen, resolved, optim.grad_clip, steps)
         return built[key]
 

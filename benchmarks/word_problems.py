@@ -50,12 +50,12 @@ from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
 from neuromath.config import load_config
 from neuromath.dataroot import data_root
-from neuromath.models import build_task_model
-from neuromath.models.batching import EncodedExamples, collate
+from neuromath.models.batching import collate
 from neuromath.nn import dropout, sequence_encoders, stepped_rnn
 from neuromath.nn.precision import autocast, resolve_precision
-from neuromath.tasks import get_task
-from neuromath.text import Vocabulary
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tree_decoder_training import task_model  # noqa: E402  (shared with that benchmark's baseline workers)
 
 MODELS = ("gts", "graph2tree", "bilstm_seq2seq", "group_attention")
 
@@ -70,21 +70,15 @@ def build(name: str, train_file: str, batch_size: int, n_batches: int, read: dic
     the CPU; ``read`` keeps the training file's examples per task, so the file is read once for all models of a
     task."""
     config = load_config(f"word_problems/{name}")
-    task = get_task(config.data.task)
-    if task.name not in read:
-        read[task.name] = task.read(train_file, None)
-    examples = read[task.name]
-    source_vocab = Vocabulary.build((task.source_tokens(e) for e in examples), level=task.vocab_level)
-    target_vocab = Vocabulary.build((task.target_tokens(e) for e in examples), level=task.vocab_level)
-    model = build_task_model(config.model, task, source_vocab, target_vocab).train()
-    encoded = EncodedExamples(examples, task, source_vocab, target_vocab)
+    model, encoded = task_model(config, train_file, read)
     batches = [
         collate([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))])
         for start in range(0, min(len(encoded), batch_size * n_batches), batch_size)
     ]
     optimizer = torch.optim.Adam(model.parameters(), lr=config.optim.lr)
-    steps_per_epoch = math.ceil(len(examples) * (1 - config.data.valid_fraction) / batch_size)
+    steps_per_epoch = math.ceil(len(encoded) * (1 - config.data.valid_fraction) / batch_size)
     return model, optimizer, batches, steps_per_epoch, resolve_precision(config.train.precision, "cpu")
+
 
 
 def padded_unpack(data, packed, size: int, length: int):
