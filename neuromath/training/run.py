@@ -329,6 +329,24 @@ def droppable_source(task: SequenceTask, source_vocab: Vocabulary, config: Confi
                         dtype=torch.bool)
 
 
+class PatienceEarlyStopping(EarlyStopping):
+    """Early stopping after ``patience`` validations without a better score, counted from the best one, that also
+    holds under ``train.min_epochs``: Lightning's callback raises the trainer's ``should_stop`` the first time the
+    patience runs out and never lowers it, so a run whose patience ran out before ``min_epochs`` stopped at
+    ``min_epochs`` even when a better epoch had come in between. Here a stop signalled before ``min_epochs`` is
+    withdrawn (a stop raised by another callback, such as the clock of ``train.max_time_minutes``, is left alone),
+    and the next validation decides again from the count since the best epoch."""
+
+    def _run_early_stopping_check(self, trainer) -> None:
+        stopping_already = trainer.should_stop
+        super()._run_early_stopping_check(trainer)
+        min_epochs = trainer.fit_loop.min_epochs or 0
+        if trainer.should_stop and not stopping_already and trainer.current_epoch + 1 < min_epochs:
+            trainer.should_stop = False  # epochs before min_epochs: the trainer would not stop yet anyway
+            self.stopped_epoch = 0
+            self.stopping_reason_message = None
+
+
 @dataclass
 class FitResult:
     trainer: object  # the lightning Trainer
@@ -369,7 +387,7 @@ def fit_and_keep_best(config: Config, run_dir: Path, module, train_loader, valid
     shown, bars = progress_callbacks(config.train.progress)  # bars on a terminal, a line per epoch otherwise
     callbacks += shown
     if config.train.patience > 0 and valid_loader is not None:
-        callbacks.append(EarlyStopping(patience=config.train.patience, **target))
+        callbacks.append(PatienceEarlyStopping(patience=config.train.patience, **target))
     if config.optim.ema_decay > 0:
         # Validation swaps the average in, a checkpoint's state_dict is the average (the raw weights go to its
         # current_model_state, which resume reads back). Buffers are index tables, not learned: not averaged.
