@@ -55,7 +55,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "results"
 DEFAULT_ROWS = ("word-problems-cv:graph2tree-mawps-bf16", "word-problems-cv:gts-mawps-step")  # the presets as shipped
 SHORT = ("data.train=null", "data.test=null", "data.valid=null", "data.generate_train=240", "data.generate_valid=40",
          "data.generate_test=40", "model.d_model=32", "model.encoder_hidden=32", "train.max_epochs=3",
-         "train.batch_size=32", "decode.beam=1")
+         "train.min_epochs=1", "train.batch_size=32", "decode.beam=1")
 
 
 def usage() -> tuple[float, int]:
@@ -145,16 +145,17 @@ class EpochCosts(Callback):
         self.steps_at = trainer.global_step
 
 
-def with_patience(epochs: list[dict], patience: int) -> dict:
-    """What early stopping after ``patience`` validations without a better validation accuracy (0: none) would have
-    done on this run's recorded epochs: the epoch it stops at and the CPU seconds to it, the epoch it keeps (the
-    first with the best validation accuracy so far) with that epoch's CPU seconds and test accuracy. Exact for a
-    patience up to the run's own: the epochs before the stop are the same epochs."""
+def with_patience(epochs: list[dict], patience: int, min_epochs: int = 1) -> dict:
+    """What early stopping after ``patience`` validations without a better validation accuracy (0: none), not before
+    epoch ``min_epochs`` (``train.min_epochs``), would have done on this run's recorded epochs: the epoch it stops
+    at and the CPU seconds to it, the epoch it keeps (the first with the best validation accuracy so far) with that
+    epoch's CPU seconds and test accuracy. Exact for a patience up to the run's own: the epochs before the stop are
+    the same epochs."""
     best, kept, stop = None, None, epochs[-1]
     for row in epochs:
         if best is None or row["val_value_accuracy"] > best:
             best, kept = row["val_value_accuracy"], row
-        elif patience > 0 and row["epoch"] - kept["epoch"] >= patience:
+        elif patience > 0 and row["epoch"] - kept["epoch"] >= patience and row["epoch"] >= min_epochs:
             stop = row
             break
     return {"stops_at": stop["epoch"], "cpu_seconds": stop["cpu_seconds"], "kept_epoch": kept["epoch"],
@@ -173,7 +174,7 @@ def measure(plan: dict, work: Path, threads: int, short: bool) -> dict:
     wall = time.perf_counter() - wall
     epochs = costs.rows
     # the run's own early stopping on its own curve: the epoch it kept (the first with the best validation accuracy)
-    kept = with_patience(epochs, config.train.patience) if epochs else None
+    kept = with_patience(epochs, config.train.patience, config.train.min_epochs) if epochs else None
     goal = plan["mean"] - plan["std"] if plan["mean"] is not None and plan["std"] is not None else None
     reached = next((row for row in epochs if goal is not None and (row["test_value_accuracy"] or 0) >= goal), None)
     return {
@@ -187,7 +188,7 @@ def measure(plan: dict, work: Path, threads: int, short: bool) -> dict:
         "cpu_seconds_per_epoch": epochs[-1]["cpu_seconds"] / len(epochs) if epochs else None,
         "stopped_by": summary.get("stopped_by"), "wall_seconds": wall,
         # shorter patience on the same curve (exact: the run itself used config.train.patience, at least as long)
-        "patience": {patience: with_patience(epochs, patience) for patience in PATIENCES
+        "patience": {patience: with_patience(epochs, patience, config.train.min_epochs) for patience in PATIENCES
                      if epochs and patience <= config.train.patience},
     }
 

@@ -277,7 +277,9 @@ def test_a_value_out_of_range_in_a_file_names_the_file(tmp_path):
     (["model.positions=tree", "model.d_model=16", "model.n_heads=2", "model.tree_depth=16"],
      r"model.d_model \(16\) must be at least model.tree_depth \* model.tree_width \(32\) for tree positions"),
     (["train.max_steps=1200", "train.val_every_steps=500"], "must be a multiple of train.val_every_steps"),
-    (["train.max_epochs=2", "train.min_epochs=3"], r"train.min_epochs \(3\) cannot exceed train.max_epochs \(2\)"),
+    (["train.max_epochs=2", "train.min_epochs=3"],
+     r"train.min_epochs \(3\) cannot exceed train.max_epochs \(2\): for a shorter run, set both "
+     r"\(--set train.min_epochs=2\)"),
 ])
 def test_keys_that_must_agree_are_checked_together(overrides, message):
     with pytest.raises(ConfigError, match=message):

@@ -71,8 +71,9 @@ def tiny_config(folder: Path, extra: list[str] = ()):
     return load_config("word_problems/gts", [
         "data.train=null", "data.test=null", "data.generate_train=400", "data.generate_valid=60",
         "data.generate_test=60", "model.encoder=pretrained", f"model.pretrained={folder}", "model.encoder_hidden=32",
-        "model.d_model=16", "model.dropout=0.0", "optim.lr=0.003", "optim.encoder_lr=0.001",
-        "optim.encoder_warmup_steps=10", "train.batch_size=32", "train.max_epochs=20", "train.patience=0",
+        "model.d_model=16", "model.dropout=0.0", "optim.schedule=constant", "optim.lr=0.003", "optim.encoder_lr=0.001",
+        "optim.encoder_warmup_steps=10", "train.batch_size=32", "train.max_epochs=20", "train.min_epochs=1",
+        "train.patience=0",
         "train.num_threads=1", "train.progress=false", "decode.beam=1", *extra], strict=True)
 
 

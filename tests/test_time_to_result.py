@@ -16,12 +16,12 @@ SCRIPT = ROOT / "benchmarks" / "time_to_result.py"
 
 def test_a_short_run_records_every_epochs_cost_and_the_rows_goal(tmp_path):
     out = tmp_path / "ttr.json"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows", "word-problems-cv:gts-mawps",
+    done = subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows", "word-problems-cv:gts-mawps-step",
                            "--work", str(tmp_path / "runs"), "--json", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     (row,) = json.loads(out.read_text())["rows"]
-    report = json.loads((ROOT / "results/word-problems-cv/runs/gts-mawps/report.json").read_text())
+    report = json.loads((ROOT / "results/word-problems-cv/runs/gts-mawps-step/report.json").read_text())
     accuracy = report["value_accuracy"]
     assert row["preset"] == "word_problems/gts" and row["short"] is True
     assert row["goal"] == pytest.approx(accuracy["mean"] - accuracy["std"])
@@ -36,9 +36,9 @@ def test_a_short_run_records_every_epochs_cost_and_the_rows_goal(tmp_path):
     assert row["cpu_seconds_to_kept_epoch"] == kept["cpu_seconds"]
     reached = [epoch for epoch in epochs if epoch["test_value_accuracy"] >= row["goal"]]
     assert row["epoch_of_goal"] == (reached[0]["epoch"] if reached else None)
-    assert (tmp_path / "runs/word-problems-cv-gts-mawps/model.pt").exists()
-    assert sorted(row["patience"], key=int) == ["3", "5", "8", "10", "15"]  # up to the preset's own 15
-    assert row["patience"]["15"]["kept_epoch"] == row["kept_epoch"]  # three epochs: none stops early
+    assert (tmp_path / "runs/word-problems-cv-gts-mawps-step/model.pt").exists()
+    assert sorted(row["patience"], key=int) == ["3", "5"]  # up to the preset's own 6
+    assert row["patience"]["5"]["kept_epoch"] == row["kept_epoch"]  # three epochs: none stops early
 
 
 def load_script():
@@ -57,6 +57,10 @@ def test_a_shorter_patience_is_worked_out_from_the_recorded_epochs():
     assert with_patience(epochs, 2) == {"stops_at": 4, "cpu_seconds": 40.0, "kept_epoch": 2,
                                         "kept_cpu_seconds": 20.0, "test_value_accuracy": 0.25}
     assert with_patience(epochs, 3)["stops_at"] == 8 and with_patience(epochs, 3)["kept_epoch"] == 5  # a tie
+    # not before min_epochs: patience 2 runs out at epoch 4, the run goes on, keeps epoch 5, stops two epochs later
+    assert with_patience(epochs, 2, min_epochs=6) == {"stops_at": 7, "cpu_seconds": 70.0, "kept_epoch": 5,
+                                                      "kept_cpu_seconds": 50.0, "test_value_accuracy": 0.3}
+    assert with_patience(epochs, 2, min_epochs=9)["stops_at"] == 9  # epoch 7 is 2 after the best, 9 the minimum
     assert with_patience(epochs, 20) == {"stops_at": 10, "cpu_seconds": 100.0, "kept_epoch": 5,
                                          "kept_cpu_seconds": 50.0, "test_value_accuracy": 0.3}
     assert with_patience(epochs, 0) == with_patience(epochs, 20)  # patience 0: no early stopping

@@ -230,7 +230,8 @@ def training_ends_without_validation(train: TrainConfig) -> tuple[str, str] | No
 def min_epochs_within_max(train: TrainConfig) -> tuple[str, str] | None:
     if train.max_epochs != -1 and train.min_epochs > train.max_epochs:
         return "train.min_epochs", (f"train.min_epochs ({train.min_epochs}) cannot exceed train.max_epochs "
-                                    f"({train.max_epochs})")
+                                    f"({train.max_epochs}): for a shorter run, set both "
+                                    f"(--set train.min_epochs={train.max_epochs})")
     return None
 
 

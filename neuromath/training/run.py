@@ -50,6 +50,7 @@ from neuromath.training.run_folder import (
     remove_stale_temporaries,
     save_weights,
 )
+from neuromath.training.stopping import PatienceEarlyStopping
 from neuromath.training.streaming import open_stream, streaming_loader
 
 # Streaming runs: how many records at the stream's head a model that fits its structure to the data reads.
@@ -327,24 +328,6 @@ def droppable_source(task: SequenceTask, source_vocab: Vocabulary, config: Confi
     keeps = task.source_text.keeps_token if task.source_text else (lambda token: False)
     return torch.tensor([token not in SPECIALS and not keeps(token) for token in source_vocab.tokens],
                         dtype=torch.bool)
-
-
-class PatienceEarlyStopping(EarlyStopping):
-    """Early stopping after ``patience`` validations without a better score, counted from the best one, that also
-    holds under ``train.min_epochs``: Lightning's callback raises the trainer's ``should_stop`` the first time the
-    patience runs out and never lowers it, so a run whose patience ran out before ``min_epochs`` stopped at
-    ``min_epochs`` even when a better epoch had come in between. Here a stop signalled before ``min_epochs`` is
-    withdrawn (a stop raised by another callback, such as the clock of ``train.max_time_minutes``, is left alone),
-    and the next validation decides again from the count since the best epoch."""
-
-    def _run_early_stopping_check(self, trainer) -> None:
-        stopping_already = trainer.should_stop
-        super()._run_early_stopping_check(trainer)
-        min_epochs = trainer.fit_loop.min_epochs or 0
-        if trainer.should_stop and not stopping_already and trainer.current_epoch + 1 < min_epochs:
-            trainer.should_stop = False  # epochs before min_epochs: the trainer would not stop yet anyway
-            self.stopped_epoch = 0
-            self.stopping_reason_message = None
 
 
 @dataclass

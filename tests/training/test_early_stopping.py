@@ -1,5 +1,5 @@
-"""Early stopping under train.min_epochs (neuromath.training.run.PatienceEarlyStopping): the patience is counted from
-the best epoch, and a patience that ran out before min_epochs does not stop a run that has found a better epoch
+"""Early stopping under train.min_epochs (neuromath.training.stopping.PatienceEarlyStopping): the patience is counted
+from the best epoch, and a patience that ran out before min_epochs does not stop a run that has found a better epoch
 since."""
 
 import lightning.pytorch as pl
@@ -7,7 +7,7 @@ import pytest
 import torch
 from lightning.pytorch.callbacks import EarlyStopping
 
-from neuromath.training.run import PatienceEarlyStopping
+from neuromath.training.stopping import PatienceEarlyStopping
 
 
 class Scripted(pl.LightningModule):
