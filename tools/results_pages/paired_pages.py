@@ -16,10 +16,14 @@ from neuromath.safe_read import load_json, read_data_text
 
 
 def unit_correct(evidence: Evidence, unit: str, where: str) -> list[tuple[str, bool]]:
+    """Each test problem's name and verdict in a fold's or seed's predictions. Records without an id (the identities
+    task keeps depth, label and prediction, in the test file's order) are named by position, depth and label, so
+    two runs pair only when their test files line up."""
     path = evidence.folders[unit] / PREDICTIONS_GZ
     if not path.is_file():
         raise NeuromathError(f"{where}: {path} is missing: the evidence keeps no predictions to pair")
-    return [(str(record["id"]), bool(record["correct"])) for record in read_gzip_lines(path)]
+    return [(str(record["id"]) if "id" in record else f"{position}:{record.get('depth')}:{record.get('label')}",
+             bool(record["correct"])) for position, record in enumerate(read_gzip_lines(path))]
 
 
 def beam_correct(evidence: Evidence, metric: str, where: str) -> list[tuple[str, bool]]:
@@ -55,6 +59,10 @@ def paired_line(baseline: Evidence, candidate: Evidence, where: str, metric: str
         scored = [(unit, unit_correct(baseline, unit, where), unit_correct(candidate, unit, where))
                   for unit in sorted(baseline.units)]
     a_correct, b_correct = [], []
+    # the seeds of a training (not the folds of a cross-validation) score one test file again: say so, since the
+    # pairs are then not independent
+    repeated = len(scored) > 1 and all(unit.startswith("seed") and [name for name, _ in a] == [
+        name for name, _ in scored[0][1]] for unit, a, _ in scored)
     for unit, a_records, b_records in scored:
         if [name for name, _ in a_records] != [name for name, _ in b_records]:
             raise NeuromathError(f"{where}: {unit} of the two runs did not score the same test problems in the same "
@@ -63,7 +71,9 @@ def paired_line(baseline: Evidence, candidate: Evidence, where: str, metric: str
         b_correct += [right for _, right in b_records]
     result = compare_paired(a_correct, b_correct)
     interval, mcnemar = result["interval"], result["mcnemar"]
-    return (f"{100 * result['difference']:+.1f} points over the same {result['n']} test problems "
+    over = (f"the same {len(scored[0][1])} test problems, scored by each of {len(scored)} seeds ({result['n']} pairs, "
+            "resampled as if independent)" if repeated else f"the same {result['n']} test problems")
+    return (f"{100 * result['difference']:+.1f} points over {over} "
             f"({100 * result['a']['accuracy']:.1f} % → {100 * result['b']['accuracy']:.1f} %), "
             f"95 % interval [{100 * interval['low']:+.1f}, {100 * interval['high']:+.1f}] (paired bootstrap, "
             f"{interval['samples']:,} resamples, seed {interval['seed']}); McNemar's exact test p = "
