@@ -176,16 +176,19 @@ def test_a_run_config_written_in_full_by_earlier_versions_still_loads(tmp_path, 
 
 def test_an_old_run_resumes_with_the_shortened_preset(tmp_path):
     """check_resume_config compares what applies: keys the shortened preset no longer names do not stop a resume,
-    while the values it changed on purpose (tree_lstm's dropout and plateau patience) are named."""
+    while the values it changed on purpose (tree_lstm's dropout, plateau patience, learning rate and batch size) are
+    named."""
     from neuromath.training.run_folder import check_resume_config
 
     preset = "identities/tree_lstm"
     saved = load_config(write_yaml(tmp_path / "config.yaml", FIXTURE[preset]))
-    as_before = ["model.dropout=0.0", "optim.plateau_patience=2"]  # the values the preset changed on purpose since
+    # the values the preset changed on purpose since
+    as_before = ["model.dropout=0.0", "optim.plateau_patience=2", "optim.lr=0.001", "train.batch_size=50"]
     check_resume_config(saved, load_config(preset, as_before, strict=True))  # epochs and patience may change
     with pytest.raises(ConfigError, match="model.d_model: 50 -> 64"):
         check_resume_config(saved, load_config(preset, as_before + ["model.d_model=64"], strict=True))
-    with pytest.raises(ConfigError, match=r"model.dropout: 0.0 -> 0.2; optim.plateau_patience: 2 -> 8$"):
+    with pytest.raises(ConfigError, match=r"model.dropout: 0.0 -> 0.2; optim.lr: 0.001 -> 0.0015; "
+                                          r"optim.plateau_patience: 2 -> 8; train.batch_size: 50 -> 100$"):
         check_resume_config(saved, load_config(preset, strict=True))
 
 

@@ -72,6 +72,69 @@ def test_an_unknown_row_is_refused_with_the_runs_the_recipe_has(tmp_path):
     assert done.returncode != 0 and "no run 'no-such-run'" in done.stderr and "graph2tree-mawps" in done.stderr
 
 
+def test_a_row_over_seeds_trains_its_seed_and_reads_its_goal_from_seeds_json(tmp_path):
+    """An identities row (``neuromath train ... --seeds 3``): the fold-th seed, the accuracy of seeds.json, the
+    classifier's validation and test accuracy each epoch."""
+    out = tmp_path / "ttr.json"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows", "identities-40k:tree_lstm-paper-batch100",
+                           "--fold", "1", "--setup", str(tmp_path / "setup"), "--work", str(tmp_path / "runs"),
+                           "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    accuracy = json.loads((ROOT / "results/identities-40k/runs/tree_lstm-paper-batch100/seeds.json").read_text())
+    accuracy = accuracy["accuracy"]
+    assert row["preset"] == "identities/tree_lstm" and row["metric"] == "accuracy"
+    assert row["goal"] == pytest.approx(accuracy["mean"] - accuracy["std"])
+    assert f"data.train={tmp_path / 'setup'}/pap40.train.json" in row["sets"] and "train.seed=1" in row["sets"]
+    assert row["reported_fold"]["epochs"] > 10  # seed 1 of the committed evidence
+    epochs = row["epochs"]
+    assert [epoch["epoch"] for epoch in epochs] == [1, 2, 3]
+    assert all(0 <= epoch["val_accuracy"] <= 1 and 0 <= epoch["test_accuracy"] <= 1 for epoch in epochs)
+    kept = max(epochs, key=lambda epoch: (epoch["val_accuracy"], -epoch["epoch"]))
+    assert row["kept_epoch"] == kept["epoch"] and row["end_test_accuracy"] == kept["test_accuracy"]
+    assert sorted(row["patience"], key=int) == ["3", "5", "8", "10", "15"]  # up to the preset's own 20
+    assert (tmp_path / "runs/identities-40k-tree_lstm-paper-batch100/node_vocab.json").exists()
+
+
+@pytest.mark.parametrize("preset", ["word_problems/gts", "identities/tree_lstm"])
+def test_scoring_the_test_file_each_epoch_leaves_the_training_as_it_was(tmp_path, preset):
+    """The callback restores the random state after its test scoring (decoding the test file drew from the global
+    generator, so the dropout masks of the next epochs changed), so the measured run's epochs are the row's own."""
+    script = load_script()
+    from neuromath.config import load_config
+    from neuromath.training.classifier_training import fit_classifier
+    from neuromath.training.run import fit_sequence_model
+
+    config = load_config(preset, ["train.num_threads=1", "train.progress=false"])
+    short = script.SHORT_CLASSIFIER if script.is_classifier(config) else script.SHORT
+    config = load_config(preset, ["train.num_threads=1", "train.progress=false", *short])
+    fit = fit_classifier if script.is_classifier(config) else fit_sequence_model
+    fit(config, tmp_path / "plain")
+    costs = script.EpochCosts(config, tmp_path / "measured")
+    fit(config, tmp_path / "measured", callbacks=[costs])
+    losses = read_column(tmp_path / "plain", "train_loss_epoch")
+    assert len(losses) == 3 and read_column(tmp_path / "measured", "train_loss_epoch") == losses
+    assert [row[f"val_{costs.metric}"] for row in costs.rows] == read_column(tmp_path / "plain", f"val_{costs.metric}")
+    assert all(row[f"test_{costs.metric}"] is not None for row in costs.rows)
+
+
+def read_column(run_dir: Path, column: str) -> list[float]:
+    import csv
+
+    with (run_dir / "metrics.csv").open(encoding="utf-8") as stream:
+        return [float(row[column]) for row in csv.DictReader(stream) if row.get(column)]
+
+
+def test_a_row_that_reads_setup_files_needs_their_folder_and_a_seed_it_has():
+    run = lambda *extra: subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows",  # noqa: E731
+                                         "identities-40k:tree_lstm-paper", *extra],
+                                        capture_output=True, text=True, timeout=120)
+    done = run()
+    assert done.returncode != 0 and "--setup DIR" in done.stderr
+    done = run("--setup", "anywhere", "--fold", "3")
+    assert done.returncode != 0 and "--fold 3 is not one of its 3 seeds" in done.stderr
+
+
 HELD = """
 import ctypes, sys
 from neuromath.training.allocator import keep_freed_memory

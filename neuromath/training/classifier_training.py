@@ -115,9 +115,11 @@ def prepare_identity_data(config: Config) -> IdentityData:
 # ------------------------------------------------------------------------------------------ training
 
 
-def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) -> TrainResult:
+def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False,
+                   callbacks: list | None = None) -> TrainResult:
     """Train (or resume) an equation classifier in ``run_dir``: node vocabulary, config, data report, best weights
-    and summary.json. The held-out test set (``result.data.test``) is scored by ``neuromath.experiments``."""
+    and summary.json. The held-out test set (``result.data.test``) is scored by ``neuromath.experiments``.
+    ``callbacks``: more Lightning callbacks (``benchmarks/time_to_result.py`` records each epoch's cost with one)."""
     quiet_lightning()
     run_dir = Path(run_dir)
     check_run_dir(run_dir, config, resume)
@@ -180,6 +182,7 @@ def fit_classifier(config: Config, run_dir: str | Path, resume: bool = False) ->
             config, run_dir, module,
             make_loader(train_set, config.train.batch_size, seed=config.train.seed),
             make_loader(valid_set, config.decode.batch_size, shard=True), monitor=module.monitor, resume=resume,
+            callbacks=callbacks,
         )
         if not fitted.writer:  # another process of a multi-process run: rank zero writes the summary and tests
             return TrainResult({}, IdentityData([], [], [], data.report))
