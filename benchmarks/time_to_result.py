@@ -1,7 +1,7 @@
 """Time to a result: the CPU seconds a headline row's training takes to reach the row's accuracy.
 
 Usage: ``python benchmarks/time_to_result.py [--rows RECIPE:RUN ...] [--fold K] [--threads N] [--short]
-[--work DIR] [--json FILE]``
+[--work DIR] [--setup DIR] [--json FILE]``
 
 A row is a run of a recipe under ``results/``: a cross-validation (``word-problems-cv:graph2tree-mawps``, whose
 ``report.json`` gives its value accuracy over folds) or a training over seeds (``identities-40k:tree_lstm-paper``,
