@@ -22,7 +22,7 @@ from neuromath.results.recipes import Run, find_recipes, load_recipe, sha256_of
 from neuromath.results.runner import run_recipe
 from tools.results_pages.command import main as build_main
 from tools.results_pages.pages import RECIPE_ONLY, build_pages, stale_pages
-from tools.results_pages.paired_pages import render_robustness
+from tools.results_pages.paired_pages import paired_line, render_robustness
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results"
@@ -451,6 +451,37 @@ def test_a_paired_directive_reports_what_compare_reports_on_the_same_folds(exper
     shutil.rmtree(runs / "cosine-tiny" / "fold1")
     with pytest.raises(NeuromathError, match="different folds or seeds"):
         build_pages(folder.parent, docs)
+
+
+def test_a_paired_line_pairs_seeds_without_ids_by_position_and_says_they_repeat_one_test_file(tmp_path):
+    """Identities predictions keep no id: the records pair by position, depth and label. The seeds of a training
+    score one test file again, which the line says; the folds of a cross-validation are different problems."""
+    from neuromath.results.evidence import PREDICTIONS_GZ, Evidence
+
+    labels = [True, False, True, False]
+
+    def evidence(name: str, subcommand: str, units: dict[str, list[bool]], depths=(8, 8, 9, 9)) -> Evidence:
+        run = Evidence(tmp_path / name, subcommand, environment={})
+        for unit, correct in units.items():
+            folder = tmp_path / name / unit
+            folder.mkdir(parents=True)
+            write_gzip_lines([{"depth": depth, "label": label, "predicted": label == right, "correct": right}
+                              for depth, label, right in zip(depths, labels, correct)], folder / PREDICTIONS_GZ)
+            run.units[unit], run.folders[unit] = {}, folder
+        return run
+
+    before = evidence("before", "train", {"seed0": [True, False, False, True], "seed1": [True, True, False, False]})
+    after = evidence("after", "train", {"seed0": [True, True, True, True], "seed1": [True, True, False, True]})
+    line = paired_line(before, after, "page.md:1")
+    assert line.startswith("+37.5 points over the same 4 test problems, scored by each of 2 seeds (8 pairs, "
+                           "resampled as if independent) (50.0 % → 87.5 %)")
+    assert "(0 right only before, 3 only after)" in line
+    folds = paired_line(evidence("cv-a", "cv", {"fold0": [True] * 4, "fold1": [False] * 4}),
+                        evidence("cv-b", "cv", {"fold0": [True] * 4, "fold1": [True] * 4}), "page.md:2")
+    assert folds.startswith("+50.0 points over the same 8 test problems (50.0 % → 100.0 %)")
+    other_file = evidence("other", "train", {"seed0": [True] * 4, "seed1": [True] * 4}, depths=(8, 9, 8, 9))
+    with pytest.raises(NeuromathError, match="seed0 of the two runs did not score the same test problems"):
+        paired_line(before, other_file, "page.md:3")
 
 
 def test_a_robustness_directive_tables_the_kept_reports(tmp_path):

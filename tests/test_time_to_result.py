@@ -1,6 +1,7 @@
 """benchmarks/time_to_result.py: a short run (generated problems, three epochs) writes each epoch's cost and reads
 the row's goal from its committed evidence; and the allocator setting it reports on keeps freed memory."""
 
+import csv
 import importlib.util
 import json
 import os
@@ -9,6 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from neuromath.config import load_config
+from neuromath.training.classifier_training import fit_classifier
+from neuromath.training.run import fit_sequence_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "time_to_result.py"
@@ -101,14 +106,10 @@ def test_scoring_the_test_file_each_epoch_leaves_the_training_as_it_was(tmp_path
     """The callback restores the random state after its test scoring (decoding the test file drew from the global
     generator, so the dropout masks of the next epochs changed), so the measured run's epochs are the row's own."""
     script = load_script()
-    from neuromath.config import load_config
-    from neuromath.training.classifier_training import fit_classifier
-    from neuromath.training.run import fit_sequence_model
-
-    config = load_config(preset, ["train.num_threads=1", "train.progress=false"])
-    short = script.SHORT_CLASSIFIER if script.is_classifier(config) else script.SHORT
+    classifier = script.is_classifier(load_config(preset))
+    short = script.SHORT_CLASSIFIER if classifier else script.SHORT
     config = load_config(preset, ["train.num_threads=1", "train.progress=false", *short])
-    fit = fit_classifier if script.is_classifier(config) else fit_sequence_model
+    fit = fit_classifier if classifier else fit_sequence_model
     fit(config, tmp_path / "plain")
     costs = script.EpochCosts(config, tmp_path / "measured")
     fit(config, tmp_path / "measured", callbacks=[costs])
@@ -119,8 +120,6 @@ def test_scoring_the_test_file_each_epoch_leaves_the_training_as_it_was(tmp_path
 
 
 def read_column(run_dir: Path, column: str) -> list[float]:
-    import csv
-
     with (run_dir / "metrics.csv").open(encoding="utf-8") as stream:
         return [float(row[column]) for row in csv.DictReader(stream) if row.get(column)]
 
