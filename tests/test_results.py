@@ -21,7 +21,7 @@ from neuromath.results.recipe_configs import config_differences, extra_settings
 from neuromath.results.recipes import Run, find_recipes, load_recipe, sha256_of
 from neuromath.results.runner import run_recipe
 from tools.results_pages.command import main as build_main
-from tools.results_pages.pages import RECIPE_ONLY, build_pages, stale_pages
+from tools.results_pages.pages import RECIPE_ONLY, Book, build_pages, stale_pages
 from tools.results_pages.paired_pages import paired_line, render_robustness
 
 REPO = Path(__file__).resolve().parents[1]
@@ -250,6 +250,25 @@ def test_pages_show_evidence_numbers_and_recipe_only_runs(experiment, tmp_path):
     (pages / "bad.md").write_text("{{ table tiny.nothing }}\n", encoding="utf-8")
     with pytest.raises(NeuromathError, match=r"bad.md:1: .* declares no table 'nothing'"):
         build_pages(folder.parent, docs)
+
+
+def test_a_runs_directive_gives_the_mean_and_spread_over_whole_runs(tmp_path):
+    """``{{ runs METRIC RUN RUN ... }}``: each run counts once (its own test score), whatever its size."""
+    runs = ("tp_transformer", "tp_transformer-rerun", "tp_transformer-seed1")
+    scores = []
+    for run in runs:
+        records = read_gzip_lines(RESULTS / "mathematics-dataset-4" / "runs" / run / "predictions.jsonl.gz")
+        scores.append(100 * sum(bool(record["correct"]) for record in records) / len(records))
+    mean = sum(scores) / 3
+    std = (sum((score - mean) ** 2 for score in scores) / 2) ** 0.5
+    book = Book(RESULTS)
+    page = tmp_path / "p.md"
+    names = " ".join(f"mathematics-dataset-4.{run}" for run in runs)
+    assert book.render(page, f"x {{{{ runs value_accuracy {names} }}}} y") == f"x {mean:.1f} ± {std:.1f} % (3 runs) y\n"
+    with pytest.raises(NeuromathError, match="p.md:1: runs takes METRIC"):
+        book.render(page, "{{ runs value_accuracy mathematics-dataset-4.tp_transformer }}")
+    with pytest.raises(NeuromathError, match="p.md:1: mathematics-dataset-4.transformer has no evidence of nothing"):
+        book.render(page, "{{ runs nothing mathematics-dataset-4.transformer mathematics-dataset-4.tp_transformer }}")
 
 
 def test_the_page_builder_check_fails_on_a_stale_page(experiment, tmp_path, capsys):

@@ -15,9 +15,10 @@ line of their own:
 - ``{{ robustness DIR [pooled] }}``: the ``neuromath evaluate --robustness`` reports kept in ``DIR`` under
   ``results/`` (``pooled``: each row's folds pooled, in two tables of five columns);
 
-and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units) and ``{{ paired EXPERIMENT.RUN
-EXPERIMENT.RUN }}`` (the second run against the first on the same test problems, as ``neuromath compare`` pairs
-them). A run without evidence shows "recipe only, not re-run here" and no number.
+and inline, ``{{ value EXPERIMENT.RUN.METRIC }}`` (mean ± std in the page's units), ``{{ runs METRIC
+EXPERIMENT.RUN ... }}`` (mean ± std over whole runs) and ``{{ paired EXPERIMENT.RUN EXPERIMENT.RUN }}``
+(the second run against the first on the same test problems, as ``neuromath compare`` pairs them). A run without
+evidence shows "recipe only, not re-run here" and no number.
 ``results/pages/readme-table.md`` fills the block of the repository's
 README between ``<!-- results:begin -->`` and ``<!-- results:end -->``.
 
@@ -58,7 +59,7 @@ RECIPE_ONLY = "recipe only, not re-run here"
 HEADER = ("<!-- written by `python -m tools.results_pages build` from results/{source}: "
           "edit that file, not this one -->\n\n")
 DIRECTIVE = re.compile(
-    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|cpu|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)"
+    r"\{\{\s*(table|recipe|published|curve|leaderboard|value|runs|cpu|paired|robustness|gpu_check|decode_compile)\b\s*([^}]*)"
     r"\}\}")
 PRIMARY = {"word_problems": "value_accuracy", "identities": "accuracy", "symbolic": "dedup verified@10"}
 PRIMARY_OF_SUBCOMMAND = {"import": "top1"}  # an imported model is scored by completion
@@ -169,6 +170,23 @@ class Book:
             return f"({RECIPE_ONLY})"
         text = text if is_count(parts[2]) or text == "n/a" else f"{text} %"
         return labelled(text, recipe.runs[parts[1]], f"{LITERATURE} protocol")
+
+    def runs(self, argument: str, where: str) -> str:
+        """``{{ runs METRIC EXPERIMENT.RUN EXPERIMENT.RUN ... }}``: mean ± sample std of the runs' own means of a
+        metric, over runs that repeat one setting with other seeds or code (each run counts once)."""
+        metric, *names = argument.split()
+        if len(names) < 2 or any(len(name.split(".")) != 2 for name in names):
+            raise NeuromathError(f"{where}: runs takes METRIC EXPERIMENT.RUN EXPERIMENT.RUN ..., not {argument!r}")
+        means = []
+        for name in names:
+            experiment, run = name.split(".")
+            evidence = self.run_evidence(self.recipe(experiment, where), run, where)
+            mean = None if evidence is None else mean_of(evidence, metric)
+            if mean is None:
+                raise NeuromathError(f"{where}: {name} has no evidence of {metric}")
+            means.append(mean)
+        spread = mean_std(means)
+        return f"{100 * spread['mean']:.1f} ± {100 * spread['std']:.1f} % ({len(means)} runs)"
 
     def cpu(self, argument: str, where: str) -> str:
         """``{{ cpu EXPERIMENT.RUN }}``: the CPU time its evidence took to train (every fold or seed, by threads)."""
@@ -346,7 +364,8 @@ class Book:
             def replace(match: re.Match) -> str:
                 kind, argument = match.group(1), match.group(2).strip()
                 handler = {"table": self.table, "recipe": self.recipe_block, "published": self.published,
-                           "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value, "cpu": self.cpu,
+                           "curve": self.curve, "leaderboard": self.leaderboard, "value": self.value, "runs": self.runs,
+                           "cpu": self.cpu,
                            "paired": self.paired, "gpu_check": self.gpu_check,
                            "decode_compile": self.decode_compile, "robustness": self.robustness}[kind]
                 return handler(argument, where)
