@@ -16,7 +16,7 @@ import yaml
 
 from neuromath.cli import main
 from neuromath.errors import ConfigError, NeuromathError
-from neuromath.results.evidence import read_gzip_lines, verify_recipe, write_gzip_lines
+from neuromath.results.evidence import PREDICTIONS_GZ, Evidence, read_gzip_lines, verify_recipe, write_gzip_lines
 from neuromath.results.recipe_configs import config_differences, extra_settings
 from neuromath.results.recipes import Run, find_recipes, load_recipe, sha256_of
 from neuromath.results.runner import run_recipe
@@ -475,8 +475,6 @@ def test_a_paired_directive_reports_what_compare_reports_on_the_same_folds(exper
 def test_a_paired_line_pairs_seeds_without_ids_by_position_and_says_they_repeat_one_test_file(tmp_path):
     """Identities predictions keep no id: the records pair by position, depth and label. The seeds of a training
     score one test file again, which the line says; the folds of a cross-validation are different problems."""
-    from neuromath.results.evidence import PREDICTIONS_GZ, Evidence
-
     labels = [True, False, True, False]
 
     def evidence(name: str, subcommand: str, units: dict[str, list[bool]], depths=(8, 8, 9, 9)) -> Evidence:

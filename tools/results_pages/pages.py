@@ -128,6 +128,11 @@ class Book:
             raise NeuromathError(f"{where}: {recipe.name} has no run {run!r} (runs: {', '.join(recipe.runs)})")
         return self.evidence[(recipe.name, run)]
 
+    def named_evidence(self, name: str, where: str) -> Evidence | None:
+        """The evidence of ``EXPERIMENT.RUN`` (None for a run with a recipe only); the caller checked the form."""
+        experiment, run = name.split(".")
+        return self.run_evidence(self.recipe(experiment, where), run, where)
+
     # -- directives ---------------------------------------------------------------------------------------------------
 
     def table(self, argument: str, where: str) -> str:
@@ -179,8 +184,7 @@ class Book:
             raise NeuromathError(f"{where}: runs takes METRIC EXPERIMENT.RUN EXPERIMENT.RUN ..., not {argument!r}")
         means = []
         for name in names:
-            experiment, run = name.split(".")
-            evidence = self.run_evidence(self.recipe(experiment, where), run, where)
+            evidence = self.named_evidence(name, where)
             mean = None if evidence is None else mean_of(evidence, metric)
             if mean is None:
                 raise NeuromathError(f"{where}: {name} has no evidence of {metric}")
@@ -190,10 +194,9 @@ class Book:
 
     def cpu(self, argument: str, where: str) -> str:
         """``{{ cpu EXPERIMENT.RUN }}``: the CPU time its evidence took to train (every fold or seed, by threads)."""
-        parts = argument.strip().split(".")
-        if len(parts) != 2:
+        if len(argument.strip().split(".")) != 2:
             raise NeuromathError(f"{where}: cpu takes EXPERIMENT.RUN, not {argument!r}")
-        evidence = self.run_evidence(self.recipe(parts[0], where), parts[1], where)
+        evidence = self.named_evidence(argument.strip(), where)
         seconds = None if evidence is None else cpu_seconds(evidence)
         return "not recorded" if seconds is None else duration(seconds)
 
@@ -203,10 +206,7 @@ class Book:
         if len(names) != 2 or any(len(name.split(".")) != 2 for name in names):
             raise NeuromathError(f"{where}: paired takes EXPERIMENT.RUN EXPERIMENT.RUN [BEAM METRIC], not "
                                  f"{argument!r}")
-        runs = []
-        for name in names:
-            experiment, run = name.split(".")
-            runs.append(self.run_evidence(self.recipe(experiment, where), run, where))
+        runs = [self.named_evidence(name, where) for name in names]
         if any(evidence is None for evidence in runs):
             return f"({RECIPE_ONLY})"
         return paired_line(runs[0], runs[1], where, metric)
