@@ -143,6 +143,10 @@ class TrainConfig(Section):
     # sequence models: pad every training and validation batch's source and target lengths up to a multiple of this
     # (1: to the longest example), so that batches fall into few shapes (compiled graphs, CUDA graphs); pad is masked
     length_multiple: int = ranged(1, LENGTH)
+    # sequence models: 0 reads training batches of random examples; G > 0 sorts each pool of G batches' examples by
+    # length before cutting it into batches (their order shuffled), so a batch holds examples of about one length and
+    # little padding (neuromath.models.batching.LengthGroupedBatches); a map-style training set only (not streaming)
+    length_grouping: int = ranged(0, NONNEGATIVE)
     progress: bool | None = None  # null: bars on a terminal, a line per epoch otherwise; true / false force either
     max_time_minutes: float = ranged(0.0, NONNEGATIVE)  # 0 -> no wall-clock limit
     # false: no validation set (nothing carved out of data.train, which is trained on whole) and no early stopping;

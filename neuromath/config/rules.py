@@ -54,6 +54,7 @@ KIND_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections of optim, tr
     "train.compile": (SEQUENCE,),  # torch.compile of the training forward: sequence models (neuromath.nn.compiling)
     "train.compile_mode": (SEQUENCE,),
     "train.length_multiple": (SEQUENCE,),  # padding of a batch's lengths (neuromath.models.batching.collate)
+    "train.length_grouping": (SEQUENCE,),  # batches of one length (neuromath.models.batching.LengthGroupedBatches)
     # fine-tuning and the completion ranking loss: tree classifiers (the loss mines fillers path-wise)
     **{f"train.{key}": (TREE_CLASSIFIER,) for key in ("init_from", "rank_weight", "rank_groups", "rank_negatives",
                                                       "rank_hard")},
@@ -415,6 +416,15 @@ def contrast_needs_a_sequence_model(config: Config) -> tuple[str, str] | None:
     return None
 
 
+def grouping_needs_a_training_set(config: Config) -> tuple[str, str] | None:
+    """``train.length_grouping`` sorts pools of a training set read whole; a stream (``data.streaming``) is read in
+    shuffle windows and has none."""
+    if config.train.length_grouping and getattr(config.data, "streaming", False):
+        return "train.length_grouping", ("train.length_grouping sorts pools of a training set read whole; "
+                                         "data.streaming reads a stream: set train.length_grouping 0")
+    return None
+
+
 # rules between sections, checked by Config itself
 CONFIG_CHECKS = (model_fits_the_task, decode_fits_the_model, schedule_fits_the_kind, literature_selects_on_test,
-                 contrast_needs_a_sequence_model)
+                 contrast_needs_a_sequence_model, grouping_needs_a_training_set)

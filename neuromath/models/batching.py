@@ -161,6 +161,46 @@ class EpochShuffleSampler(Sampler[int]):
         return self.size // process_rank()[1]
 
 
+class LengthGroupedBatches(Sampler[list[int]]):
+    """Training batches of examples of about one length, so that little of a batch is padding (``train.length_grouping``
+    G). Each epoch, from (seed, epoch) alone: the examples are shuffled as by ``EpochShuffleSampler``, cut into pools
+    of G batches, each pool sorted by (source length, target length), cut into batches, and the batches of the epoch
+    shuffled. Every example is read once per epoch; the batches differ from epoch to epoch, and so does their order.
+    With W training processes a batch is W times the size and process ``rank`` takes rows ``rank, rank + W, ...`` of
+    it, so that the W batches of a step are together the one-process batch (the last ``size % W`` examples of the
+    shuffle are left out of the epoch, as ``EpochShuffleSampler`` leaves them)."""
+
+    def __init__(self, lengths: Sequence[tuple[int, int]], batch_size: int, seed: int, grouping: int):
+        if grouping < 1 or batch_size < 1:
+            raise ValueError(f"length grouping needs a pool of at least one batch (grouping {grouping}, batch size "
+                             f"{batch_size})")
+        self.lengths, self.batch_size, self.seed, self.grouping = list(lengths), batch_size, seed, grouping
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:  # called by Lightning at the start of every epoch
+        self.epoch = epoch
+
+    def batches(self, world: int) -> list[list[int]]:
+        """The epoch's batches of all ``world`` processes together, in the order they are read."""
+        size = len(self.lengths) - len(self.lengths) % world
+        generator = torch.Generator().manual_seed(self.seed * 100_003 + self.epoch)
+        order = torch.randperm(len(self.lengths), generator=generator).tolist()[:size]
+        step = self.batch_size * world
+        batches = []
+        for start in range(0, size, step * self.grouping):
+            pool = sorted(order[start:start + step * self.grouping], key=self.lengths.__getitem__)  # stable
+            batches.extend(pool[i:i + step] for i in range(0, len(pool), step))
+        return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+
+    def __iter__(self):
+        rank, world = process_rank()  # read when iterated: the process group is up by then
+        return iter([batch[rank::world] for batch in self.batches(world)])
+
+    def __len__(self) -> int:
+        world = process_rank()[1]
+        return -(-(len(self.lengths) - len(self.lengths) % world) // (self.batch_size * world))
+
+
 class ShardSampler(Sampler[int]):
     """Evaluation order for several training processes: process ``rank`` reads ``shard_positions`` (every W-th
     example from its rank on, padded by wrapping round so every process reads as many); ``gather_shards`` puts the
@@ -177,11 +217,16 @@ class ShardSampler(Sampler[int]):
 
 
 def make_loader(dataset: EncodedExamples, batch_size: int, shuffle_seed: int | None = None,
-                shard: bool = False, length_multiple: int = 1) -> DataLoader:
+                shard: bool = False, length_multiple: int = 1, length_grouping: int = 0) -> DataLoader:
     """Batches of ``dataset``: shuffled each epoch with ``shuffle_seed`` (training), in order otherwise; ``shard``
     (validation during training) splits the in-order reading among the training processes; ``length_multiple``
-    rounds the batches' lengths up (``collate``)."""
+    rounds the batches' lengths up (``collate``); ``length_grouping`` G > 0 (training: ``train.length_grouping``)
+    makes each batch of examples of about one length (``LengthGroupedBatches``)."""
+    collate_fn = collate if length_multiple == 1 else functools.partial(collate, length_multiple=length_multiple)
+    if length_grouping and shuffle_seed is not None:
+        lengths = [(len(source), len(target)) for source, target in dataset.items]
+        batches = LengthGroupedBatches(lengths, batch_size, shuffle_seed, length_grouping)
+        return DataLoader(dataset, batch_sampler=batches, collate_fn=collate_fn, num_workers=0)
     sampler = (EpochShuffleSampler(len(dataset), shuffle_seed) if shuffle_seed is not None
                else ShardSampler(len(dataset)) if shard else None)
-    collate_fn = collate if length_multiple == 1 else functools.partial(collate, length_multiple=length_multiple)
     return DataLoader(dataset, batch_size=batch_size, sampler=sampler, collate_fn=collate_fn, num_workers=0)

@@ -241,7 +241,8 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
     else:
         train_set = EncodedExamples(data.train, task, source_vocab, target_vocab)
         train_loader = make_loader(train_set, config.train.batch_size, shuffle_seed=config.train.seed,  # sharded
-                                   length_multiple=config.train.length_multiple)
+                                   length_multiple=config.train.length_multiple,
+                                   length_grouping=config.train.length_grouping)
         train_examples = len(train_set)
     # a resumed run builds its pretrained encoder (if any) from the files it saved when it started
     model = build_task_model(config.model, task, source_vocab, target_vocab, run_dir if resume else None)
