@@ -236,12 +236,13 @@ def read_evidence(recipe: Recipe, run: Run) -> Evidence | None:
 
 
 def test_metric(summary: dict, metric: str) -> float | None:
-    """A test score of one summary: ``value_accuracy`` (word problems), ``accuracy`` or ``depth<D>`` (identities)."""
+    """A test score of one summary: ``value_accuracy`` (word problems), ``accuracy`` or ``depth<D>`` (identities);
+    or what the summary says of the training: ``epochs``, ``steps``, the best validation score, ``wall_seconds``."""
     test = summary.get("test") or {}
     if metric.startswith("depth") and metric[5:].isdigit():
         entry = (test.get("by_depth") or {}).get(metric[5:])
         return entry.get("accuracy") if isinstance(entry, dict) else entry
-    if metric in ("epochs", "steps", "best_val_accuracy", "best_val_value_accuracy"):
+    if metric in ("epochs", "steps", "best_val_accuracy", "best_val_value_accuracy", "wall_seconds"):
         return summary.get(metric)
     value = test.get(metric)
     return value if isinstance(value, (int, float)) else None

@@ -82,6 +82,8 @@ def format_metric(evidence: Evidence | None, metric: str, digits: int = 1) -> st
     mean, std = spread["mean"], (spread["std"] if len(values) > 1 else None)
     if is_count(metric):
         return f"{mean:.0f}"
+    if metric == "wall_seconds":  # the training's own wall time (summary.json), without the test
+        return duration(mean)
     if metric == "mrr":
         return f"{mean:.3f}" if std is None else f"{mean:.3f} ± {std:.3f}"
     if metric == "seconds":
@@ -173,7 +175,7 @@ class Book:
         text = format_metric(evidence, parts[2])
         if evidence is None:
             return f"({RECIPE_ONLY})"
-        text = text if is_count(parts[2]) or text == "n/a" else f"{text} %"
+        text = text if is_count(parts[2]) or parts[2] == "wall_seconds" or text == "n/a" else f"{text} %"
         return labelled(text, recipe.runs[parts[1]], f"{LITERATURE} protocol")
 
     def runs(self, argument: str, where: str) -> str:
