@@ -271,6 +271,18 @@ def test_a_runs_directive_gives_the_mean_and_spread_over_whole_runs(tmp_path):
         book.render(page, "{{ runs nothing mathematics-dataset-4.transformer mathematics-dataset-4.tp_transformer }}")
 
 
+def test_a_value_of_wall_seconds_is_the_runs_own_training_time_not_the_test(tmp_path):
+    """``wall_seconds`` reads the training's summary (without the beam search after it, which the evidence's own
+    duration holds) and is written as a duration, not a percentage."""
+    folder = RESULTS / "symbolic-integration-steps" / "runs" / "learned_positions"
+    trained = json.loads((folder / "summary.json").read_text(encoding="utf-8"))["wall_seconds"]
+    whole = json.loads((folder / "evidence.json").read_text(encoding="utf-8"))["wall_seconds"]
+    assert whole > trained + 60  # the evidence's duration includes the evaluation
+    book = Book(RESULTS)
+    text = book.render(tmp_path / "p.md", "{{ value symbolic-integration-steps.learned_positions.wall_seconds }}")
+    assert text == f"{trained / 60:.0f} min\n"
+
+
 def test_the_page_builder_check_fails_on_a_stale_page(experiment, tmp_path, capsys):
     folder, root, work = experiment
     (folder.parent / "pages").mkdir()
