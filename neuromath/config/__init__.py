@@ -91,6 +91,10 @@ class OptimConfig(Section):
     weight_decay: float = ranged(0.0, NONNEGATIVE)
     grad_clip: float = ranged(1.0, NONNEGATIVE)  # 0: no clipping
     label_smoothing: float = ranged(0.0, PROBABILITY)
+    # sequence models: what a batch's summed cross-entropy is divided by. batch: its own target tokens (each batch
+    # weighs the same); average: the training set's average target tokens per batch, so that every token weighs the
+    # same whatever batch it is in (batches of one length, train.length_grouping, otherwise favour short targets)
+    loss_denominator: str = one_of("batch", "batch", "average")
     # data.contrast: the weight of the unlikelihood term, -log(1 - p(original equation | varied problem)), averaged
     # over a batch's contrast problems and added to the cross-entropy of its other problems
     contrast_weight: float = ranged(1.0, NONNEGATIVE)

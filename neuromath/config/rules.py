@@ -44,6 +44,7 @@ KIND_KEYS: dict[str, tuple[str, ...]] = {  # keys or whole sections of optim, tr
     "optim.lr_scale": (SEQUENCE,),  # the warm-up schedule and label smoothing: sequence models only
     "optim.warmup_steps": (SEQUENCE,),
     "optim.label_smoothing": (SEQUENCE,),
+    "optim.loss_denominator": (SEQUENCE,),  # tokens per batch of the cross-entropy (training.module.SequenceModule)
     "optim.contrast_weight": (SEQUENCE,),  # the unlikelihood term of data.contrast's problems
     "optim.plateau_factor": CLASSIFIER_KINDS,  # the plateau schedule: equation classifiers only
     "optim.plateau_patience": CLASSIFIER_KINDS,

@@ -106,11 +106,17 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
     """
 
     def __init__(self, config: Config, model: SequenceModel, scorer: Callable | None = None,
-                 droppable_source: torch.Tensor | None = None, word_dropout: float = 0.0):
+                 droppable_source: torch.Tensor | None = None, word_dropout: float = 0.0,
+                 tokens_per_batch: float | None = None):
         super().__init__()
         self.config = config
         self.model = model
         self.scorer = scorer
+        # optim.loss_denominator average: the training set's average target tokens per batch of this process, which
+        # divides every batch's summed cross-entropy (None: each batch's mean over its own tokens)
+        if config.optim.loss_denominator == "average" and not tokens_per_batch:
+            raise ValueError("optim.loss_denominator average needs the training set's average target tokens per batch")
+        self.tokens_per_batch = tokens_per_batch if config.optim.loss_denominator == "average" else None
         self.word_dropout = word_dropout  # the task's vocabulary_options; training only
         self._results: list[tuple[bool, bool]] = []  # per validation example read by this process: value, equation
         # word dropout: a bool per source id, True for the ordinary words it may replace (None: no word dropout);
@@ -120,7 +126,11 @@ class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
     def training_step(self, batch: dict, batch_index: int) -> torch.Tensor:
         batch = {**batch, "source": self.drop_words(batch["source"])}  # a copy: the loader's batch is left alone
         world = process_rank()[1]
-        if world == 1:
+        if self.tokens_per_batch:  # every token weighs the same whatever its batch; DDP's mean over the processes
+            total = self.loss(batch, reduction="sum")  # then divides the global sum by the global average
+            loss = total / self.tokens_per_batch
+            logged = total.detach() / cross_entropy_tokens(batch).clamp(min=1)  # the batch's own mean, to show
+        elif world == 1:
             loss = logged = self.loss(batch)
         else:  # DDP averages the processes' gradients: scale this process's sum to its share of the global mean
             total = self.loss(batch, reduction="sum")

@@ -255,8 +255,14 @@ def fit_sequence_model(config: Config, run_dir: str | Path, resume: bool = False
         model.fit_structure([source for source, _ in items], [target[:-1] for _, target in items])
     if config.train.compile:
         compile_in_place(model, config.train.accelerator, config.train.compile_mode)
+    tokens_per_batch = None
+    if config.optim.loss_denominator == "average":  # a stream: the records at its head stand in for the set
+        items = (EncodedExamples(list(islice(stream.vocab_sample, STRUCTURE_SAMPLE)), task, source_vocab,
+                                 target_vocab) if stream else train_set).items
+        tokens_per_batch = config.train.batch_size * sum(len(target) - 1 for _, target in items) / max(1, len(items))
     module = SequenceModule(config, model, scorer, droppable_source=droppable_source(task, source_vocab, config),
-                            word_dropout=task.vocabulary_options(config.data).word_dropout)
+                            word_dropout=task.vocabulary_options(config.data).word_dropout,
+                            tokens_per_batch=tokens_per_batch)
     valid_loader = (make_loader(valid_set, config.decode.batch_size, shard=True,
                                 length_multiple=config.train.length_multiple) if config.train.validate else None)
     fitted = fit_and_keep_best(config, run_dir, module, train_loader, valid_loader, monitor="val_value_accuracy",

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +18,7 @@ from neuromath.config import load_config
 from neuromath.errors import ConfigError
 from neuromath.models import batching
 from neuromath.models.batching import EpochShuffleSampler, LengthGroupedBatches
+from neuromath.training.module import SequenceModule
 
 
 def lengths_of(count: int, seed: int) -> list[tuple[int, int]]:
@@ -120,3 +123,56 @@ def test_the_benchmark_times_both_batchings_and_finds_less_padding_in_grouped_on
     assert all(entry["median"] > 0 for entry in result["settings"].values())
     random_pad, grouped_pad = result["padding_per_token"]["random"], result["padding_per_token"]["grouped"]
     assert grouped_pad[0] < random_pad[0] and grouped_pad[0] < 1.3
+
+
+class TableModel(torch.nn.Module):
+    """Logits (B, T, V) looked up from the target's input tokens: a model of the sequence contract with a gradient."""
+
+    def __init__(self, vocabulary: int = 6):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(vocabulary, vocabulary, generator=torch.Generator().manual_seed(0)))
+
+    def forward(self, batch: dict) -> torch.Tensor:
+        return self.table[batch["target_in"]]
+
+
+def batch_of(targets: list[list[int]]) -> dict:
+    """A batch of targets (bos 1, then the tokens) with one-token sources: what ``collate`` makes of them."""
+    return batching.collate([([3], [1, *target], index) for index, target in enumerate(targets)])
+
+
+def table_gradient(module, batches) -> torch.Tensor:
+    module.model.table.grad = None
+    for batch in batches:
+        module.training_step(batch, 0).backward()
+    return module.model.table.grad.clone()
+
+
+def test_with_the_average_denominator_every_token_weighs_the_same_whatever_its_batch():
+    """Batches of one length hold short targets in some batches and long ones in others. Divided by their own tokens
+    (batch, the default), a short batch's tokens weigh more; divided by the set's average (average) the two batches'
+    gradients sum to that of the one batch holding both, over the same denominator, as random batches would weigh
+    them."""
+    short, long = batch_of([[2, 4]] * 2), batch_of([[5, 2, 4, 3, 2, 5, 4]] * 2)  # 2 x 3 and 2 x 7 target tokens
+    both = batch_of([[2, 4]] * 2 + [[5, 2, 4, 3, 2, 5, 4]] * 2)
+    average = SequenceModule(load_config("symbolic/learned_positions", ["optim.loss_denominator=average"]),
+                             TableModel(), tokens_per_batch=10.0)
+    by_batch = SequenceModule(load_config("symbolic/learned_positions", []), TableModel())
+    whole = table_gradient(average, [both]) / 2  # one batch of 20 tokens: twice the average's
+    assert torch.allclose(table_gradient(average, [short, long]) / 2, whole, atol=1e-6)
+    assert not torch.allclose(table_gradient(by_batch, [short, long]) / 2, whole, atol=1e-3)
+    loss = average.training_step(long, 0)  # the batch's sum over the average tokens per batch
+    total = F.cross_entropy(average.model(long).flatten(0, 1), long["target_out"].flatten(), ignore_index=0,
+                            reduction="sum")
+    assert loss.item() == pytest.approx(total.item() / 10.0, rel=1e-5)
+    assert by_batch.training_step(long, 0).item() == pytest.approx(total.item() / 14, rel=1e-5)
+
+
+def test_the_average_denominator_needs_the_sets_tokens_and_a_sequence_model():
+    config = load_config("symbolic/learned_positions", ["optim.loss_denominator=average"])
+    with pytest.raises(ValueError, match="average target tokens"):
+        SequenceModule(config, TableModel())
+    with pytest.raises(ConfigError, match="loss_denominator"):
+        load_config("identities/tree_lstm", ["optim.loss_denominator=average"], strict=True)
+    with pytest.raises(ConfigError, match="loss_denominator"):
+        load_config("symbolic/learned_positions", ["optim.loss_denominator=tokens"])
