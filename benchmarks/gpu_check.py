@@ -25,7 +25,12 @@ Sections (each runs on its own: one that fails is recorded with its error and th
    fits, the FLOPs of one step are counted by ``torch.utils.flop_counter`` and divided by the median step time and
    the device's dense bf16 peak (``PEAK_TFLOPS`` by device name, or ``--peak-tflops``). Batches repeat generated
    problems, so every row has their lengths.
-6. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
+6. ``tree_forcing``: the goal-tree solvers' training step (``word_problems/graph2tree`` and ``word_problems/gts``,
+   batch ``--batch``) with teacher forcing one node per step (``model.tree_forcing: nodes``, the default) and one
+   tree depth per step (``levels``), float32 and bf16-mixed, eager; and the encoder alone (forward and backward of
+   ``encode``, float32), the floor a faster decoder approaches. The issue's bar: at most 20 ms per batch-64
+   Graph2Tree step on an H100 or H200.
+7. ``serve``: the batched throughput of ``Solver.solve_many`` on the device (problems per second, one by one and in
    batches of 64), the way ``neuromath serve`` answers.
 
 ``--device cpu --quick`` is a smoke run of every section on a CPU: two steps, small batches, two presets and no
@@ -70,7 +75,9 @@ PRESETS = ("word_problems/transformer", "mathematics_dataset/tp_transformer", "i
            "word_problems/graph2tree")
 PRECISIONS = ("32-true", "bf16-mixed")
 # quick sections first; compiled steps take longest
-SECTIONS = ("agreement", "ddp", "train_compiled", "serve", "mfu", "steps")
+SECTIONS = ("agreement", "ddp", "train_compiled", "serve", "tree_forcing", "mfu", "steps")
+TREE_PRESETS = ("word_problems/graph2tree", "word_problems/gts")
+FORCINGS = ("nodes", "levels")
 
 
 def synchronize(device: torch.device) -> None:
@@ -81,9 +88,10 @@ def synchronize(device: torch.device) -> None:
 class Workload:
     """A preset's model, its optimiser and a list of batches on the device, with the loss of one step."""
 
-    def __init__(self, preset: str, device: torch.device, batch_size: int, n_batches: int, seed: int = 0):
+    def __init__(self, preset: str, device: torch.device, batch_size: int, n_batches: int, seed: int = 0,
+                 sets: list[str] | None = None):
         self.preset, self.device = preset, device
-        self.config = load_config(preset, strict=True)
+        self.config = load_config(preset, sets or [], strict=True)
         task = get_task(self.config.data.task)
         rng = random.Random(seed)
         torch.manual_seed(seed)
@@ -311,6 +319,52 @@ def section_mfu(args, device: torch.device) -> dict:
             "mfu": round(flops / seconds / (peak * 1e12), 4) if peak else None, **timed}
 
 
+def time_encoder(workload: Workload, steps: int) -> dict:
+    """The median forward and backward of the model's ``encode`` alone (float32)."""
+    model, times = workload.model, []
+    for index in range(steps + 2):
+        batch = workload.batches[index % len(workload.batches)]
+        synchronize(workload.device)
+        start = time.perf_counter()
+        memory = model.encode(batch)
+        (memory["states"].float().sum() + memory["root"].float().sum()).backward()
+        model.zero_grad(set_to_none=True)
+        synchronize(workload.device)
+        times.append(time.perf_counter() - start)
+    return {"median_ms": round(1000 * statistics.median(times[2:]), 2)}
+
+
+def section_tree_forcing(args, device: torch.device) -> dict:
+    """The goal-tree presets' step with node-by-node and level-by-level teacher forcing (module docstring)."""
+    results = {}
+    for preset in TREE_PRESETS:
+        results[preset] = {}
+        for forcing in FORCINGS:
+            for precision in PRECISIONS:
+                name = f"{forcing} {precision}"
+                if time.perf_counter() - args.started > args.budget:
+                    results[preset][name] = {"skipped": f"past the time budget of {args.budget} s"}
+                    continue
+                try:
+                    workload = Workload(preset, device, args.batch, args.batches,
+                                        sets=[f"model.tree_forcing={forcing}"])
+                    results[preset][name] = time_steps(workload, precision, None, args.steps)
+                except Exception as error:  # noqa: BLE001 - recorded, the check goes on
+                    results[preset][name] = {"error": f"{type(error).__name__}: {error}"[:500]}
+                print(f"tree_forcing {preset} {name}: {results[preset][name]}", flush=True)
+                args.save({"tree_forcing": results})
+        encoder = "encoder only 32-true"
+        if time.perf_counter() - args.started > args.budget:
+            results[preset][encoder] = {"skipped": f"past the time budget of {args.budget} s"}
+        else:
+            try:
+                results[preset][encoder] = time_encoder(Workload(preset, device, args.batch, args.batches), args.steps)
+            except Exception as error:  # noqa: BLE001 - recorded, the check goes on
+                results[preset][encoder] = {"error": f"{type(error).__name__}: {error}"[:500]}
+        print(f"tree_forcing {preset} encoder only: {results[preset][encoder]}", flush=True)
+    return results
+
+
 def section_serve(args, device: torch.device) -> dict:
     config = load_config("word_problems/transformer", strict=True)
     task = get_task(config.data.task)
@@ -393,7 +447,8 @@ def main(argv=None) -> int:
 
     args.started, args.save = time.perf_counter(), save
     sections = {"agreement": section_agreement, "ddp": section_ddp, "train_compiled": section_train_compiled,
-                "serve": section_serve, "mfu": section_mfu, "steps": section_steps}
+                "serve": section_serve, "tree_forcing": section_tree_forcing, "mfu": section_mfu,
+                "steps": section_steps}
     for name, run in sections.items():
         if name in args.skip:
             continue

@@ -20,9 +20,10 @@ workers take turns, round after round, so machine noise falls on both; medians a
 (seconds per step x steps per epoch at that batch).
 
 Every setting runs in float32 on both sides; ``today preset-precision`` adds today's step in the preset's own
-``train.precision`` (``auto``: bf16 on a CPU with AVX512-BF16 or AMX). Before timing, each side takes one step of the
-same seeded weights with dropout 0 on the first batch; the losses must agree (the "loss diff" column): the speed
-changes may not change what is computed.
+``train.precision`` (``auto``: bf16 on a CPU with AVX512-BF16 or AMX). The two ``levels`` settings are today's code
+with ``model.tree_forcing: levels`` (teacher forcing one tree depth per step, ``neuromath.nn.goal_tree_levels``).
+Before timing, each side takes one step of the same seeded weights with dropout 0 on the first batch; the losses must
+agree (the "loss diff" columns): the speed changes may not change what is computed.
 
 To set our epoch beside the SVAMP code's, time one epoch of its Graph2Tree (``code/graph2tree`` of that repository,
 the same fold, embedding 768, hidden 384, batch 8) on the same machine; the issue, filed against 7c929cf, measured our
@@ -49,7 +50,9 @@ BASELINE = "7c929cf"
 MODELS = ("gts", "graph2tree")
 REFERENCE = {"model.d_model": 768, "model.encoder_hidden": 384, "model.d_ff": 768, "train.batch_size": 8}
 SIZES = ("preset", "reference")
-SETTINGS = (("baseline", "32-true"), ("today", "32-true"), ("today", "preset"))
+SETTINGS = (("baseline", "32-true"), ("today", "32-true"), ("today", "preset"), ("levels", "32-true"),
+            ("levels", "preset"))
+LEVELS = "model.tree_forcing=levels"  # the "levels" settings: today's code with teacher forcing a tree level per step
 
 
 def sets_of(model: str, size: str, dropout: float | None = None) -> list[str]:
@@ -85,8 +88,9 @@ def task_model(config, train_file: str, read: dict):
 
 
 def worker(threads: int, train: str, batches: int) -> None:
-    """Answer one JSON line per request ``{"model", "size", "precision", "check"}``: the seconds per step over the
-    timed batches, or (``check``) the first step's loss with dropout 0 from seed 0."""
+    """Answer one JSON line per request ``{"model", "size", "precision", "check", "levels"}``: the seconds per step
+    over the timed batches, or (``check``) the first step's loss with dropout 0 from seed 0; ``levels`` adds
+    ``LEVELS`` to the model's settings."""
     import torch
     import torch.nn.functional as F
 
@@ -102,11 +106,12 @@ def worker(threads: int, train: str, batches: int) -> None:
     torch.set_num_threads(threads)
     read, built = {}, {}
 
-    def setup(model_name: str, size: str, precision: str, check: bool):
-        key = (model_name, size, precision, check)
+    def setup(model_name: str, size: str, precision: str, check: bool, levels: bool):
+        key = (model_name, size, precision, check, levels)
         if key in built:
             return built[key]
-        config = load_config(f"word_problems/{model_name}", sets_of(model_name, size, 0.0 if check else None))
+        sets = sets_of(model_name, size, 0.0 if check else None) + ([LEVELS] if levels else [])
+        config = load_config(f"word_problems/{model_name}", sets)
         torch.manual_seed(0)  # the same weights on both sides
         model, encoded = task_model(config, train, read)
         order = torch.randperm(len(encoded), generator=torch.Generator().manual_seed(1)).tolist()
@@ -128,7 +133,8 @@ def worker(threads: int, train: str, batches: int) -> None:
     for line in sys.stdin:
         request = json.loads(line)
         model, optimizer, chosen, resolved, clip, steps = setup(
-            request["model"], request["size"], request["precision"], request.get("check", False))
+            request["model"], request["size"], request["precision"], request.get("check", False),
+            request.get("levels", False))
         start = time.perf_counter()
         for batch in chosen:
             optimizer.zero_grad(set_to_none=True)
@@ -178,32 +184,37 @@ def main(argv=None) -> int:
         options = ["--train", args.train, "--batches", str(args.batches)]
         workers = {"baseline": Worker(__file__, unpack(args.baseline, Path(folder)), args.threads, options),
                    "today": Worker(__file__, REPOSITORY, args.threads, options)}
+
+        def ask(code: str, **request) -> dict:  # "levels" is today's worker with LEVELS
+            if code == "levels":
+                return workers["today"].ask(levels=True, **request)
+            return workers[code].ask(**request)
+
         print(f"goal-tree training steps, {args.batches} batches of {args.train} per measurement; {args.threads} "
               f"threads per worker; baseline {args.baseline}; medians of {args.rounds} rounds\n")
-        print("| model | size | baseline fp32 s/step (epoch s) | today fp32 | today preset precision | "
-              "loss diff (dropout 0) |")
-        print("|---|---|---|---|---|---|")
+        print("| model | size | baseline fp32 s/step (epoch s) | today fp32 | today preset precision | levels fp32 | "
+              "levels preset precision | loss diff (dropout 0): today, levels |")
+        print("|---|---|---|---|---|---|---|---|")
         for model in args.models.split(","):
             for size in args.sizes.split(","):
-                losses = {code: workers[code].ask(model=model, size=size, precision="32-true", check=True)["loss"]
-                          for code in ("baseline", "today")}
+                losses = {code: ask(code, model=model, size=size, precision="32-true", check=True)["loss"]
+                          for code in ("baseline", "today", "levels")}
                 seconds = {setting: [] for setting in SETTINGS}
                 answers = {}
                 for setting in SETTINGS:  # warm-up
                     code, precision = setting
-                    answers[setting] = workers[code].ask(model=model, size=size, precision=precision)
+                    answers[setting] = ask(code, model=model, size=size, precision=precision)
                 for _ in range(args.rounds):
                     for setting in SETTINGS:
                         code, precision = setting
-                        seconds[setting].append(workers[code].ask(model=model, size=size,
-                                                                  precision=precision)["seconds"])
+                        seconds[setting].append(ask(code, model=model, size=size, precision=precision)["seconds"])
                 median = {setting: statistics.median(values) for setting, values in seconds.items()}
                 steps = answers[SETTINGS[0]]["steps_per_epoch"]
                 base = median[SETTINGS[0]]
-                gap = abs(losses["baseline"] - losses["today"])
+                gaps = [abs(losses["baseline"] - losses[code]) for code in ("today", "levels")]
                 cells = [f"{median[s]:.4f} ({median[s] * steps:.0f} s, {base / median[s]:.2f}x)" for s in SETTINGS[1:]]
                 print(f"| {model} | {size} | {base:.4f} ({base * steps:.0f} s) | " + " | ".join(cells)
-                      + f" ({answers[SETTINGS[2]]['precision']}) | {gap:.1e} |", flush=True)
+                      + f" ({answers[SETTINGS[2]]['precision']}) | {gaps[0]:.1e}, {gaps[1]:.1e} |", flush=True)
                 report["rows"].append({
                     "model": model, "size": size, "sets": sets_of(model, size), "steps_per_epoch": steps,
                     "seconds_per_step": {" ".join(s): median[s] for s in SETTINGS},

@@ -26,6 +26,11 @@ def test_the_gpu_check_runs_on_the_cpu_and_writes_its_json(tmp_path):
         for precision in ("32-true", "bf16-mixed"):
             assert report["steps"][preset][precision]["per_second"] > 0, (preset, precision)
         assert report["agreement"][preset]["max_abs_difference"] == 0.0  # the CPU against itself
+    for preset in ("word_problems/graph2tree", "word_problems/gts"):  # the goal-tree step per teacher forcing
+        forcing = report["tree_forcing"][preset]
+        assert set(forcing) == {f"{f} {p}" for f in ("nodes", "levels") for p in ("32-true", "bf16-mixed")} | {
+            "encoder only 32-true"}
+        assert all(result["median_ms"] > 0 for result in forcing.values()), forcing
     mfu = report["mfu"]  # the paper-size TP-Transformer: batches double while they fit (quick: up to 8)
     assert mfu["preset"] == "mathematics_dataset/tp_transformer_paper" and mfu["parameters"] > 10_000_000
     assert [tried["batch"] for tried in mfu["tried"]] == [4, 8] and mfu["batch"] == 8
@@ -44,6 +49,8 @@ def test_a_setting_past_the_time_budget_is_recorded_as_skipped_and_the_json_is_k
     steps = report["steps"]["identities/tree_lstm"]
     assert steps == {precision: {"skipped": "past the time budget of 0.0 s"} for precision in ("32-true", "bf16-mixed")}
     assert report["mfu"] == {"skipped": "past the time budget of 0.0 s"}
+    assert all(result == {"skipped": "past the time budget of 0.0 s"}
+               for preset in report["tree_forcing"].values() for result in preset.values())
 
 
 def test_the_page_of_a_gpu_check_computes_each_speed_up_within_its_run(tmp_path):
@@ -55,7 +62,14 @@ def test_the_page_of_a_gpu_check_computes_each_speed_up_within_its_run(tmp_path)
                         "b/model": {"32-true": {"error": "MissingExtraError: no package"},
                                     "32-true compiled": {"skipped": "train.compile does not apply to this model"}}},
               "agreement": {"a/model": {"max_abs_difference": 2e-6, "max_abs_logit": 5.0}},
-              "ddp": {"returncode": 0, "seconds": 9.5, "steps": 30}}
+              "ddp": {"returncode": 0, "seconds": 9.5, "steps": 30},
+              "tree_forcing": {"t/gts": {"nodes 32-true": {"median_ms": 80.0, "per_second": 10.0, "unit": "tokens"},
+                                         "levels 32-true": {"median_ms": 20.0, "per_second": 40.0, "unit": "tokens"},
+                                         "levels bf16-mixed": {"skipped": "past the time budget of 1 s"},
+                                         "encoder only 32-true": {"median_ms": 9.0}}},
+              "mfu": {"preset": "m/tp", "batch": 512, "precision": "bf16-mixed", "compiled": True,
+                      "median_ms": 100.0, "flops_per_step": 5e13, "achieved_tflops": 500.0, "peak_tflops": 1000.0,
+                      "mfu": 0.5}}
     path = tmp_path / "check.json"
     path.write_text(json.dumps(report))
     page = render_gpu_check(path, "page.md:1")
@@ -63,6 +77,10 @@ def test_the_page_of_a_gpu_check_computes_each_speed_up_within_its_run(tmp_path)
     assert ("| `b/model` | error: MissingExtraError | not reached | n/a (train.compile: sequence models) | n/a | n/a |"
             in page)
     assert "| `a/model` | 2.00e-06 | 5 |" in page and "return code 0, 30 steps in 9.5 s" in page
+    assert "| `t/gts` | levels 32-true | 20.0 ms | 40 tokens | 4.00× |" in page  # against nodes 32-true
+    assert "| `t/gts` | levels bf16-mixed | skipped (time budget) | | |" in page
+    assert "| `t/gts` | encoder only 32-true | 9.0 ms | | |" in page
+    assert "| `m/tp` | 512 | bf16-mixed compiled | 100.0 ms | 50.0 T | 500 TFLOPS | 1000.0 TFLOPS | 50.0 % |" in page
     path.write_text("{broken")
     with pytest.raises(NeuromathError, match="page.md:1: cannot read the GPU check"):
         render_gpu_check(path, "page.md:1")

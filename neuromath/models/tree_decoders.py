@@ -40,6 +40,7 @@ from neuromath.models.inputs import ModelInputs
 from neuromath.nn.char_ngrams import build_char_ngrams
 from neuromath.nn.dropout import Dropout
 from neuromath.nn.goal_tree import MASKED_LOGIT, NEG_INF, GoalDrivenTreeDecoder
+from neuromath.nn.goal_tree_levels import LevelPlan, goals_and_contexts, plan_levels, subtree_embeddings
 from neuromath.nn.graph import GraphConvolutionModule
 from neuromath.nn.pretrained import PretrainedWords, pretrained_words
 from neuromath.nn.sequence_encoders import run_packed
@@ -248,6 +249,11 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
             self.last_auxiliary_loss = self.relevance_loss(memory, target)
         if self.decoder.recorder is not None:
             return self.every_row_forced(memory, target)
+        if self.config.tree_forcing == "levels":
+            plan = plan_levels(target, self.target_kind, self.op_index, self.leaf_index, self.decoder.op_arity,
+                               Vocabulary.eos_id, needs_subtrees=self.config.subtree_embedding)
+            if plan is not None:
+                return self.level_forced(memory, target, plan)
         rows, length = target.shape
         lengths = target.ne(self.pad_id).sum(dim=1)  # tokens up to and with eos
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -270,6 +276,23 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
             steps.append(torch.cat([logits, done.expand(rows - count, -1)]) if count < rows else logits)
             state = self.take(memory, state, goal, context, target[:count, step])
         return torch.stack(steps, dim=1).index_select(0, torch.argsort(order))  # (B, T, V), the batch's order
+
+    def level_forced(self, memory: dict, target: torch.Tensor, plan: LevelPlan) -> torch.Tensor:
+        """Teacher-forced logits (B, T, V) one tree level at a time (``neuromath.nn.goal_tree_levels``): the same
+        logits as node-by-node forcing, with every node's scores from one call."""
+        rows, length = target.shape
+        embedding = subtree_embeddings(self.decoder, plan, memory["leaves"])
+        goal, context = goals_and_contexts(self.decoder, plan, memory, embedding)
+        op_scores, leaf_scores = self.decoder.scores(goal, context, memory["leaves"][plan.row])
+        leaf_scores = leaf_scores.masked_fill(~memory["leaf_valid"][plan.row], MASKED_LOGIT)
+        logits = torch.full((goal.size(0), self.target_kind.numel()), MASKED_LOGIT, dtype=op_scores.dtype,
+                            device=goal.device)  # an open tree's node: never eos
+        logits[:, self.op_ids] = op_scores
+        logits[:, self.leaf_ids] = leaf_scores.to(op_scores.dtype)
+        done = torch.full_like(logits[:1], MASKED_LOGIT)  # eos and what follows it: a complete tree's logits
+        done[:, Vocabulary.eos_id] = 0.0
+        out = done.expand(rows * length, -1).index_copy(0, plan.flat, logits)
+        return out.view(rows, length, -1)
 
     def every_row_forced(self, memory: dict, target: torch.Tensor) -> torch.Tensor:
         """Teacher-forced logits (B, T, V) with every row taking every step (finished trees take eos and padding,

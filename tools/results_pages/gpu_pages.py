@@ -6,7 +6,8 @@ of ``benchmarks/decode_compile.py`` (greedy and beam decoding, eager against com
 Both take ``FILE [FILE ...] [PART ...]``: further files are named beside the first, and parts pick what to show
 (default: everything of one file). ``gpu_check`` parts: ``machine``, ``steps``, ``best`` (one row per preset: its
 fastest setting), ``settings`` (one small table per preset: a row per setting), ``agreement``, ``ddp``, ``train``,
-``serve``; with several files a preset's rows come from the last file that timed it. ``decode_compile`` parts:
+``serve``, ``forcing`` (the goal-tree step per teacher forcing, against node-by-node forcing in float32) and
+``mfu`` (the TP-Transformer's model FLOPs utilisation at the paper's size); with several files a preset's rows come from the last file that timed it. ``decode_compile`` parts:
 ``summary`` (compiled against eager) and ``times`` (the medians)."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from neuromath.errors import NeuromathError
 from neuromath.safe_read import load_json, read_data_text
 
 BASELINE = "32-true"
-GPU_PARTS = ("machine", "steps", "best", "settings", "agreement", "ddp", "train", "serve")
+GPU_PARTS = ("machine", "steps", "best", "settings", "agreement", "ddp", "train", "serve", "forcing", "mfu")
+FORCING_BASE = "nodes 32-true"
 DECODE_PARTS = ("summary", "times")
 
 
@@ -101,6 +103,39 @@ def settings_tables(steps: dict) -> str:
     return "\n\n".join(blocks)
 
 
+def forcing_table(forcing: dict) -> str:
+    """preset x setting of the tree_forcing section: each median step and its speed-up over node-by-node forcing in
+    float32 of the same preset in the same run; the encoder alone last."""
+    lines = ["| preset | setting | median step | per second | vs nodes float32 |", "| --- | --- | ---: | ---: | ---: |"]
+    for preset, results in forcing.items():
+        base = results.get(FORCING_BASE, {}).get("median_ms")
+        for name, result in results.items():
+            if "median_ms" not in result:
+                lines.append(f"| `{preset}` | {name} | {_setting_cell(result)} | | |")
+                continue
+            if "per_second" not in result:  # the encoder alone: a floor, not a setting to compare
+                lines.append(f"| `{preset}` | {name} | {result['median_ms']:.1f} ms | | |")
+                continue
+            rate = f"{result['per_second']:,.0f} {result['unit']}"
+            ratio = f"{base / result['median_ms']:.2f}×" if base else "n/a"
+            lines.append(f"| `{preset}` | {name} | {result['median_ms']:.1f} ms | {rate} | {ratio} |")
+    return "\n".join(lines)
+
+
+def mfu_line(mfu: dict) -> str:
+    """The mfu section as one table row: batch, precision, step, FLOPs, achieved and peak TFLOPS, utilisation."""
+    if "error" in mfu or "skipped" in mfu:
+        return f"MFU: {mfu.get('error') or mfu.get('skipped')}"
+    compiled = "compiled" if mfu.get("compiled") else "eager"
+    utilisation = f"{100 * mfu['mfu']:.1f} %" if mfu.get("mfu") is not None else "n/a (unknown peak)"
+    return "\n".join([
+        "| preset | batch | setting | median step | FLOPs per step | achieved | peak | MFU |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        f"| `{mfu['preset']}` | {mfu['batch']} | {mfu['precision']} {compiled} | {mfu['median_ms']:.1f} ms | "
+        f"{mfu['flops_per_step'] / 1e12:.1f} T | {mfu['achieved_tflops']:.0f} TFLOPS | {mfu['peak_tflops']} TFLOPS | "
+        f"{utilisation} |"])
+
+
 def _read_gpu_check(path: Path, where: str) -> dict:
     try:
         return load_json(read_data_text(path), path)  # a FIFO or too deep: refused
@@ -112,7 +147,10 @@ def _merged(reports: list[dict], section: str) -> dict:
     """preset -> result of a section over several reports: the last report that has a result without an error."""
     merged: dict = {}
     for report in reports:
-        for preset, result in report.get(section, {}).items():
+        part = report.get(section, {})
+        if not isinstance(part, dict) or "traceback" in part:  # the whole section failed: nothing per preset
+            continue
+        for preset, result in part.items():
             failed = "error" in result or (section == "steps" and _fastest(result) is None)
             if preset not in merged or not failed:
                 merged[preset] = result
@@ -164,6 +202,12 @@ def render_gpu_check(path: Path, where: str) -> str:
         rates = ", ".join(f"{result['problems_per_second']} problems/s in batches of {name.split('_')[1]}"
                           for name, result in serve.items())
         lines += [f"`Solver.solve_many` (untrained word-problem Transformer, greedy to the length limit): {rates}.", ""]
+    forcing = _merged(reports, "tree_forcing")
+    if forcing and "forcing" in show:
+        lines += [forcing_table(forcing), ""]
+    mfu = report.get("mfu")
+    if isinstance(mfu, dict) and mfu and "mfu" in show:
+        lines += [mfu_line(mfu), ""]
     return "\n".join(lines).rstrip("\n")
 
 
