@@ -243,8 +243,9 @@ class TreeDecoderConfig(PretrainedWordsKeys):
     # it (binary cross-entropy over the problem's numbers), so the encoder learns which numbers the question needs
     # from the corpus's own problems; 0: off. Decoding is unchanged.
     number_relevance: float = ranged(0.0, NONNEGATIVE)
-    # teacher forcing: nodes builds one node of every tree per step (target-length steps); levels builds one depth of
-    # every tree per step and scores all nodes at once (tree-depth steps, the same function; neuromath.nn.goal_tree_levels)
+    # teacher forcing: nodes builds one node of every tree per step (target-length steps); levels builds one depth
+    # of every tree per step and scores all nodes at once (tree-depth steps, the same function;
+    # neuromath.nn.goal_tree_levels)
     tree_forcing: str = one_of("nodes", "nodes", "levels")
 
 

@@ -7,7 +7,8 @@ Both take ``FILE [FILE ...] [PART ...]``: further files are named beside the fir
 (default: everything of one file). ``gpu_check`` parts: ``machine``, ``steps``, ``best`` (one row per preset: its
 fastest setting), ``settings`` (one small table per preset: a row per setting), ``agreement``, ``ddp``, ``train``,
 ``serve``, ``forcing`` (the goal-tree step per teacher forcing, against node-by-node forcing in float32) and
-``mfu`` (the TP-Transformer's model FLOPs utilisation at the paper's size); with several files a preset's rows come from the last file that timed it. ``decode_compile`` parts:
+``mfu`` (the TP-Transformer's model FLOPs utilisation at the paper's size); with several files a preset's rows come
+from the last file that timed it. ``decode_compile`` parts:
 ``summary`` (compiled against eager) and ``times`` (the medians)."""
 
 from __future__ import annotations
