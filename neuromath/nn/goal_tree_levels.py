@@ -56,7 +56,7 @@ def plan_levels(target: torch.Tensor, kind: torch.Tensor, op_index: torch.Tensor
     ids = target.tolist()
     kinds, ops, leaf_of, arity = kind.tolist(), op_index.tolist(), leaf_index.tolist(), op_arity.tolist()
     length = target.size(1)
-    row, position, op, leaf, depth, parent, slot = [], [], [], [], [], [], []
+    row, position, op, leaf, parent, slot = [], [], [], [], [], []
     first, second = [], []  # children by node, -1 where none
     for r, tokens in enumerate(ids):
         open_nodes: list[int] = []  # operators still missing a child
@@ -79,7 +79,6 @@ def plan_levels(target: torch.Tensor, kind: torch.Tensor, op_index: torch.Tensor
             if open_nodes:
                 up = open_nodes[-1]
                 parent.append(up)
-                depth.append(depth[up] + 1)
                 if first[up] < 0:
                     first[up], child = node, 0
                 else:
@@ -89,7 +88,6 @@ def plan_levels(target: torch.Tensor, kind: torch.Tensor, op_index: torch.Tensor
                     open_nodes.pop()
             else:
                 parent.append(-1)
-                depth.append(0)
                 slot.append(0)
             if k == OPERATOR:
                 open_nodes.append(node)

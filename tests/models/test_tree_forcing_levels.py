@@ -1,7 +1,7 @@
 """Teacher forcing of the goal-tree solvers one tree depth per step (``model.tree_forcing: levels``,
 neuromath/nn/goal_tree_levels.py): the same logits, loss and gradients as node-by-node forcing on any batch of
-prefix trees (unary operators, leaves at the root, deep left and right spines), the plan's levels, the fallback for
-targets that are not one complete tree, and learning."""
+prefix trees (unary operators, leaves at the root, deep left and right spines), the plan's levels and the fallback
+for targets that are not one complete tree. Learning under both forcings: test_tree_decoders."""
 
 import random
 
@@ -134,26 +134,6 @@ def test_an_unknown_tree_forcing_is_refused():
     source_vocab, target_vocab = vocabularies()
     with pytest.raises(ConfigError, match="tree_forcing"):
         small_model("gts", source_vocab, target_vocab, tree_forcing="depths")
-
-
-@pytest.mark.parametrize("name", MODELS)
-def test_each_tree_decoder_learns_under_level_forcing(name, fit_teacher_forced):
-    """The pointing task of test_tree_decoders (chance 1/6), trained with dropout under level forcing."""
-    from neuromath.decoding.greedy import greedy_decode
-    from tests.models.test_tree_decoders import vocabularies as pointing_vocabularies
-
-    torch.manual_seed(0)
-    source_vocab, target_vocab = pointing_vocabularies()
-    train = batch_of(pointing_task(120, random.Random(2)), source_vocab, target_vocab)
-    test_examples = pointing_task(60, random.Random(3))
-    test = batch_of(test_examples, source_vocab, target_vocab)
-    model = small_model(name, source_vocab, target_vocab, tree_forcing="levels", dropout=0.1)
-    start, final = fit_teacher_forced(model, train, steps=150)
-    model.eval()
-    predictions = greedy_decode(model, test, max_len=6)
-    right = sum(target_vocab.decode(ids) == target for ids, (_, target, _) in zip(predictions, test_examples))
-    assert final < 0.1 * start
-    assert right / len(test_examples) >= 0.9
 
 
 def test_wordproblem_grammar_arity_matches_the_test_operators():
