@@ -220,9 +220,7 @@ def test_a_wide_beam_finds_exactly_the_brute_force_ranking(name):
 def test_each_tree_decoder_learns_to_pick_the_operator_and_point_at_the_numbers(name, forcing, fit_teacher_forced):
     """Chance is 1/6 (three operators times two number pairs); after 150 full-batch steps with dropout a model that
     reads the operator word and points at the right encoder states gets at least 90% of held-out problems (new
-    fillers), with teacher forcing node by node and one tree depth per step (``model.tree_forcing``)."""Chance is 1/6 (three operators times two number pairs); after 150 full-batch steps a model that reads the
-    operator word and points at the right encoder states gets at least 90% of held-out problems (new fillers), trained with dropout and
-    teacher forcing node by node and one tree depth per step (``model.tree_forcing``)."""
+    fillers), with teacher forcing node by node and one tree depth per step (``model.tree_forcing``)."""
     torch.manual_seed(0)
     source_vocab, target_vocab = vocabularies()
     train = batch_of(pointing_task(120, random.Random(2)), source_vocab, target_vocab)
