@@ -19,6 +19,13 @@ The recurrences are PyTorch's (gate order r, z, n for the GRU and i, f, g, o for
 
 with the module's dropout on every layer's output but the last, in training mode. Modules with projections
 (``proj_size``), without biases or not batch-first are run by the module itself (``supports``).
+
+A GRU direction is one autograd function (``GRUDirection``) with its backward written out: the recurrent weight's
+gradient of every time step is one matrix product over all of them (sum over t of dG_t^T h_(t-1)) instead of a
+product and an addition per step, and a step's backward is a few element-wise operations and one product for the
+previous state's gradient. Under bf16 autocast its forward computes what autocast computes (products in bf16, the
+state in float32) and casts the recurrent weight once per direction, not once per step; its backward computes the
+element-wise gradients and the weight gradients in float32.
 """
 
 from __future__ import annotations
@@ -35,47 +42,122 @@ def supports(rnn: nn.RNNBase) -> bool:
             and getattr(rnn, "proj_size", 0) == 0)
 
 
+class GRUDirection(torch.autograd.Function):
+    """One GRU direction over packed input gates ``gates`` (tokens, 3H; W_ih x + b_ih in packed order, rows sorted
+    by length as packing sorts them): its outputs (tokens, H) in packed order and its final h (B, H) in sorted
+    order. ``state_dtype`` is the state's (the layer input's) dtype. See the module docstring for why.
+
+    Backward, with g the gradient of a step's new state h' = n + z (h - n), n = tanh(x_n + r m), m = W_hn h + b_hn:
+    dm_n = g (1 - z)(1 - n^2) r, dm_r = g (1 - z)(1 - n^2) m r (1 - r), dm_z = g (h - n) z (1 - z); the input gates'
+    gradient is (dm_r, dm_z, g (1 - z)(1 - n^2)), and the state read gets g z + dm W_hh. The factors of g are
+    computed for every token at once before the steps, so that a step is a product by them and one matrix product.
+    """
+
+    @staticmethod
+    def forward(ctx, gates, weight_hh, bias_hh, batch_sizes: list[int], reverse: bool, state_dtype: torch.dtype):
+        size = weight_hh.size(1)
+        compute = gates.dtype  # bf16 under autocast (the input product's), else the gates' own
+        weight, bias = weight_hh.to(compute), bias_hh.to(compute)
+        tokens = gates.size(0)
+        starts = [0]
+        for rows in batch_sizes[:-1]:
+            starts.append(starts[-1] + rows)
+        outputs = gates.new_empty(tokens, size, dtype=state_dtype)
+        previous = gates.new_empty(tokens, size, dtype=state_dtype)  # each step's h before it
+        hidden_n = gates.new_empty(tokens, size)  # W_hn h + b_hn
+        reset_update = gates.new_empty(tokens, 2 * size)
+        candidate_all = gates.new_empty(tokens, size)
+        h = gates.new_zeros(batch_sizes[-1] if reverse else batch_sizes[0], size, dtype=state_dtype)
+        left = []  # forward: the final states of the rows that ended, latest rows first
+        for t in (reversed(range(len(batch_sizes))) if reverse else range(len(batch_sizes))):
+            rows, start = batch_sizes[t], starts[t]
+            if rows < h.size(0):
+                left.append(h[rows:])
+                h = h[:rows]
+            elif rows > h.size(0):
+                h = torch.cat([h, h.new_zeros(rows - h.size(0), size)])
+            span = slice(start, start + rows)
+            previous[span] = h
+            hidden = torch.addmm(bias, h.to(compute), weight.t())
+            gate = torch.sigmoid(gates[span, : 2 * size] + hidden[:, : 2 * size], out=reset_update[span])
+            hidden_n[span] = hidden[:, 2 * size:]
+            candidate = torch.tanh(gates[span, 2 * size:] + gate[:, :size] * hidden_n[span], out=candidate_all[span])
+            h = torch.add(candidate, gate[:, size:] * (h - candidate), out=outputs[span])
+        final = torch.cat([h, *reversed(left)]) if left else h.clone()
+        ctx.save_for_backward(weight, previous, hidden_n, reset_update, candidate_all)
+        ctx.layout = (batch_sizes, starts, reverse, gates.dtype, weight_hh.dtype)
+        return outputs, final
+
+    @staticmethod
+    def backward(ctx, grad_outputs, grad_final):
+        weight, previous, hidden_n, reset_update, candidate = ctx.saved_tensors
+        batch_sizes, starts, reverse, gates_dtype, weight_dtype = ctx.layout
+        size, steps, tokens = weight.size(1), len(batch_sizes), previous.size(0)
+        compute = weight.dtype  # the forward's products' dtype: the gates' gradients are kept in it, as autograd would
+        work = torch.promote_types(torch.float32, previous.dtype)  # the states' gradients: float32 (or float64)
+        reset, update = reset_update.chunk(2, dim=1)
+        through_candidate = (1 - update) * (1 - candidate * candidate)  # d x_n / d h'
+        factors = torch.stack([through_candidate * hidden_n * reset * (1 - reset),
+                               ((previous - candidate) * update * (1 - update)).to(compute),
+                               through_candidate * reset], dim=1)  # (tokens, 3, H): d(r, z, n parts of m) / d h'
+        grad_state = grad_outputs.to(work, copy=True)  # (tokens, H): the gradient of each step's new state
+        if reverse:  # every row's final state is step 0's
+            grad_state[: batch_sizes[0]] += grad_final
+        else:  # row i (sorted) ends at the last step with more than i rows: token starts[t] + i
+            ends = [t for t in range(steps) for _ in range(batch_sizes[t + 1] if t + 1 < steps else 0, batch_sizes[t])]
+            last = [starts[t] + row for row, t in enumerate(reversed(ends))]
+            grad_state.index_add_(0, torch.tensor(last, device=grad_state.device), grad_final.to(work))
+        grad_hidden = factors.new_empty(tokens, 3, size)  # d(W_hh h + b_hh), (r, z, n) parts
+        carried = None  # the gradient of the state a step read, for the step that wrote it
+        for t in (range(steps) if reverse else reversed(range(steps))):
+            rows, start = batch_sizes[t], starts[t]
+            span = slice(start, start + rows)
+            grad = grad_state[span]
+            if carried is not None:
+                if reverse:  # the state read at step t came from step t + 1
+                    grad += carried[:rows]
+                else:
+                    grad[: carried.size(0)] += carried
+            step = torch.mul(grad.to(compute)[:, None], factors[span], out=grad_hidden[span])
+            carried = torch.addcmul(step.view(rows, 3 * size) @ weight, grad, update[span])
+        flat = grad_hidden.view(tokens, 3 * size)
+        grad_weight = (flat.t() @ previous.to(compute)).to(weight_dtype)  # every step's in one product
+        grad_bias = flat.sum(dim=0, dtype=work).to(weight_dtype)
+        grad_hidden[:, 2] = grad_state * through_candidate  # the input gates' gradient: m's for r and z, x_n's for n
+        return flat.to(gates_dtype), grad_weight, grad_bias, None, None, None
+
+
 def _direction(rnn: nn.RNNBase, data: torch.Tensor, batch_sizes: list[int], layer: int, reverse: bool):
     """One layer's one direction over packed ``data`` (tokens, in): its outputs (tokens, H) in packed order and its
     final h (B, H) and c (B, H, LSTM only; else None), rows in packed (sorted) order."""
     suffix = f"_l{layer}" + ("_reverse" if reverse else "")
     weight_hh, bias_hh = getattr(rnn, f"weight_hh{suffix}"), getattr(rnn, f"bias_hh{suffix}")
-    steps = F.linear(data, getattr(rnn, f"weight_ih{suffix}"), getattr(rnn, f"bias_ih{suffix}")).split(batch_sizes)
-    lstm = rnn.mode == "LSTM"
+    gates = F.linear(data, getattr(rnn, f"weight_ih{suffix}"), getattr(rnn, f"bias_ih{suffix}"))
+    if rnn.mode == "GRU":
+        outputs, final = GRUDirection.apply(gates, weight_hh, bias_hh, batch_sizes, reverse, data.dtype)
+        return outputs, final, None
+    steps = gates.split(batch_sizes)  # an LSTM: autograd through each step
     first = batch_sizes[-1] if reverse else batch_sizes[0]
     h = data.new_zeros(first, rnn.hidden_size)
-    c = data.new_zeros(first, rnn.hidden_size) if lstm else None
+    c = data.new_zeros(first, rnn.hidden_size)
     outputs: list[torch.Tensor] = [h] * len(batch_sizes)
     left_h, left_c = [], []  # forward: the final states of the rows that ended, latest rows first
     for t in (reversed(range(len(batch_sizes))) if reverse else range(len(batch_sizes))):
         rows = batch_sizes[t]
         if rows < h.size(0):  # forward: the longest rows go on, the others have ended
             left_h.append(h[rows:])
-            h = h[:rows]
-            if lstm:
-                left_c.append(c[rows:])
-                c = c[:rows]
+            left_c.append(c[rows:])
+            h, c = h[:rows], c[:rows]
         elif rows > h.size(0):  # reverse: rows whose last token is at t start here
             h = torch.cat([h, h.new_zeros(rows - h.size(0), h.size(1))])
-            if lstm:
-                c = torch.cat([c, c.new_zeros(rows - c.size(0), c.size(1))])
-        hidden = F.linear(h, weight_hh, bias_hh)
-        if lstm:
-            gate_i, gate_f, gate_g, gate_o = (steps[t] + hidden).chunk(4, dim=1)
-            c = torch.sigmoid(gate_f) * c + torch.sigmoid(gate_i) * torch.tanh(gate_g)
-            h = torch.sigmoid(gate_o) * torch.tanh(c)
-        else:
-            input_r, input_z, input_n = steps[t].chunk(3, dim=1)
-            hidden_r, hidden_z, hidden_n = hidden.chunk(3, dim=1)
-            reset = torch.sigmoid(input_r + hidden_r)
-            update = torch.sigmoid(input_z + hidden_z)
-            candidate = torch.tanh(input_n + reset * hidden_n)
-            h = candidate + update * (h - candidate)
+            c = torch.cat([c, c.new_zeros(rows - c.size(0), c.size(1))])
+        gate_i, gate_f, gate_g, gate_o = (steps[t] + F.linear(h, weight_hh, bias_hh)).chunk(4, dim=1)
+        c = torch.sigmoid(gate_f) * c + torch.sigmoid(gate_i) * torch.tanh(gate_g)
+        h = torch.sigmoid(gate_o) * torch.tanh(c)
         outputs[t] = h
     if not reverse and left_h:
         h = torch.cat([h, *reversed(left_h)])
-        if lstm:
-            c = torch.cat([c, *reversed(left_c)])
+        c = torch.cat([c, *reversed(left_c)])
     return torch.cat(outputs), h, c
 
 

@@ -33,15 +33,31 @@ def adam(groups: list[dict], optim, trainer) -> torch.optim.Adam:
     """Adam over parameter ``groups`` (dicts with ``params`` and ``lr``) with the run's betas, eps and weight decay.
     PyTorch's fused kernel (one pass over each parameter instead of a dozen element-wise ops: 4-6x faster optimiser
     steps on the CPU) wherever it can run: every parameter a float tensor on the CPU or a CUDA device, and not
-    gradient clipping under mixed precision, which Lightning refuses for an optimiser that unscales its gradients
-    itself, as a fused one says it does. Otherwise PyTorch's default loop, with the same update."""
+    gradient clipping under fp16 mixed precision, where the gradient scaler must unscale the gradients before they
+    are clipped and a fused optimiser unscales them itself, in its step. (bf16 has no scaler: its gradients are
+    clipped as they are, by ``FusedAdamClipping``.) Otherwise PyTorch's default loop, with the same update."""
     params = [p for group in groups for p in group["params"]]
-    mixed = trainer is not None and "mixed" in str(trainer.precision)
+    scaled = trainer is not None and str(trainer.precision).startswith("16")
     fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params) and not (
-        mixed and optim.grad_clip
+        scaled and optim.grad_clip
     )
     return torch.optim.Adam(groups, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay,
                             fused=fused or None)
+
+
+class FusedAdamClipping:
+    """Lightning module mixin: gradient clipping by norm (``optim.grad_clip``) with a fused optimiser under bf16.
+
+    Lightning's mixed-precision plugin refuses to clip for any optimiser that unscales its own gradients, fp16 or
+    bf16; the refusal guards the fp16 gradient scaler, and bf16 runs have none. Without a scaler the plugin's own
+    clipping by norm runs here without that check; with one, Lightning's clipping as before."""
+
+    def configure_gradient_clipping(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None):
+        if gradient_clip_val and getattr(self.trainer.precision_plugin, "scaler", None) is None and \
+                (gradient_clip_algorithm or "norm") == "norm":
+            self.trainer.precision_plugin.clip_grad_by_norm(optimizer, gradient_clip_val)  # no scaler check
+            return
+        self.clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
 
 
 def unlikelihood_terms(logits: torch.Tensor, target: torch.Tensor, floor: float = 1e-6) -> torch.Tensor:
@@ -94,7 +110,7 @@ class RandomStatesInCheckpoint:
                     generator.setstate((version, tuple(internal), gauss))
 
 
-class SequenceModule(RandomStatesInCheckpoint, pl.LightningModule):
+class SequenceModule(FusedAdamClipping, RandomStatesInCheckpoint, pl.LightningModule):
     """Trains any model of the sequence contract; validation decodes greedily and asks ``scorer``.
 
     ``scorer(indices, hypotheses) -> [(value_correct, equation_correct), ...]`` says, for each validation example at
@@ -297,7 +313,7 @@ def progress_callbacks(progress: bool | None) -> tuple[list, bool]:
     return ([ProgressBar()] if bars else [EpochLines()]), bars
 
 
-class ClassifierModule(RandomStatesInCheckpoint, pl.LightningModule):
+class ClassifierModule(FusedAdamClipping, RandomStatesInCheckpoint, pl.LightningModule):
     """Equation classifiers: binary cross-entropy on the logits (plus ``train.rank_weight`` times the completion
     ranking loss of ``ranking``, neuromath.training.ranking, when given); validation accuracy (with ``ranking``:
     the validation completion MRR, ``monitor``) drives the plateau schedule (Adam, learning rate times

@@ -83,3 +83,48 @@ def test_run_packed_steps_on_the_cpu_and_lets_other_modules_run_themselves(monke
     assert not supports(nn.LSTM(3, 4, batch_first=True, proj_size=2))
     monkeypatch.setattr(sequence_encoders, "STEPPED_ON_CPU", False)
     assert run_packed(gru, embedded, valid)[0].shape == (2, 3, 4) and len(calls) == 1
+
+
+def autograd_gru(rnn, embedded, valid):
+    """One layer, one direction: each time step by autograd over the module's weights (what the stepped run did
+    before its GRU had a backward of its own), on the rows of each step as ``stepped`` sorts them."""
+    lengths = valid.sum(dim=1).clamp(min=1)
+    order = torch.argsort(lengths, descending=True, stable=True)
+    gates = torch.nn.functional.linear(embedded[order], rnn.weight_ih_l0, rnn.bias_ih_l0)  # (B, S, 3H)
+    h = embedded.new_zeros(embedded.size(0), rnn.hidden_size)
+    states = []
+    for t in range(embedded.size(1)):
+        rows = int((lengths > t).sum())
+        hidden = torch.nn.functional.linear(h[:rows], rnn.weight_hh_l0, rnn.bias_hh_l0)
+        input_r, input_z, input_n = gates[:rows, t].chunk(3, dim=1)
+        hidden_r, hidden_z, hidden_n = hidden.chunk(3, dim=1)
+        reset, update = torch.sigmoid(input_r + hidden_r), torch.sigmoid(input_z + hidden_z)
+        candidate = torch.tanh(input_n + reset * hidden_n)
+        h = torch.cat([candidate + update * (h[:rows] - candidate), h[rows:]])
+        states.append(torch.cat([h[:rows], h.new_zeros(h.size(0) - rows, h.size(1))]))
+    return torch.stack(states, dim=1)[torch.argsort(order)], h[torch.argsort(order)]
+
+
+def test_under_bf16_autocast_the_gru_computes_what_autograd_over_its_steps_computes():
+    # the forward is autocast's (products and gates in bf16, the state in float32); the backward's gradients are
+    # the per-step autograd's up to bf16 rounding, where a wrong term of the written-out backward is far larger
+    torch.manual_seed(0)
+    rnn = nn.GRU(16, 32, batch_first=True)
+    lengths = [9, 3, 9, 1, 6]
+    embedded = torch.randn(len(lengths), 10, 16, requires_grad=True)
+    valid = torch.arange(10)[None, :] < torch.tensor(lengths)[:, None]
+    weights = torch.randn(len(lengths), 10, 32) * valid[..., None], torch.randn(len(lengths), 32)
+    inputs = [embedded, *rnn.parameters()]
+    runs = []
+    for run in (stepped, autograd_gru):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            states, final = run(rnn, embedded, valid)
+        assert states.dtype == final.dtype == torch.float32
+        loss = (states * weights[0]).sum() + (final.reshape(len(lengths), 32) * weights[1]).sum()
+        runs.append((states, final.reshape(len(lengths), 32), torch.autograd.grad(loss, inputs)))
+    (states, final, grads), (want_states, want_final, want_grads) = runs
+    torch.testing.assert_close(states, want_states, rtol=0, atol=0)
+    torch.testing.assert_close(final, want_final, rtol=0, atol=0)
+    for got, want in zip(grads, want_grads, strict=True):
+        scale = want.abs().max()
+        assert (got - want).abs().max() <= 0.02 * scale, ((got - want).abs().max(), scale)
