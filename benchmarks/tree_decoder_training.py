@@ -10,9 +10,12 @@ Two sizes per model:
   against side by side: embeddings 768, hidden 384, graph feed-forward 768, batch 8, word embeddings learned (the
   ``*_roberta`` presets' sizes without RoBERTa).
 
-A step is what training runs: the forward (``train.precision``), cross-entropy over the target tokens, backward,
-gradient clipping at the preset's ``optim.grad_clip``, and the optimiser each code base's trainer builds (today
-``neuromath.training.module.adam``, PyTorch's fused Adam where it may run; a baseline without it, ``torch.optim.Adam``).
+A step is what training runs: the forward (``train.precision``; bf16 autocast without its cache of cast weights, as
+Lightning runs it), cross-entropy over the target tokens, backward, gradient clipping at the preset's
+``optim.grad_clip``, and the optimiser each code base's trainer builds (today ``neuromath.training.module.adam``,
+PyTorch's fused Adam where it may run; a baseline without it, ``torch.optim.Adam``), with the allocator setting each
+code base's training makes (today ``neuromath.training.allocator``, which keeps freed memory in the process; a
+baseline before it, malloc as it is).
 A measurement is ``--batches`` consecutive batches of fold 0 of ``mawps-cv`` (``--train``), shuffled with a fixed
 seed, so the target lengths mix as in an epoch. ``--baseline`` (default 7c929cf, the code when the speed issue was
 filed) is unpacked with ``git archive`` and runs in its own worker process (``decoding.py``'s ``Worker``); the
@@ -35,6 +38,7 @@ A script, not a test: it prints numbers and exits 0 unless something breaks.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -96,15 +100,28 @@ def worker(threads: int, train: str, batches: int) -> None:
 
     from neuromath.config import load_config
     from neuromath.models.batching import collate
-    from neuromath.nn.precision import autocast, resolve_precision
+    from neuromath.nn.precision import resolve_precision
 
     try:  # the optimiser today's trainer builds
         from neuromath.training.module import adam
     except ImportError:  # a baseline before it: PyTorch's default Adam
         adam = None
+    try:  # the allocator setting training makes today (faulting large tensors in again every step costs more than
+        from neuromath.training.allocator import keep_freed_memory  # some of the ops that use them)
+    except ImportError:  # a baseline before it trained with malloc as it is
+        pass
+    else:
+        keep_freed_memory()
 
     torch.set_num_threads(threads)
     read, built = {}, {}
+
+    def training_autocast(precision: str):
+        """Autocast as Lightning's mixed-precision plugin enters it around a training step: no cache of cast
+        weights, so each use of a weight casts it again and its gradient comes back through each cast."""
+        if precision == "bf16-mixed":
+            return torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False)
+        return contextlib.nullcontext()
 
     def setup(model_name: str, size: str, precision: str, check: bool, levels: bool):
         key = (model_name, size, precision, check, levels)
@@ -138,7 +155,7 @@ def worker(threads: int, train: str, batches: int) -> None:
         start = time.perf_counter()
         for batch in chosen:
             optimizer.zero_grad(set_to_none=True)
-            with autocast(resolved, "cpu"):
+            with training_autocast(resolved):
                 logits = model(batch)
             loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
             loss.backward()
