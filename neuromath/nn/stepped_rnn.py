@@ -24,11 +24,13 @@ A GRU direction is one autograd function (``GRUDirection``) with its backward wr
 gradient of every time step is one matrix product over all of them (sum over t of dG_t^T h_(t-1)) instead of a
 product and an addition per step, and a step's backward is a few element-wise operations and one product for the
 previous state's gradient. Under bf16 autocast its forward computes what autocast computes (products in bf16, the
-state in float32) and casts the recurrent weight once per direction, not once per step; its backward computes the
-element-wise gradients and the weight gradients in float32.
+state in float32) and casts the recurrent weight once per direction, not once per step; its backward keeps the
+gates' gradients and the products in the forward's dtype, as autograd would, and the state's gradient in float32.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import torch
 import torch.nn.functional as F
@@ -59,9 +61,7 @@ class GRUDirection(torch.autograd.Function):
         compute = gates.dtype  # bf16 under autocast (the input product's), else the gates' own
         weight, bias = weight_hh.to(compute), bias_hh.to(compute)
         tokens = gates.size(0)
-        starts = [0]
-        for rows in batch_sizes[:-1]:
-            starts.append(starts[-1] + rows)
+        starts = [0, *itertools.accumulate(batch_sizes[:-1])]  # each step's first packed row
         outputs = gates.new_empty(tokens, size, dtype=state_dtype)
         previous = gates.new_empty(tokens, size, dtype=state_dtype)  # each step's h before it
         hidden_n = gates.new_empty(tokens, size)  # W_hn h + b_hn
@@ -103,9 +103,8 @@ class GRUDirection(torch.autograd.Function):
         grad_state = grad_outputs.to(work, copy=True)  # (tokens, H): the gradient of each step's new state
         if reverse:  # every row's final state is step 0's
             grad_state[: batch_sizes[0]] += grad_final
-        else:  # row i (sorted) ends at the last step with more than i rows: token starts[t] + i
-            ends = [t for t in range(steps) for _ in range(batch_sizes[t + 1] if t + 1 < steps else 0, batch_sizes[t])]
-            last = [starts[t] + row for row, t in enumerate(reversed(ends))]
+        else:  # row i (sorted) has a token at every step with more than i rows; its last is its final state
+            last = [starts[sum(rows > row for rows in batch_sizes) - 1] + row for row in range(batch_sizes[0])]
             grad_state.index_add_(0, torch.tensor(last, device=grad_state.device), grad_final.to(work))
         grad_hidden = factors.new_empty(tokens, 3, size)  # d(W_hh h + b_hh), (r, z, n) parts
         carried = None  # the gradient of the state a step read, for the step that wrote it
