@@ -30,6 +30,8 @@ greedy and beam search, whose cache is the decoder's tree state (batch-first ten
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -54,6 +56,7 @@ OTHER, OPERATOR, LEAF, END = 0, 1, 2, 3  # kinds of target ids
 # Graph2Tree's graphs, one head each; in graph k node i reads node j when adjacency[k, i, j] = 1
 GRAPHS = ("number reads its words", "word reads its numbers", "larger reads smaller", "smaller reads larger")
 SPECIAL_IDS = (Vocabulary.pad_id, Vocabulary.bos_id, Vocabulary.eos_id, Vocabulary.unk_id)
+GRAPH_MEMO_ROWS = 65_536  # rows whose graph links a model remembers (about 2 KB each)
 DECODER_MEMORY = ("root", "states", "keys", "valid", "leaves", "leaf_valid")  # what decoding reads of ``encode``
 
 
@@ -119,6 +122,7 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         self.encoder = nn.GRU(config.d_model, hidden, config.n_encoder_layers, batch_first=True, bidirectional=True,
                               dropout=config.dropout if config.n_encoder_layers > 1 else 0.0)
         self.graph = None
+        self.graph_memo: dict[tuple, list[tuple[int, int, int]]] = {}  # a row's content -> its links (``graphs``)
         if self.graph_encoder:
             self.graph = GraphConvolutionModule(hidden, config.d_ff, len(GRAPHS), config.dropout)
         self.decoder = GoalDrivenTreeDecoder(
@@ -131,10 +135,13 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         )
         self.relevance = nn.Linear(hidden, 1) if config.number_relevance > 0 else None
         self.last_auxiliary_loss: torch.Tensor | None = None  # set by a training forward, read by the trainer
+        self.host_tables: tuple[list[int], ...] | None = None  # ``level_tables``
 
     # -- encoder ---------------------------------------------------------------------------------------------------
     def encode(self, batch: dict) -> dict:
         source = batch["source"]  # (B, S)
+        # the graphs first: their one host read of the batch then waits for no kernel of this step
+        adjacency = self.graphs(batch) if self.graph is not None else None
         valid = source.ne(self.pad_id)  # (B, S)
         if self.pretrained is not None:  # the pretrained encoder's word vectors (B, S, E)
             embedded = self.pretrained(batch["source_words"].rows, source.size(1), source.device)
@@ -143,8 +150,8 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         outputs, final = run_packed(self.encoder, self.embedding_dropout(embedded), valid)  # (B, S, 2H)
         states = outputs[..., : self.hidden] + outputs[..., self.hidden :]  # (B, S, H): the directions summed
         root = final[-2] + final[-1]  # (B, H): the last layer's final forward and backward states
-        if self.graph is not None:
-            states = self.graph(states, self.graphs(batch))
+        if adjacency is not None:
+            states = self.graph(states, adjacency)
         # the problem's numbers: the encoder state at each slot's position (B, K, H), and which slots it has
         slots = self.source_slot[source]  # (B, S)
         at_slot = (slots[:, :, None] == torch.arange(self.n_numbers, device=source.device)).to(states.dtype)
@@ -173,7 +180,11 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
     def graphs(self, batch: dict) -> torch.Tensor:
         """The adjacency (B, 4, S, S) of ``GRAPHS``: the quantity cell graph in both directions (with
         ``model.shared_words``, plus the links between the occurrences of a cell's words in both), the quantity
-        comparison graph and its reverse."""
+        comparison graph and its reverse.
+
+        The batch is read on the host once (its ids and number values, one copy each), each row's links come from
+        ``graph_links``, remembered by the row's content (a training problem's links are found in its first epoch
+        and looked up after that), and the adjacency is filled on the batch's device from one small index tensor."""
         source = batch["source"]
         size, length = source.shape
         values = batch.get("number_values")
@@ -181,33 +192,53 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         if self.config.graph_text and written is None:
             raise ConfigError("model.graph_text builds graph2tree's graphs from the problems' words, and this batch "
                               "does not carry them (a task with source_words, batched by neuromath.models.batching)")
+        value_rows = values.tolist() if values is not None else None
         edges = []  # (row, graph, reader, read)
         for row, ids in enumerate(source.tolist()):
-            tokens = [self.source_tokens[index] for index in ids]
-            if written is not None:  # the words as written; eos and padding as the ids say
-                words = written[row][: len(tokens)]
-                tokens[: len(words)] = words
-            cells = quantity_cell_links(tokens)
-            for number, word in cells:
-                edges += [(row, 0, number, word), (row, 1, word, number)]
-            if self.config.shared_words:  # words read their other occurrences in both cell graphs
-                for reader, read in shared_word_links(tokens, cells):
-                    edges += [(row, 0, reader, read), (row, 1, reader, read)]
-            if values is None:
-                continue
-            positions = {}  # number index -> its position
-            for position, token in enumerate(tokens):
-                match = MASK_REGEX.fullmatch(token)
-                if match:
-                    positions.setdefault(int(match[1]), position)
-            for larger, smaller in comparison_links(values[row].tolist()):
-                if larger in positions and smaller in positions:
-                    big, small = positions[larger], positions[smaller]
-                    edges += [(row, 2, big, small), (row, 3, small, big)]
-        adjacency = torch.zeros(size, len(GRAPHS), length, length)
+            words = tuple(written[row][: len(ids)]) if written is not None else None
+            row_values = (tuple(None if value != value else value for value in value_rows[row])  # NaN: no number
+                          if value_rows is not None else None)
+            key = (tuple(ids), words, row_values)
+            links = self.graph_memo.get(key)
+            if links is None:
+                links = self.graph_links(ids, words, row_values)
+                if len(self.graph_memo) >= GRAPH_MEMO_ROWS:  # a bound on its memory: start again
+                    self.graph_memo.clear()
+                self.graph_memo[key] = links
+            edges += [(row, *link) for link in links]
+        adjacency = torch.zeros(size, len(GRAPHS), length, length, device=source.device)
         if edges:
-            adjacency[tuple(torch.tensor(edges).T)] = 1.0
-        return adjacency.to(source.device)
+            index = torch.tensor(edges, dtype=torch.long)
+            adjacency[tuple(index.to(source.device, non_blocking=True).T)] = 1.0
+        return adjacency
+
+    def graph_links(self, ids: list[int], words: tuple[str, ...] | None,
+                    values: tuple[float | None, ...] | None) -> list[tuple[int, int, int]]:
+        """One row's links (graph, reader, read) from its source ``ids``, its ``words`` as written (or None: the
+        vocabulary's tokens) and its numbers' ``values`` (None where a slot holds no number; no values at all: no
+        comparison graph)."""
+        tokens = [self.source_tokens[index] for index in ids]
+        if words is not None:  # the words as written; eos and padding as the ids say
+            tokens[: len(words)] = words
+        links = []
+        cells = quantity_cell_links(tokens)
+        for number, word in cells:
+            links += [(0, number, word), (1, word, number)]
+        if self.config.shared_words:  # words read their other occurrences in both cell graphs
+            for reader, read in shared_word_links(tokens, cells):
+                links += [(0, reader, read), (1, reader, read)]
+        if values is None:
+            return links
+        positions = {}  # number index -> its position
+        for position, token in enumerate(tokens):
+            match = MASK_REGEX.fullmatch(token)
+            if match:
+                positions.setdefault(int(match[1]), position)
+        for larger, smaller in comparison_links([math.nan if value is None else value for value in values]):
+            if larger in positions and smaller in positions:
+                big, small = positions[larger], positions[smaller]
+                links += [(2, big, small), (3, small, big)]
+        return links
 
     # -- decoder ---------------------------------------------------------------------------------------------------
     def node_logits(self, memory: dict, state: dict, masked: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -243,17 +274,19 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         length, so those trees are the first rows and the state and memory of the step are views of that prefix.
         A row past its eos gets what its complete tree would score (only eos, at 0), as padding is never scored.
         Under ``recording`` every row takes every step, so the recorded maps keep one row per problem."""
-        memory = self.encode(batch)
         target = batch["target_out"]  # (B, T)
+        plan = None
+        if self.config.tree_forcing == "levels" and self.decoder.recorder is None:
+            # planned before the encoder's work is queued: reading the targets then waits for no kernel
+            plan = plan_levels(target, *self.level_tables(), Vocabulary.eos_id,
+                               needs_subtrees=self.config.subtree_embedding)
+        memory = self.encode(batch)
         if self.relevance is not None and self.training:
             self.last_auxiliary_loss = self.relevance_loss(memory, target)
         if self.decoder.recorder is not None:
             return self.every_row_forced(memory, target)
-        if self.config.tree_forcing == "levels":
-            plan = plan_levels(target, self.target_kind, self.op_index, self.leaf_index, self.decoder.op_arity,
-                               Vocabulary.eos_id, needs_subtrees=self.config.subtree_embedding)
-            if plan is not None:
-                return self.level_forced(memory, target, plan)
+        if plan is not None:
+            return self.level_forced(memory, target, plan)
         rows, length = target.shape
         lengths = target.ne(self.pad_id).sum(dim=1)  # tokens up to and with eos
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -277,14 +310,22 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
             state = self.take(memory, state, goal, context, target[:count, step])
         return torch.stack(steps, dim=1).index_select(0, torch.argsort(order))  # (B, T, V), the batch's order
 
+    def level_tables(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """The target ids' kinds, operator and leaf indices and the operators' arities as host lists, for
+        ``plan_levels`` (read from the buffers once: they never change)."""
+        if self.host_tables is None:
+            self.host_tables = tuple(table.tolist() for table in (self.target_kind, self.op_index, self.leaf_index,
+                                                                  self.decoder.op_arity))
+        return self.host_tables
+
     def level_forced(self, memory: dict, target: torch.Tensor, plan: LevelPlan) -> torch.Tensor:
         """Teacher-forced logits (B, T, V) one tree level at a time (``neuromath.nn.goal_tree_levels``): the same
         logits as node-by-node forcing, with every node's scores from one call."""
         rows, length = target.shape
         embedding = subtree_embeddings(self.decoder, plan, memory["leaves"])
         goal, context = goals_and_contexts(self.decoder, plan, memory, embedding)
-        op_scores, leaf_scores = self.decoder.scores(goal, context, memory["leaves"][plan.row])
-        leaf_scores = leaf_scores.masked_fill(~memory["leaf_valid"][plan.row], MASKED_LOGIT)
+        op_scores, leaf_scores = self.decoder.scores(goal, context, memory["leaves"].index_select(0, plan.row))
+        leaf_scores = leaf_scores.masked_fill(~memory["leaf_valid"].index_select(0, plan.row), MASKED_LOGIT)
         logits = torch.full((goal.size(0), self.target_kind.numel()), MASKED_LOGIT, dtype=op_scores.dtype,
                             device=goal.device)  # an open tree's node: never eos
         logits[:, self.op_ids] = op_scores

@@ -19,6 +19,7 @@ one complete prefix tree followed by eos gives no plan, and the caller forces it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -48,13 +49,16 @@ class LevelPlan:
     children: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]
 
 
-def plan_levels(target: torch.Tensor, kind: torch.Tensor, op_index: torch.Tensor, leaf_index: torch.Tensor,
-                op_arity: torch.Tensor, eos_id: int, needs_subtrees: bool = True) -> LevelPlan | None:
+def plan_levels(target: torch.Tensor, kind: Sequence[int] | torch.Tensor, op_index: Sequence[int] | torch.Tensor,
+                leaf_index: Sequence[int] | torch.Tensor, op_arity: Sequence[int] | torch.Tensor, eos_id: int,
+                needs_subtrees: bool = True) -> LevelPlan | None:
     """The plan of ``target`` (B, T) (prefix ids, eos, padding), with ``kind`` / ``op_index`` / ``leaf_index`` by
-    target id and ``op_arity`` by operator; None when a row is not exactly one complete tree followed by eos.
+    target id and ``op_arity`` by operator (lists, or tensors read here: a caller that plans every step passes lists
+    and reads no device tensor but the targets); None when a row is not exactly one complete tree followed by eos.
     ``needs_subtrees`` False (the ablation whose right goals read zeros) plans no merge."""
     ids = target.tolist()
-    kinds, ops, leaf_of, arity = kind.tolist(), op_index.tolist(), leaf_index.tolist(), op_arity.tolist()
+    kinds, ops, leaf_of, arity = (table.tolist() if isinstance(table, torch.Tensor) else table
+                                  for table in (kind, op_index, leaf_index, op_arity))
     length = target.size(1)
     row, position, op, leaf, parent, slot = [], [], [], [], [], []
     first, second = [], []  # children by node, -1 where none
@@ -149,11 +153,12 @@ def subtree_embeddings(decoder: GoalDrivenTreeDecoder, plan: LevelPlan, leaves: 
     count = plan.row.numel()
     embedding = leaves.new_zeros(count, leaves.size(-1))
     if plan.leaves.numel():
-        values = leaves[plan.row[plan.leaves], plan.leaf[plan.leaves]]  # (M, H)
+        values = leaves.flatten(0, 1).index_select(0, plan.row[plan.leaves] * leaves.size(1) + plan.leaf[plan.leaves])
         embedding = embedding.index_copy(0, plan.leaves, values)
     for nodes, left, right in plan.merges:
-        right_embedding = torch.where(right.ge(0)[:, None], embedding[right.clamp(min=0)], 0.0)
-        parts = torch.cat([decoder.op_embedding(plan.op[nodes]), embedding[left], right_embedding], dim=-1)
+        right_embedding = torch.where(right.ge(0)[:, None], embedding.index_select(0, right.clamp(min=0)), 0.0)
+        parts = torch.cat([decoder.op_embedding(plan.op[nodes]), embedding.index_select(0, left), right_embedding],
+                          dim=-1)
         merged = gated(decoder.merge(decoder.dropout(parts)))
         embedding = embedding.index_copy(0, nodes, merged.to(embedding.dtype))
     return embedding
@@ -163,31 +168,32 @@ def goals_and_contexts(decoder: GoalDrivenTreeDecoder, plan: LevelPlan, memory: 
                        embedding: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Every node's goal and context (N, H) each, in node order, built top-down a depth at a time from the rows'
     ``memory`` (``root``, ``states``, ``keys``, ``valid``) and the subtree ``embedding``."""
-    goal = memory["root"][plan.row[plan.depths[0]]]  # the roots' goals: the encoder's summaries
+    goal = memory["root"].index_select(0, plan.row[plan.depths[0]])  # the roots' goals: the encoder's summaries
     goals, contexts = [], []
     for depth, nodes in enumerate(plan.depths):
         rows = plan.row[nodes]
-        context = decoder.context(goal, memory["states"][rows], memory["keys"][rows], memory["valid"][rows])
+        context = decoder.context(goal, *(memory[key].index_select(0, rows) for key in ("states", "keys", "valid")))
         goals.append(goal)
         contexts.append(context)
         if depth == len(plan.children):
             break
         parents, lefts, binary, rights, siblings = plan.children[depth]
         operator = decoder.op_embedding(plan.op[nodes[parents]])
-        parent = decoder.dropout(torch.cat([goal[parents], context[parents], operator], dim=-1))
+        parent = decoder.dropout(torch.cat([goal.index_select(0, parents), context.index_select(0, parents), operator],
+                                           dim=-1))
         left_goal = gated(decoder.left_goal(parent))
         next_goals = [left_goal]
         if binary.numel():
-            sibling = embedding[siblings]
+            sibling = embedding.index_select(0, siblings)
             if not decoder.subtree_embedding:
                 sibling = torch.zeros_like(sibling)
-            right_pre = decoder.right_goal(parent[binary])
+            right_pre = decoder.right_goal(parent.index_select(0, binary))
             next_goals.append(gated(right_pre + decoder.right_from_left(decoder.dropout(sibling))))
         goal = torch.cat([g.to(left_goal.dtype) for g in next_goals])
     order = torch.cat(plan.depths)
     inverse = torch.empty_like(order)
     inverse[order] = torch.arange(order.numel(), device=order.device)
     dtype = torch.promote_types(goals[0].dtype, goals[-1].dtype)
-    all_goals = torch.cat([g.to(dtype) for g in goals])[inverse]
-    all_contexts = torch.cat([c.to(dtype) for c in contexts])[inverse]
+    all_goals = torch.cat([g.to(dtype) for g in goals]).index_select(0, inverse)
+    all_contexts = torch.cat([c.to(dtype) for c in contexts]).index_select(0, inverse)
     return all_goals, all_contexts

@@ -16,7 +16,7 @@ from neuromath.decoding.constraints import GrammarConstraint
 from neuromath.decoding.greedy import greedy_decode
 from neuromath.errors import ConfigError
 from neuromath.expr.grammar import WORD_PROBLEM_GRAMMAR, TreeGrammar
-from neuromath.models import build_model
+from neuromath.models import build_model, tree_decoders
 from neuromath.models.batching import collate, move_batch
 from neuromath.models.inputs import ModelInputs
 from neuromath.text import Vocabulary
@@ -248,6 +248,30 @@ def test_graph2tree_reads_the_number_values_through_the_comparison_graph():
         same = [gts.encode(batch_of(rows, source_vocab, target_vocab))["states"] for rows in (examples, reordered)]
     assert not torch.allclose(first, second)
     assert torch.equal(same[0], same[1])
+
+
+def test_graph2tree_finds_a_rows_links_once_and_looks_them_up_after_that(monkeypatch):
+    source_vocab, target_vocab = vocabularies()
+    examples = pointing_task(6, random.Random(2))
+    examples[0] = (examples[0][0], examples[0][1], [3.0, math.nan, 2.0])  # a number without a value
+    examples[1] = (examples[1][0], examples[1][1], [1.0, 2.0, 9.0])  # the same words, other values
+    batch = batch_of(examples, source_vocab, target_vocab)
+    model = small_model("graph2tree", source_vocab, target_vocab)
+    calls, find = [], model.graph_links
+    monkeypatch.setattr(model, "graph_links", lambda *args: calls.append(args) or find(*args))
+    first = model.graphs(batch)
+    rows = {(tuple(ids), str(values)) for ids, values in zip(batch["source"].tolist(), batch["number_values"].tolist())}
+    assert len(calls) == len(rows)  # once per distinct row: its ids and its values
+    second = model.graphs(batch)
+    assert len(calls) == len(rows) and torch.equal(first, second)  # looked up, NaN values included
+    assert torch.equal(first, small_model("graph2tree", source_vocab, target_vocab).graphs(batch))  # a fresh model
+    values = batch["number_values"].clone()
+    values[1, 0] = 8.0  # the row's comparisons change: found anew, not taken from the memo
+    changed = model.graphs({**batch, "number_values": values})
+    assert len(calls) == len(rows) + 1 and not torch.equal(changed[1], first[1])
+    monkeypatch.setattr(tree_decoders, "GRAPH_MEMO_ROWS", 2)  # the memo's bound: it starts again when full
+    model.graph_memo.clear()
+    assert torch.equal(model.graphs(batch), first) and len(model.graph_memo) <= 2
 
 
 def test_shared_words_link_the_question_to_the_cell_words_in_both_cell_graphs_only():

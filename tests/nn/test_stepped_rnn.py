@@ -9,7 +9,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from neuromath.nn import sequence_encoders
-from neuromath.nn.sequence_encoders import run_packed
+from neuromath.nn.sequence_encoders import realigned_supports, run_packed, run_realigned
 from neuromath.nn.stepped_rnn import stepped, supports
 
 
@@ -26,14 +26,14 @@ def flat(final):
     return torch.cat(final) if isinstance(final, tuple) else final
 
 
-def compare(mode, bidirectional, layers, lengths, width=6, seed=0):
+def compare(mode, bidirectional, layers, lengths, width=6, seed=0, run=stepped, bias=True):
     torch.manual_seed(seed)
-    rnn = getattr(nn, mode)(5, width, layers, batch_first=True, bidirectional=bidirectional).double()
+    rnn = getattr(nn, mode)(5, width, layers, batch_first=True, bidirectional=bidirectional, bias=bias).double()
     steps = max(lengths) + 1  # one padding column past the longest row
     embedded = torch.randn(len(lengths), steps, 5, dtype=torch.double, requires_grad=True)
     valid = torch.arange(steps)[None, :] < torch.tensor(lengths)[:, None]
     expected, expected_final = module_run(rnn, embedded, valid)
-    states, final = stepped(rnn, embedded, valid)
+    states, final = run(rnn, embedded, valid)
     torch.testing.assert_close(states, expected, rtol=0, atol=1e-12)
     torch.testing.assert_close(flat(final), flat(expected_final), rtol=0, atol=1e-12)
     weights = torch.randn_like(expected), torch.randn_like(flat(expected_final))
@@ -83,6 +83,37 @@ def test_run_packed_steps_on_the_cpu_and_lets_other_modules_run_themselves(monke
     assert not supports(nn.LSTM(3, 4, batch_first=True, proj_size=2))
     monkeypatch.setattr(sequence_encoders, "STEPPED_ON_CPU", False)
     assert run_packed(gru, embedded, valid)[0].shape == (2, 3, 4) and len(calls) == 1
+
+
+@pytest.mark.parametrize("layers,bias", [(1, True), (2, True), (3, False)])
+def test_the_realigned_bidirectional_gru_gives_the_packed_modules_states_and_gradients(layers, bias):
+    # what a CUDA device runs instead of packing; unsorted lengths, a full row, ties and a row with no real token
+    compare("GRU", True, layers, [3, 7, 1, 4, 7, 0], run=run_realigned, bias=bias)
+
+
+@settings(max_examples=25, deadline=None)
+@given(layers=st.integers(1, 3), lengths=st.lists(st.integers(0, 9), min_size=1, max_size=7),
+       seed=st.integers(0, 2**16))
+def test_property_the_realigned_gru_gives_the_packed_modules_states_for_any_lengths(layers, lengths, seed):
+    compare("GRU", True, layers, lengths, seed=seed, run=run_realigned)
+
+
+def test_the_realigned_gru_drops_between_layers_only_in_training_and_runs_only_on_cuda(monkeypatch):
+    rnn = nn.GRU(4, 8, 2, batch_first=True, bidirectional=True, dropout=0.5).double()
+    embedded = torch.randn(5, 6, 4, dtype=torch.double)
+    valid = torch.arange(6)[None, :] < torch.tensor([6, 2, 4, 1, 5])[:, None]
+    expected, _ = module_run(rnn.eval(), embedded, valid)
+    torch.testing.assert_close(run_realigned(rnn, embedded, valid)[0], expected, rtol=0, atol=1e-12)
+    states, _ = run_realigned(rnn.train(), embedded, valid)
+    assert not torch.allclose(states, expected)
+    assert (states[~valid] == 0).all()  # padding stays zero, dropped or not
+    assert realigned_supports(rnn) and not realigned_supports(nn.GRU(4, 8, batch_first=True))
+    assert not realigned_supports(nn.LSTM(4, 8, batch_first=True, bidirectional=True))
+    calls = []
+    monkeypatch.setattr(sequence_encoders, "run_realigned", lambda *args: calls.append(args))
+    monkeypatch.setattr(sequence_encoders, "STEPPED_ON_CPU", False)
+    run_packed(rnn, embedded, valid)  # a CPU tensor: the module over the packed batch
+    assert calls == []
 
 
 def autograd_gru(rnn, embedded, valid):
