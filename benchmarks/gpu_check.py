@@ -114,7 +114,9 @@ class Workload:
         self.batches = [move_batch(join([encoded[i] for i in range(start, min(start + batch_size, len(encoded)))]),
                                    device) for start in range(0, len(encoded), batch_size)]
         self.model.to(device).train()
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-4)
+        # fused, as training's ``neuromath.training.module.adam`` runs it wherever every parameter is a float tensor
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-4,
+                                          fused=all(p.is_floating_point() for p in self.model.parameters()) or None)
 
     def units(self, batch: dict) -> int:
         if "labels" in batch:

@@ -2,6 +2,7 @@
 writes its one JSON with a number for each preset and precision (the numbers themselves come from a lent GPU)."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from neuromath.nn.compiling import has_cpu_compiler
 from tools.results_pages.gpu_pages import render_decode_compile, render_gpu_check
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+AB_SCRIPT = SCRIPT.with_name("tree_step_ab.py")
 
 
 def test_the_gpu_check_runs_on_the_cpu_and_writes_its_json(tmp_path):
@@ -102,3 +104,35 @@ def test_the_decoding_benchmark_runs_on_the_cpu_and_its_page_shows_its_json(tmp_
     out.write_text("{}")
     with pytest.raises(NeuromathError, match="page.md:1: cannot read the decoding benchmark"):
         render_decode_compile(out, "page.md:1")
+
+
+def test_the_goal_tree_ab_runs_its_three_sides_and_its_page_computes_the_speed_ups(tmp_path):
+    # the earlier code base: today's package copied aside stands in for it
+    base = tmp_path / "base"
+    shutil.copytree(SCRIPT.parents[1] / "neuromath", base / "neuromath",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "ab.json"
+    done = subprocess.run([sys.executable, str(AB_SCRIPT), "--quick", "--baseline", str(base), "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rounds = json.loads(out.read_text())["tree_ab"]["rounds"]
+    assert [entry["side"] for entry in rounds] == ["base", "packed", "new"]
+    assert all(set(entry["results"]) == {"graph2tree levels 32-true", "graph2tree encoder"} and
+               all(value > 0 for value in entry["results"].values()) for entry in rounds)
+    # a log brought back from a device: its worker lines are the rounds, the page's ratios come from their medians
+    log = tmp_path / "ab.log"
+    log.write_text("NVIDIA Some GPU\n" + "\n".join(
+        f"{number} {side} " + json.dumps({"g levels 32-true": value})
+        for number, side, value in [(1, "base", 40.0), (1, "packed", 30.0), (1, "new", 20.0),
+                                    (2, "base", 60.0), (2, "packed", 36.0), (2, "new", 30.0)]) + "\n")
+    summarised = tmp_path / "summary.json"
+    done = subprocess.run([sys.executable, str(AB_SCRIPT), "--from-log", str(log), "--json", str(summarised)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(summarised.read_text())
+    assert report["settings"]["log_header"] == ["NVIDIA Some GPU"]
+    assert report["tree_ab"]["summary"]["g levels 32-true"]["base_over_new"] == 2.0  # 50 / 25
+    page = render_gpu_check(summarised, "page.md:1")
+    assert "Medians over 2 rounds" in page
+    assert "| g levels 32-true | 50.0 ms (40.0-60.0) | 33.0 ms (30.0-36.0) | 25.0 ms (20.0-30.0) | 2.00× | 1.32× |" \
+        in page

@@ -7,20 +7,23 @@ Both take ``FILE [FILE ...] [PART ...]``: further files are named beside the fir
 (default: everything of one file). ``gpu_check`` parts: ``machine``, ``steps``, ``best`` (one row per preset: its
 fastest setting), ``settings`` (one small table per preset: a row per setting), ``agreement``, ``ddp``, ``train``,
 ``serve``, ``forcing`` (the goal-tree step per teacher forcing, against node-by-node forcing in float32) and
-``mfu`` (the TP-Transformer's model FLOPs utilisation at the paper's size); with several files a preset's rows come
-from the last file that timed it. ``decode_compile`` parts:
+``mfu`` (the TP-Transformer's model FLOPs utilisation at the paper's size), and ``ab`` (a JSON of
+``benchmarks/tree_step_ab.py``: the goal-tree step of three code bases, round by round); with several files a preset's
+rows come from the last file that timed it. ``decode_compile`` parts:
 ``summary`` (compiled against eager) and ``times`` (the medians)."""
 
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 from neuromath.errors import NeuromathError
 from neuromath.safe_read import load_json, read_data_text
 
 BASELINE = "32-true"
-GPU_PARTS = ("machine", "steps", "best", "settings", "agreement", "ddp", "train", "serve", "forcing", "mfu")
+GPU_PARTS = ("machine", "steps", "best", "settings", "agreement", "ddp", "train", "serve", "forcing", "mfu", "ab")
+AB_SIDES = ("base", "packed", "new")  # the sides of benchmarks/tree_step_ab.py
 FORCING_BASE = "nodes 32-true"
 DECODE_PARTS = ("summary", "times")
 
@@ -123,6 +126,24 @@ def forcing_table(forcing: dict) -> str:
     return "\n".join(lines)
 
 
+def ab_table(ab: dict) -> str:
+    """The rounds of ``benchmarks/tree_step_ab.py``: per measurement, each side's median over its rounds (and their
+    range), and the speed-ups of today's code (``new``) over the others, computed here from the rounds."""
+    names = list(dict.fromkeys(name for entry in ab.get("rounds", []) for name in entry["results"]))
+    lines = ["| measurement | base | packed GRU | new | base / new | packed / new |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for name in names:
+        found = {side: [entry["results"][name] for entry in ab["rounds"] if entry["side"] == side and
+                        name in entry["results"]] for side in AB_SIDES}
+        medians = {side: statistics.median(values) for side, values in found.items() if values}
+        cells = [f"{medians[side]:.1f} ms ({min(found[side]):.1f}-{max(found[side]):.1f})" if side in medians else ""
+                 for side in AB_SIDES]
+        ratios = [f"{medians[side] / medians['new']:.2f}×" if side in medians and "new" in medians else "n/a"
+                  for side in ("base", "packed")]
+        lines.append(f"| {name} | {' | '.join(cells)} | {' | '.join(ratios)} |")
+    return "\n".join(lines)
+
+
 def mfu_line(mfu: dict) -> str:
     """The mfu section as one table row: batch, precision, step, FLOPs, achieved and peak TFLOPS, utilisation."""
     if "error" in mfu or "skipped" in mfu:
@@ -206,6 +227,11 @@ def render_gpu_check(path: Path, where: str) -> str:
     forcing = _merged(reports, "tree_forcing")
     if forcing and "forcing" in show:
         lines += [forcing_table(forcing), ""]
+    ab = report.get("tree_ab")
+    if isinstance(ab, dict) and ab.get("rounds") and "ab" in show:
+        rounds = max(entry["round"] for entry in ab["rounds"])
+        lines += [f"Medians over {rounds} rounds, each side in its own process, the sides taking turns; the range in "
+                  "brackets.", "", ab_table(ab), ""]
     mfu = report.get("mfu")
     if isinstance(mfu, dict) and mfu and "mfu" in show:
         lines += [mfu_line(mfu), ""]
