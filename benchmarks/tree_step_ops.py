@@ -40,6 +40,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from decoding import unpack  # noqa: E402  (an earlier revision's package, as the other baseline benchmarks unpack it)
+
 PRESETS = ("word_problems/graph2tree", "word_problems/gts")
 FORCINGS = ("nodes", "levels")
 PHASES = ("forward", "backward", "optimizer")
@@ -104,8 +107,6 @@ def stand_in_for_the_encoder_rnn(model) -> None:
 def worker(presets: list[str], forcings: list[str], batches: int) -> dict:
     """This process's counts (the ``neuromath`` on its path decides the side)."""
     import torch
-
-    sys.path.insert(0, str(HERE))
     from gpu_check import Workload, step
 
     torch.set_num_threads(1)
@@ -141,15 +142,11 @@ def run_side(package_root: Path, args) -> dict:
 
 
 def baseline_package(baseline: str, folder: Path) -> Path:
-    """A folder holding the baseline's ``neuromath``: ``baseline`` itself when it is one, else the revision unpacked."""
+    """A folder holding the baseline's ``neuromath``: ``baseline`` itself when it is one, else the revision unpacked
+    (``decoding.unpack``)."""
     if (Path(baseline) / "neuromath" / "__init__.py").is_file():
         return Path(baseline).resolve()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "neuromath"], capture_output=True)
-    if archive.returncode:
-        raise SystemExit(f"tree_step_ops.py: {baseline!r} is neither a folder with a neuromath package nor a "
-                         f"revision git archive can read: {archive.stderr.decode().strip()}")
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return folder
+    return unpack(baseline, folder)
 
 
 def summary(base: dict, today: dict) -> dict:
