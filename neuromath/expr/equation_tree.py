@@ -106,11 +106,13 @@ def apply(func: str, *children: EquationNode) -> EquationNode:
 
 
 def height(node: EquationNode) -> int:
-    """Height as the released files count it: a leaf is 0, a node is 1 + its highest child."""
-    heights: dict[int, int] = {}
-    for current in postorder(node):
-        heights[id(current)] = 1 + max((heights[id(c)] for c in current.children), default=-1)
-    return heights[id(node)]
+    """Height as the released files count it: a leaf is 0, a node is 1 + its highest child. Counted level by level
+    (the levels below the root), without recursion: generated trees can be deep."""
+    levels, level = -1, [node]
+    while level:
+        levels += 1
+        level = [child for current in level for child in current.children]
+    return levels
 
 
 def size(node: EquationNode) -> int:

@@ -175,6 +175,62 @@ def test_file_errors_name_the_file_and_line(tmp_path):
         read_equations(tmp_path / "missing.json")
 
 
+def test_a_file_read_again_is_remembered_until_it_changes(tmp_path):
+    """A run over seeds reads its files once per seed: the second read returns the same examples (and, lenient,
+    the same skipped records) from memory, in a list of its own; a file rewritten on disk is read anew."""
+    import os
+
+    from neuromath.tasks.identities import equations
+
+    good = {"equation": equation_record(apply("Equality", X, X)), "label": "1"}
+    bad = {"equation": {**equation_record(apply("Equality", X, X)), "func": "Equality,Symbol,#,#,Foo,#,#"},
+           "label": "0"}
+    path = _write(tmp_path / "eq.json", [[], [good, bad, good]])
+    first_skipped: list = []
+    first = read_equations(path, lenient=True, skipped=first_skipped)
+    parsed = []
+    real_parse = equations._parse_equations
+    equations._parse_equations = lambda *args: parsed.append(args) or real_parse(*args)
+    try:
+        again_skipped: list = []
+        again = read_equations(path, lenient=True, skipped=again_skipped)
+        assert parsed == [] and again == first and again is not first and len(again) == 2
+        assert [str(e) for e in again_skipped] == [str(e) for e in first_skipped] and len(again_skipped) == 1
+        again.clear()
+        assert len(read_equations(path, lenient=True)) == 2  # the caller's list was a copy
+        with pytest.raises(DataFormatError, match="unknown function 'Foo'"):
+            read_equations(path)  # strict is its own reading: the bad record still stops it
+        assert len(parsed) == 1
+        _write(path, [[], [good]])
+        os.utime(path, ns=(1, 1))  # another modification time even on a coarse clock
+        changed = read_equations(path, lenient=True)
+        assert len(changed) == 1 and len(parsed) == 2
+    finally:
+        equations._parse_equations = real_parse
+
+
+def test_height_counts_levels_as_the_recursive_definition():
+    rng = random.Random(0)
+
+    def grow(levels):
+        if levels == 0 or rng.random() < 0.25:
+            return symbol("x")
+        if rng.random() < 0.3:
+            return apply("sin", grow(levels - 1))
+        return apply("Add", grow(levels - 1), grow(levels - 1))
+
+    def recursive(node):
+        return 0 if not node.children else 1 + max(recursive(child) for child in node.children)
+
+    trees = [grow(rng.randint(0, 9)) for _ in range(300)]
+    assert {height(tree) for tree in trees} >= set(range(6))
+    assert all(height(tree) == recursive(tree) for tree in trees)
+    deep = symbol("x")
+    for _ in range(5000):  # deeper than Python's recursion limit
+        deep = apply("sin", deep)
+    assert height(deep) == 5000
+
+
 def test_written_files_read_back_with_labels_and_blanks(tmp_path):
     examples = [
         EquationExample(apply("Equality", apply("Add", X, Y), apply("Add", Y, X)), True),

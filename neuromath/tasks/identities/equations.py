@@ -15,8 +15,11 @@ blanked node) and candidate records ``class`` (the value class of the candidate 
 from __future__ import annotations
 
 import json
+import stat
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -39,8 +42,9 @@ class EquationExample:
     source: str = ""  # "file:line" where the record starts, for messages
     extra: dict = field(default_factory=dict, compare=False)  # other record keys, kept for writing back
 
-    @property
+    @cached_property
     def depth(self) -> int:
+        """The tree's height, computed once: reading, training and scoring each ask for it (the tree is frozen)."""
         return height(self.tree)
 
 
@@ -52,7 +56,7 @@ class Candidate:
     value_class: str
     source: str = ""
 
-    @property
+    @cached_property
     def depth(self) -> int:
         return height(self.tree)
 
@@ -67,8 +71,10 @@ def is_correct(prediction: bool, example: EquationExample) -> bool:
 # ---------------------------------------------------------------------------------------------- file format
 
 
+@lru_cache(maxsize=65536)
 def check_leaf_value(func: str, value: str) -> str | None:
-    """None when ``value`` is a valid text for a leaf of kind ``func``, else the reason."""
+    """None when ``value`` is a valid text for a leaf of kind ``func``, else the reason. Remembered per pair: a file
+    repeats a few leaf texts in every record, and each check of a number builds a ``Fraction``."""
     try:
         if func == "Symbol":
             return None if value and value.replace("_", "").isalnum() else f"bad symbol name {value!r}"
@@ -95,7 +101,9 @@ def parse_preorder(func: str, values: str) -> EquationNode:
         raise ExpressionError(f"func has {len(funcs)} entries but vars has {len(texts)}")
     position = 0
 
-    def take() -> EquationNode | None:
+    def take() -> tuple[str, str, int] | None:
+        """The next entry as (func, value, its index), or None for an empty slot. The node is built once its
+        children are (a node's fields are frozen)."""
         nonlocal position
         if position >= len(funcs):
             raise ExpressionError("the pre-order list ends in the middle of a node (a child slot is missing)")
@@ -108,40 +116,42 @@ def parse_preorder(func: str, values: str) -> EquationNode:
             reason = check_leaf_value(name, text)
             if reason:
                 raise ExpressionError(f"entry {index}: {reason}")
-        elif name not in ARITY:
+            return name, text, index
+        if name not in ARITY:
             raise ExpressionError(f"entry {index}: unknown function {name!r}")
-        return EquationNode(name, text if name in LEAF_KINDS else "", (index,))  # placeholder children
+        return name, "", index
 
     # An explicit stack instead of recursion: trees in generated files can be deep.
     root = take()
     if root is None:
         raise ExpressionError("the tree is empty (its first entry is '#')")
-    built: dict[int, list] = {}
-    stack: list[tuple[EquationNode, list]] = [(root, [])]
+    # each open entry with its child slots so far: None for an empty slot, the finished child node otherwise
+    stack: list[tuple[tuple[str, str, int], list]] = [(root, [])]
     result: EquationNode | None = None
     while stack:
-        node, children = stack[-1]
+        entry, children = stack[-1]
         if len(children) < 2:
             child = take()
-            children.append(child)
-            if child is not None:
+            if child is None:
+                children.append(None)
+            else:
                 stack.append((child, []))
             continue
         stack.pop()
-        present = [c for c in children if c is not None]
-        entry = node.children[0]
-        if node.func in LEAF_KINDS:
+        func, value, index = entry
+        present = tuple(c for c in children if c is not None)
+        if func in LEAF_KINDS:
             if present:
-                raise ExpressionError(f"entry {entry}: leaf {node.func} has a child")
+                raise ExpressionError(f"entry {index}: leaf {func} has a child")
         else:
-            arity = ARITY[node.func]
+            arity = ARITY[func]
             if arity == 2 and len(present) != 2:
-                raise ExpressionError(f"entry {entry}: {node.func} needs 2 children, has {len(present)}")
+                raise ExpressionError(f"entry {index}: {func} needs 2 children, has {len(present)}")
             if arity == 1 and (children[0] is None or children[1] is not None):
-                raise ExpressionError(f"entry {entry}: {node.func} takes one (left) child")
-        finished = EquationNode(node.func, node.value, tuple(built.pop(id(c)) for c in present))
+                raise ExpressionError(f"entry {index}: {func} takes one (left) child")
+        finished = EquationNode(func, value, present)
         if stack:
-            built[id(node)] = finished
+            stack[-1][1].append(finished)  # the parent's next slot
         else:
             result = finished
     if position != len(funcs):
@@ -244,13 +254,45 @@ def _record_tree(record: object, path: str | Path, line: int) -> EquationNode:
         raise DataFormatError(path, line, f"bad tree: {error}") from None
 
 
+# The files read last in this process, by identity (device, inode, size, modification time) and leniency: a run
+# over seeds (``train --seeds``) reads the same three files once per seed, and a 40,000-equation set takes seconds.
+# The examples are frozen, so a copy of the list is all a caller gets; a file changed on disk reads anew.
+_RECENT_FILES: OrderedDict[tuple, tuple[tuple[EquationExample, ...], tuple[DataFormatError, ...]]] = OrderedDict()
+_RECENT_LIMIT = 4
+
+
 def read_equations(path: str | Path, *, lenient: bool = False, skipped: list | None = None) -> list[EquationExample]:
     """Read a verification or completion file (records with ``label`` and optionally ``blankNodeNum``).
 
     Each record's tree is checked (arity, known functions, leaf values) and must have the depth of the list it is
-    in; with ``lenient`` a bad record is skipped and its error appended to ``skipped``.
+    in; with ``lenient`` a bad record is skipped and its error appended to ``skipped``. The last few regular files
+    read are remembered (``_RECENT_FILES``) until they change on disk.
     """
     path = Path(path)
+    try:
+        status = path.stat()
+        key = (str(path.resolve()), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, lenient)
+    except OSError:
+        key = None  # not there: _read_text says so
+    if key is not None and not stat.S_ISREG(status.st_mode):
+        key = None  # a FIFO or a device: _read_text refuses it
+    if key is not None and key in _RECENT_FILES:
+        _RECENT_FILES.move_to_end(key)
+        examples, errors = _RECENT_FILES[key]
+    else:
+        found: list[DataFormatError] = []
+        examples = tuple(_parse_equations(path, lenient, found))
+        errors = tuple(found)
+        if key is not None:
+            _RECENT_FILES[key] = (examples, errors)
+            while len(_RECENT_FILES) > _RECENT_LIMIT:
+                _RECENT_FILES.popitem(last=False)
+    if skipped is not None:
+        skipped.extend(errors)
+    return list(examples)
+
+
+def _parse_equations(path: Path, lenient: bool, skipped: list) -> list[EquationExample]:
     examples: list[EquationExample] = []
     for depth, line, record in iterate_records(_read_text(path), path):
         try:
@@ -281,8 +323,7 @@ def read_equations(path: str | Path, *, lenient: bool = False, skipped: list | N
         except DataFormatError as error:
             if not lenient:
                 raise
-            if skipped is not None:
-                skipped.append(error)
+            skipped.append(error)
     return examples
 
 
