@@ -177,7 +177,8 @@ def test_file_errors_name_the_file_and_line(tmp_path):
 
 def test_a_file_read_again_is_remembered_until_it_changes(tmp_path):
     """A run over seeds reads its files once per seed: the second read returns the same examples (and, lenient,
-    the same skipped records) from memory, in a list of its own; a file rewritten on disk is read anew."""
+    the same skipped records) from memory, in a list of its own; a file rewritten on disk is read anew, even at the
+    same size and modification time."""
     import os
 
     from neuromath.tasks.identities import equations
@@ -201,10 +202,12 @@ def test_a_file_read_again_is_remembered_until_it_changes(tmp_path):
         with pytest.raises(DataFormatError, match="unknown function 'Foo'"):
             read_equations(path)  # strict is its own reading: the bad record still stops it
         assert len(parsed) == 1
-        _write(path, [[], [good]])
-        os.utime(path, ns=(1, 1))  # another modification time even on a coarse clock
+        flipped = {**good, "label": "0"}  # the same size and, written at once, the same modification time
+        before = path.stat()
+        _write(path, [[], [good, bad, flipped]])
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
         changed = read_equations(path, lenient=True)
-        assert len(changed) == 1 and len(parsed) == 2
+        assert [e.label for e in changed] == [True, False] and len(parsed) == 2
     finally:
         equations._parse_equations = real_parse
 

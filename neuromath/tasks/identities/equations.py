@@ -15,7 +15,6 @@ blanked node) and candidate records ``class`` (the value class of the candidate 
 from __future__ import annotations
 
 import json
-import stat
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -254,9 +253,10 @@ def _record_tree(record: object, path: str | Path, line: int) -> EquationNode:
         raise DataFormatError(path, line, f"bad tree: {error}") from None
 
 
-# The files read last in this process, by identity (device, inode, size, modification time) and leniency: a run
-# over seeds (``train --seeds``) reads the same three files once per seed, and a 40,000-equation set takes seconds.
-# The examples are frozen, so a copy of the list is all a caller gets; a file changed on disk reads anew.
+# The files read last in this process, by path, leniency and content: a run over seeds (``train --seeds``) reads the
+# same three files once per seed, and parsing a 40,000-equation set takes seconds, reading and hashing its text
+# milliseconds. Keyed by the text itself, not by the file's modification time, whose clock is too coarse to tell two
+# quick writes apart. The examples are frozen, so a copy of the list is all a caller gets.
 _RECENT_FILES: OrderedDict[tuple, tuple[tuple[EquationExample, ...], tuple[DataFormatError, ...]]] = OrderedDict()
 _RECENT_LIMIT = 4
 
@@ -265,36 +265,30 @@ def read_equations(path: str | Path, *, lenient: bool = False, skipped: list | N
     """Read a verification or completion file (records with ``label`` and optionally ``blankNodeNum``).
 
     Each record's tree is checked (arity, known functions, leaf values) and must have the depth of the list it is
-    in; with ``lenient`` a bad record is skipped and its error appended to ``skipped``. The last few regular files
-    read are remembered (``_RECENT_FILES``) until they change on disk.
+    in; with ``lenient`` a bad record is skipped and its error appended to ``skipped``. The parsed examples of the
+    last few files are remembered (``_RECENT_FILES``): the same text at the same path is not parsed again.
     """
     path = Path(path)
-    try:
-        status = path.stat()
-        key = (str(path.resolve()), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, lenient)
-    except OSError:
-        key = None  # not there: _read_text says so
-    if key is not None and not stat.S_ISREG(status.st_mode):
-        key = None  # a FIFO or a device: _read_text refuses it
-    if key is not None and key in _RECENT_FILES:
+    text = _read_text(path)
+    key = (str(path), str(path.resolve()), lenient, len(text), hash(text))
+    if key in _RECENT_FILES:
         _RECENT_FILES.move_to_end(key)
         examples, errors = _RECENT_FILES[key]
     else:
         found: list[DataFormatError] = []
-        examples = tuple(_parse_equations(path, lenient, found))
+        examples = tuple(_parse_equations(path, text, lenient, found))
         errors = tuple(found)
-        if key is not None:
-            _RECENT_FILES[key] = (examples, errors)
-            while len(_RECENT_FILES) > _RECENT_LIMIT:
-                _RECENT_FILES.popitem(last=False)
+        _RECENT_FILES[key] = (examples, errors)
+        while len(_RECENT_FILES) > _RECENT_LIMIT:
+            _RECENT_FILES.popitem(last=False)
     if skipped is not None:
         skipped.extend(errors)
     return list(examples)
 
 
-def _parse_equations(path: Path, lenient: bool, skipped: list) -> list[EquationExample]:
+def _parse_equations(path: Path, text: str, lenient: bool, skipped: list) -> list[EquationExample]:
     examples: list[EquationExample] = []
-    for depth, line, record in iterate_records(_read_text(path), path):
+    for depth, line, record in iterate_records(text, path):
         try:
             tree = _record_tree(record, path, line)
             if tree.func != "Equality":
