@@ -14,6 +14,7 @@ blanked node) and candidate records ``class`` (the value class of the candidate 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -255,8 +256,8 @@ def _record_tree(record: object, path: str | Path, line: int) -> EquationNode:
 
 # The files read last in this process, by path, leniency and content: a run over seeds (``train --seeds``) reads the
 # same three files once per seed, and parsing a 40,000-equation set takes seconds, reading and hashing its text
-# milliseconds. Keyed by the text itself, not by the file's modification time, whose clock is too coarse to tell two
-# quick writes apart. The examples are frozen, so a copy of the list is all a caller gets.
+# milliseconds. Keyed by a digest of the text, not by the file's modification time, whose clock is too coarse to tell
+# two quick writes apart. The examples are frozen, so a copy of the list is all a caller gets.
 _RECENT_FILES: OrderedDict[tuple, tuple[tuple[EquationExample, ...], tuple[DataFormatError, ...]]] = OrderedDict()
 _RECENT_LIMIT = 4
 
@@ -270,7 +271,7 @@ def read_equations(path: str | Path, *, lenient: bool = False, skipped: list | N
     """
     path = Path(path)
     text = _read_text(path)
-    key = (str(path), str(path.resolve()), lenient, len(text), hash(text))
+    key = (str(path), str(path.resolve()), lenient, hashlib.blake2b(text.encode("utf-8", "surrogatepass")).digest())
     if key in _RECENT_FILES:
         _RECENT_FILES.move_to_end(key)
         examples, errors = _RECENT_FILES[key]
