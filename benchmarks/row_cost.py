@@ -39,6 +39,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decoding import REPOSITORY, unpack  # noqa: E402  (baseline code bases as decoding.py's)
 
+from neuromath.environment import cpu_name  # noqa: E402
+from neuromath.results.evidence import test_metric  # noqa: E402
+
 BASELINE = "7c929cf"  # the code when the speed issue was filed
 
 
@@ -114,10 +117,9 @@ def scores(out: Path) -> dict:
     rows = {}
     for path in units:
         summary = json.loads(path.read_text(encoding="utf-8"))
-        test = summary.get("test") or {}
-        metric = "accuracy" if "accuracy" in test else "value_accuracy"
+        metric = "accuracy" if "accuracy" in (summary.get("test") or {}) else "value_accuracy"
         rows[path.parent.name if path.parent != out else "run"] = {
-            "metric": metric, "test": test.get(metric), "epochs": summary.get("epochs"),
+            "metric": metric, "test": test_metric(summary, metric), "epochs": test_metric(summary, "epochs"),
             "stopped_by": summary.get("stopped_by"),
         }
     values = [row["test"] for row in rows.values() if row["test"] is not None]
@@ -189,7 +191,7 @@ def main(argv=None) -> int:
     ratio = (sides["today"]["cpu_seconds"] / sides["baseline"]["cpu_seconds"]
              if sides["baseline"]["cpu_seconds"] else None)
     report = {"baseline": args.baseline, "row": args.row, "baseline_row": args.baseline_row or args.row,
-              "concurrent": not args.sequential, "cpu": _cpu_name(), "sides": sides,
+              "concurrent": not args.sequential, "cpu": cpu_name(), "sides": sides,
               "today_over_baseline_cpu": round(ratio, 3) if ratio is not None else None}
     print("| side | CPU s | wall s | epochs | test, mean ± std | command |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
@@ -202,16 +204,6 @@ def main(argv=None) -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 1 if failed else 0
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """benchmarks/row_cost.py: both sides run, CPU seconds are the processes' own, scores are read per seed."""
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.patched_package import patched_package
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "row_cost.py"
@@ -42,15 +42,10 @@ def test_a_row_command_comes_from_the_recipe_of_the_revision_asked():
 def test_a_baseline_that_burns_cpu_costs_more_cpu_seconds(tmp_path):
     """The baseline is today's package whose training burns about two CPU seconds more per run (two seeds): its
     CPU seconds must come out higher by about that, and both sides must report the same scores per seed."""
-    base = tmp_path / "base"
-    shutil.copytree(ROOT / "neuromath", base / "neuromath", ignore=shutil.ignore_patterns("__pycache__"))
-    training = base / "neuromath" / "training" / "classifier_training.py"
-    text = training.read_text(encoding="utf-8")
-    marker = "    data = prepare_identity_data(config)\n"
-    assert marker in text
     burn = ("    import time as _t\n    _end = _t.process_time() + 2.0\n"
             "    while _t.process_time() < _end:\n        pass\n")
-    training.write_text(text.replace(marker, marker + burn), encoding="utf-8")
+    base = patched_package(tmp_path / "base", "training/classifier_training.py",
+                           "    data = prepare_identity_data(config)\n", burn)
     out = tmp_path / "cost.json"
     done = subprocess.run([sys.executable, str(SCRIPT), "--baseline", str(base), "--command", TINY,
                            "--baseline-command", TINY, "--sequential", "--work", str(tmp_path / "work"),

@@ -1,12 +1,12 @@
 """benchmarks/tree_step_ops.py: the ops of a training step, counted per phase, and a baseline's extra op found."""
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import torch
+from support.patched_package import patched_package
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "tree_step_ops.py"
@@ -38,13 +38,8 @@ def test_count_ops_counts_each_phase_and_skips_views():
 def test_one_extra_op_in_the_baseline_shows_as_one_op_per_step(tmp_path):
     """The baseline is today's package with one more op in the graph module's forward: each setting must count
     exactly one more forward op there, and one tree depth per step must take fewer ops than one node per step."""
-    base = tmp_path / "base"
-    shutil.copytree(ROOT / "neuromath", base / "neuromath", ignore=shutil.ignore_patterns("__pycache__"))
-    graph = base / "neuromath" / "nn" / "graph.py"
-    text = graph.read_text(encoding="utf-8")
-    marker = "        graph = torch.cat(heads, dim=-1)  # (B, T, H)\n"
-    assert marker in text
-    graph.write_text(text.replace(marker, marker + "        graph = graph * 1.0  # one op more\n"), encoding="utf-8")
+    base = patched_package(tmp_path / "base", "nn/graph.py", "        graph = torch.cat(heads, dim=-1)  # (B, T, H)\n",
+                           "        graph = graph * 1.0  # one op more\n")
     out = tmp_path / "ops.json"
     done = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--baseline", str(base), "--json", str(out)],
                           capture_output=True, text=True, timeout=600)
