@@ -323,16 +323,16 @@ class GoalDrivenTreeSolver(PretrainedWords, SequenceModelParts, nn.Module):
         logits as node-by-node forcing, with every node's scores from one call."""
         rows, length = target.shape
         embedding = subtree_embeddings(self.decoder, plan, memory["leaves"])
-        goal, context = goals_and_contexts(self.decoder, plan, memory, embedding)
-        op_scores, leaf_scores = self.decoder.scores(goal, context, memory["leaves"].index_select(0, plan.row))
-        leaf_scores = leaf_scores.masked_fill(~memory["leaf_valid"].index_select(0, plan.row), MASKED_LOGIT)
-        logits = torch.full((goal.size(0), self.target_kind.numel()), MASKED_LOGIT, dtype=op_scores.dtype,
-                            device=goal.device)  # an open tree's node: never eos
+        goal_context = goals_and_contexts(self.decoder, plan, memory, embedding)  # nodes in depth order
+        op_scores, leaf_scores = self.decoder.scores_of(goal_context, memory["leaves"].index_select(0, plan.order_row))
+        leaf_scores = leaf_scores.masked_fill(~memory["leaf_valid"].index_select(0, plan.order_row), MASKED_LOGIT)
+        logits = torch.full((goal_context.size(0), self.target_kind.numel()), MASKED_LOGIT, dtype=op_scores.dtype,
+                            device=goal_context.device)  # an open tree's node: never eos
         logits[:, self.op_ids] = op_scores
         logits[:, self.leaf_ids] = leaf_scores.to(op_scores.dtype)
         done = torch.full_like(logits[:1], MASKED_LOGIT)  # eos and what follows it: a complete tree's logits
         done[:, Vocabulary.eos_id] = 0.0
-        out = done.expand(rows * length, -1).index_copy(0, plan.flat, logits)
+        out = done.expand(rows * length, -1).index_copy(0, plan.order_flat, logits)
         return out.view(rows, length, -1)
 
     def every_row_forced(self, memory: dict, target: torch.Tensor) -> torch.Tensor:

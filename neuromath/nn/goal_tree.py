@@ -152,7 +152,11 @@ class GoalDrivenTreeDecoder(Recorded, nn.Module):
 
     def scores(self, goal: torch.Tensor, context: torch.Tensor, leaves: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Eq. 4-5: operator scores (N, n_ops) and leaf scores (N, L) for leaf embeddings ``leaves`` (N, L, H)."""
-        goal_context = self.dropout(torch.cat([goal, context], dim=-1))  # (N, 2H)
+        return self.scores_of(torch.cat([goal, context], dim=-1), leaves)
+
+    def scores_of(self, goal_context: torch.Tensor, leaves: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``scores`` of goals and contexts already side by side, ``goal_context`` (N, 2H)."""
+        goal_context = self.dropout(goal_context)
         op_scores = self.op_score(goal_context)
         energy = torch.tanh(self.leaf_goal(goal_context)[:, None, :] + self.leaf_embedding(self.dropout(leaves)))
         return op_scores, self.leaf_score(energy).squeeze(-1)  # (N, n_ops), (N, L)
