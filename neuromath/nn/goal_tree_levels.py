@@ -17,9 +17,9 @@ steps, with fewer and larger operations; each use of dropout draws its own mask,
 one complete prefix tree followed by eos gives no plan, and the caller forces it node by node.
 
 On a GPU these steps wait on the host, one launch per op, so the plan also holds every index the passes need,
-worked out on the host in the same pass: the passes index no index tensor, gather the encoder's memory for all
-nodes in one call per tensor (each depth then reads a slice, a view), and keep the nodes in the order their goals
-are built, so no permutation puts them back (``benchmarks/tree_step_ops.py`` counts the ops of a step).
+worked out on the host in the same pass: the passes compute no index, gather the encoder's memory for all nodes
+in one call per tensor (each depth then reads its piece, a view), and keep the nodes in the order their goals are
+built, so no permutation puts them back (``benchmarks/tree_step_ops.py`` counts the ops of a step).
 """
 
 from __future__ import annotations
