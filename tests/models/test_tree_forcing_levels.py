@@ -103,6 +103,19 @@ def test_the_plan_has_one_goal_level_per_tree_depth_and_merges_only_what_a_right
     # leaves of "+" in row 2 and of "-"; what the unary neg holds feeds no goal
     assert [m[0].tolist() for m in plan.merges] == [[1]]
     assert sorted(plan.leaves.tolist()) == [2, 3, 5, 10]
+    # what the passes read, worked out on the host: the merged node's children side by side (no second child would
+    # read row N, the zeros), the parents' operators and the left siblings of right goals depth after depth, and
+    # the nodes in the order their goals are built
+    assert plan.merges[0][1].tolist() == [2, 3]
+    assert plan.merge_ops.tolist() == [plan.op[1].item()]
+    assert plan.sizes == [3, 3, 6]
+    assert plan.parent_sizes == [2, 3] and plan.parent_ops.tolist() == plan.op[[0, 8, 1, 9, 4]].tolist()
+    assert plan.sibling_sizes == [1, 3] and plan.siblings.tolist() == [1, 2, 10, 5]
+    assert plan.order.tolist() == [0, 7, 8, 1, 9, 4, 2, 10, 5, 3, 11, 6]
+    assert plan.order_row.tolist() == plan.row[plan.order].tolist()
+    assert plan.order_flat.tolist() == plan.flat[plan.order].tolist()
+    assert plan.leaf_row.tolist() == plan.row[plan.leaves].tolist()
+    assert plan.leaf_slot.tolist() == plan.leaf[plan.leaves].tolist()
     without = plan_levels(batch["target_out"], model.target_kind, model.op_index, model.leaf_index,
                           model.decoder.op_arity, Vocabulary.eos_id, needs_subtrees=False)
     assert without.merges == [] and without.leaves.numel() == 0
