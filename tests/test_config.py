@@ -387,7 +387,7 @@ def test_vocabulary_keys_apply_to_the_word_problem_tasks_only(tmp_path, key):
 def test_a_config_extends_a_preset_or_a_file_beside_it_and_names_only_what_differs(tmp_path):
     base = load_config("word_problems/graph2tree")
     (tmp_path / "mine.yaml").write_text("extends: word_problems/graph2tree\nmodel:\n  dropout: 0.3\n", encoding="utf-8")
-    mine = load_config(tmp_path / "mine.yaml", ["train.max_epochs=3"], strict=True)
+    mine = load_config(tmp_path / "mine.yaml", ["train.max_epochs=3", "train.min_epochs=1"], strict=True)
     assert mine.model.dropout == 0.3 and base.model.dropout == 0.5
     assert mine.model.d_ff == base.model.d_ff == 512 and mine.data.train == base.data.train  # kept from the preset
     assert mine.train.max_epochs == 3

@@ -29,7 +29,7 @@ TINY = ("--set model.d_model=16 --set model.n_heads=2 --set model.d_ff=32 --set 
 
 @pytest.mark.parametrize("overrides, message", [
     (["data.valid=somewhere.csv"], r"data.valid \(somewhere.csv\) would go unused"),
-    (["train.validate=false", "train.max_epochs=3"], r"needs train.validate true"),
+    (["train.validate=false", "train.max_epochs=3", "train.min_epochs=1"], r"needs train.validate true"),
 ])
 def test_the_literature_protocol_needs_a_test_split_and_nothing_else_to_choose_on(overrides, message):
     with pytest.raises(ConfigError, match=message):

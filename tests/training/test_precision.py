@@ -103,8 +103,8 @@ def test_a_tiny_transformer_learns_as_well_in_bf16_as_in_float32(tmp_path, name)
 GOAL_TREE_TINY = [
     "data.train=null", "data.valid=null", "data.test=null", "data.generate_train=600", "data.generate_valid=60",
     "data.generate_test=150", "model.d_model=48", "model.encoder_hidden=48", "model.dropout=0.1",
-    "train.progress=false", "train.num_threads=1", "train.batch_size=32", "train.max_epochs=12", "train.patience=0",
-    "decode.beam=1",
+    "train.progress=false", "train.num_threads=1", "train.batch_size=32", "train.max_epochs=12", "train.min_epochs=1",
+    "train.patience=0", "decode.beam=1",
 ]
 
 
@@ -119,6 +119,7 @@ def test_graph2tree_learns_in_bf16_as_in_float32(tmp_path, name):
     with (tmp_path / "run" / "metrics.csv").open(newline="", encoding="utf-8") as stream:
         losses = [row["train_loss_epoch"] for row in csv.DictReader(stream) if row.get("train_loss_epoch")]
     assert float(losses[-1]) < 0.5 * float(losses[0]), losses
-    # One threshold for both: in one run on the 2-core AVX512-BF16 machine 12 epochs reached 95.3% in float32 and in
-    # bf16 (loss 1.36 -> 0.08 in both); a bf16 path that lost the pointer scores or the gradients would not reach it.
+    # One threshold for both: in one run on the 2-core AVX512-BF16 machine 12 epochs at the preset's step schedule
+    # reached 96.0% in float32 and 96.7% in bf16 (loss 1.25 -> 0.02 in both); a bf16 path that lost the pointer scores
+    # or the gradients would not reach it.
     assert result.summary["test"]["value_accuracy"] >= 0.85, (name, result.summary["test"])
