@@ -160,7 +160,8 @@ def main(argv=None) -> int:
     failed = []
     for setting in settings:  # warm-up, and each side's own check
         _, lengths = measure(*setting)
-        # theirs counts the eos it appends to the best hypothesis (and not its bos); ours counts the generated tokens
+        # theirs: its bos, the words of the first steps - 1 steps and the eos it appends (at max_len the last step's
+        # word ends the hypothesis like an eos); ours: the generated tokens
         expected = steps + 1 if setting[0] == "theirs" else steps
         if lengths != [expected] * sources:
             failed.append(f"{' '.join(setting)}: best hypotheses of lengths {sorted(set(lengths))}, not {expected}")
