@@ -28,9 +28,8 @@ with ``model.tree_forcing: levels`` (teacher forcing one tree depth per step, ``
 Before timing, each side takes one step of the same seeded weights with dropout 0 on the first batch; the losses must
 agree (the "loss diff" columns): the speed changes may not change what is computed.
 
-To set our epoch beside the SVAMP code's, time one epoch of its Graph2Tree (``code/graph2tree`` of that repository,
-the same fold, embedding 768, hidden 384, batch 8) on the same machine; the issue, filed against 7c929cf, measured our
-epoch at 1.01-1.07x of it, so today's speed-up over 7c929cf at the ``reference`` size is what today adds to that.
+To set our step beside the SVAMP code's own, side by side at the ``reference`` size, run ``graph2tree_vs_svamp.py``
+with a checkout of that repository.
 
 A script, not a test: it prints numbers and exits 0 unless something breaks.
 """
