@@ -21,7 +21,7 @@ from neuromath.results.recipe_configs import config_differences, extra_settings
 from neuromath.results.recipes import Run, find_recipes, load_recipe, sha256_of
 from neuromath.results.runner import run_recipe
 from tools.results_pages.command import main as build_main
-from tools.results_pages.pages import RECIPE_ONLY, Book, build_pages, stale_pages
+from tools.results_pages.pages import RECIPE_ONLY, Book, build_pages, precision_label, stale_pages
 from tools.results_pages.paired_pages import paired_line, render_robustness
 
 REPO = Path(__file__).resolve().parents[1]
@@ -630,3 +630,13 @@ def test_a_mathematics_dataset_run_on_generated_folders_keeps_its_answers_and_ve
     (folder / "recipe.yaml").write_text(yaml.safe_dump(recipe), encoding="utf-8")
     problems, _ = verify_recipe(load_recipe(folder), tmp_path / "data", work=work)
     assert any("data.train {work}/md is not among the recipe's data files" in p for p in problems), problems
+
+
+def test_a_leaderboard_row_names_the_precision_its_command_set():
+    assert precision_label(["data.train=x.csv", "train.precision=32-true"]) == " (float32)"
+    assert precision_label(["train.precision = bf16-mixed"]) == " (bf16)"
+    assert precision_label(["train.precision=auto", "train.precision=32-true"]) == " (float32)"  # the last one counts
+    assert precision_label(["train.seed=1", "train.num_threads=1"]) == ""
+    # the float32 control of a bf16 preset is not listed as the preset itself
+    board = (REPO / "docs" / "results" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "| `symbolic/tree_relative_fast_random` (float32) | 66.3 (dedup verified@10) |" in board

@@ -109,6 +109,17 @@ def mean_of(evidence: Evidence, metric: str) -> float | None:
     return mean_std(values)["mean"] if values else None
 
 
+
+PRECISION_WORDS = {"32-true": "float32", "bf16-mixed": "bf16", "16-mixed": "float16", "auto": "precision auto"}
+
+
+def precision_label(overrides: list[str]) -> str:
+    """" (float32)" where a run's command sets ``train.precision`` (a run setting, not part of the preset's name), else
+    nothing: a leaderboard row names the precision its command chose."""
+    values = [value.strip() for key, _, value in (override.partition("=") for override in overrides)
+              if key.strip() == "train.precision"]
+    return f" ({PRECISION_WORDS.get(values[-1], values[-1])})" if values else ""
+
 class Book:
     """Every recipe of a results folder, and the evidence of their runs, read once."""
 
@@ -291,14 +302,15 @@ class Book:
                     missing.setdefault(name, []).append(run)
                     continue
                 metric = PRIMARY_OF_SUBCOMMAND.get(run.subcommand) or PRIMARY.get(run.task, "value_accuracy")
-                preset = command_settings(run.argv)[0]
+                preset, overrides = command_settings(run.argv)
                 chosen = (LITERATURE_SELECTION if run.protocol == LITERATURE else selection) + self.protocol_gap(
                     recipe, run, metric)
                 seconds = cpu_seconds(evidence)
                 sets = len(evidence.units)
                 score = f"{format_metric(evidence, metric)} ({metric.replace('_', ' ')}" + (
                     f", {counted(sets, 'fold' if run.subcommand == 'cv' else 'seed')})" if sets > 1 else ")")
-                rows.append((run.task, run.dataset, f"`{preset or run.model}`", score, chosen,
+                label = f"`{preset or run.model}`" + precision_label(overrides)
+                rows.append((run.task, run.dataset, label, score, chosen,
                              "not recorded" if seconds is None else f"{duration(seconds)} CPU",
                              f"`{name}/{run.name}`"))
         rows.sort(key=lambda row: (row[0], row[1], -leading_number(row[3])))
