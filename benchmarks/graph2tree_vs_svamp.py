@@ -38,8 +38,8 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib
+import importlib.abc
 import importlib.machinery
-import importlib.util
 import json
 import logging
 import math
@@ -80,27 +80,45 @@ def placeholder(name: str) -> types.ModuleType:
     return module
 
 
-def load_reference(path: Path):
-    """Their ``src.train_and_evaluate`` and the names of the modules replaced by placeholders."""
+class Placeholders(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports each of ``UNUSED_IMPORTS`` that nothing else finds as a placeholder, and keeps the names it made."""
+
+    def __init__(self):
+        self.made: list[str] = []
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.machinery.ModuleSpec(name, self) if name in UNUSED_IMPORTS else None
+
+    def create_module(self, spec):
+        self.made.append(spec.name)
+        return placeholder(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+def load_reference(path: Path, script: str = "graph2tree_vs_svamp.py",
+                   checkout: str = "the code/graph2tree folder of a checkout of arkilpatel/SVAMP",
+                   needed: tuple = NEEDED):
+    """Their ``src.train_and_evaluate`` (imported from ``path``) and the names of the modules replaced by
+    placeholders."""
     source = path / "src" / "train_and_evaluate.py"
     if not source.is_file():
-        raise SystemExit(f"graph2tree_vs_svamp.py: {source} does not exist; --reference names the code/graph2tree "
-                         "folder of a checkout of arkilpatel/SVAMP")
-    replaced = []
-    for name in UNUSED_IMPORTS:
-        if importlib.util.find_spec(name) is None:
-            sys.modules[name] = placeholder(name)
-            replaced.append(name)
+        raise SystemExit(f"{script}: {source} does not exist; --reference names {checkout}")
+    finder = Placeholders()
+    sys.meta_path.append(finder)  # last: an installed package is imported as it is
     sys.path.insert(0, str(path))
     try:
         module = importlib.import_module("src.train_and_evaluate")
     finally:  # their modules keep what they bound; nothing imported later may take a placeholder for the package
         sys.path.remove(str(path))
-        for name in replaced:
+        sys.meta_path.remove(finder)
+        for name in finder.made:
             del sys.modules[name]
-    missing = [name for name in NEEDED if not hasattr(module, name)]
+    replaced = finder.made
+    missing = [name for name in needed if not hasattr(module, name)]
     if missing:
-        raise SystemExit(f"graph2tree_vs_svamp.py: {source} (with what it imports) has no {', '.join(missing)}")
+        raise SystemExit(f"{script}: {source} (with what it imports) has no {', '.join(missing)}")
     return module, replaced
 
 
@@ -165,21 +183,22 @@ class Theirs:
 
 
 class Ours:
-    """Our Graph2Tree at the reference size (``levels``: with level-by-level teacher forcing), its optimiser, and the
-    collated batches of the chosen problems."""
+    """Our model of a preset with ``sets`` (default: Graph2Tree at the SVAMP code's size; ``levels``: with
+    level-by-level teacher forcing), its optimiser, and the collated batches of the chosen problems (``groups``)."""
 
-    def __init__(self, train: str, groups: list[list[int]], seed: int, levels: bool, read: dict):
+    def __init__(self, train: str, seed: int, levels: bool, read: dict, preset: str = "word_problems/graph2tree",
+                 sets: list[str] | None = None):
         from neuromath.config import load_config
 
         try:  # the optimiser our trainer builds
             from neuromath.training.module import adam
         except ImportError:  # pragma: no cover - an older neuromath
             adam = None
-        self.config = load_config("word_problems/graph2tree", sets_of("graph2tree", "reference")
-                                  + ([LEVELS] if levels else []))
+        sets = sets_of("graph2tree", "reference") if sets is None else sets
+        self.config = load_config(preset, sets + ([LEVELS] if levels else []))
         torch.manual_seed(seed)
         self.model, self.encoded = task_model(self.config, train, read)
-        self.groups, self.adam = groups, adam
+        self.groups, self.adam = [], adam
         self.optimizers = {}
 
     def parameters(self) -> int:
@@ -218,51 +237,54 @@ class Ours:
         return float(loss.detach())
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reference", type=Path, required=True,
-                        help="the code/graph2tree folder of a checkout of arkilpatel/SVAMP")
+def arguments(description: str, reference_help: str, batches: int, argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--reference", type=Path, required=True, help=reference_help)
     parser.add_argument("--train", default=None, help="training file (default: mawps-cv/fold0/train.csv under the "
                                                       "data root)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--rounds", type=int, default=5, help="measurements per setting (default 5)")
-    parser.add_argument("--batches", type=int, default=12, help="training steps per measurement (default 12)")
+    parser.add_argument("--batches", type=int, default=batches, help=f"training steps per measurement (default "
+                                                                     f"{batches})")
     parser.add_argument("--quick", action="store_true", help="2 batches, 1 round: a smoke run")
     parser.add_argument("--json", type=Path, default=None, help="also write the measurements to this JSON file")
     args = parser.parse_args(argv)
     if args.quick:
         args.batches, args.rounds = 2, 1
-    module, replaced = load_reference(args.reference)
+    return args
+
+
+def training_file(args, script: str) -> str:
     if args.train is None:
         from neuromath.dataroot import data_root
 
         args.train = str(data_root() / "mawps-cv" / "fold0" / "train.csv")
     if not Path(args.train).is_file():
-        raise SystemExit(f"graph2tree_vs_svamp.py: no training file {args.train} (set --train or the data root)")
+        raise SystemExit(f"{script}: no training file {args.train} (set --train or the data root)")
+    return args.train
 
-    from neuromath.nn.precision import resolve_precision
+
+def prepare(args) -> None:
+    """The process as our training sets it up: the allocator, the threads; Python's random seeded for their batch
+    making, which shuffles with it."""
     from neuromath.training.allocator import keep_freed_memory
 
     keep_freed_memory()
     torch.set_num_threads(args.threads)
-    random.seed(0)  # their prepare_train_batch shuffles within a batch with Python's random
-    read: dict = {}
-    ours = Ours(args.train, [], 0, False, read)
-    examples = read["word_problems"]
-    order = torch.randperm(len(examples), generator=torch.Generator().manual_seed(1)).tolist()
-    groups = [order[start: start + BATCH] for start in range(0, BATCH * args.batches, BATCH)]
-    ours.groups = groups
-    levels = Ours(args.train, groups, 0, True, read)
-    theirs = Theirs(module, examples, groups, 0)
-    steps_per_epoch = math.ceil(len(examples) / BATCH)  # their epoch: all of the training file
-    preset = resolve_precision(ours.config.train.precision, "cpu")
-    if replaced:
-        print(f"placeholders for {', '.join(replaced)} (imported by the reference, used by no training step)")
-    print(f"Graph2Tree training steps, {args.batches} batches of {BATCH} from {args.train} per measurement; "
-          f"{args.threads} threads; medians of {args.rounds} rounds; our preset precision: {preset}")
-    print(f"parameters: theirs {theirs.parameters():,}, ours {ours.parameters():,}")
+    random.seed(0)
 
-    sides = {"theirs": theirs, "ours": ours, "levels": levels}
+
+def chosen_groups(count: int, batches: int, batch: int) -> list[list[int]]:
+    """The problems of each timed batch: consecutive slices of one fixed shuffled order."""
+    order = torch.randperm(count, generator=torch.Generator().manual_seed(1)).tolist()
+    return [order[start: start + batch] for start in range(0, batch * batches, batch)]
+
+
+def compare(args, sides: dict, resolved: dict, steps_per_epoch: int, report: dict) -> dict:
+    """Time every setting (side, precision) of ``resolved`` (which maps each to the precision it runs in; the first
+    is theirs) in turns, round after round; print the table and return the report (also written to ``--json``).
+    ``sides`` maps theirs, ours and levels to objects with ``batches`` and ``step``."""
+    print(f"parameters: theirs {sides['theirs'].parameters():,}, ours {sides['ours'].parameters():,}")
 
     def measure(name: str, precision: str) -> tuple[float, float, float]:
         """Seconds per step and per batch made, and the last loss."""
@@ -273,27 +295,26 @@ def main(argv=None) -> int:
             loss = side.step(batch) if name == "theirs" else side.step(batch, precision)
         return (time.perf_counter() - start) / len(batches), making, loss
 
-    resolved = {setting: preset if setting[1] == "preset" else setting[1] for setting in SETTINGS}
-    first = {" ".join(setting): measure(setting[0], resolved[setting])[2] for setting in SETTINGS}  # warm-up
+    settings = list(resolved)
+    first = {" ".join(setting): measure(setting[0], resolved[setting])[2] for setting in settings}  # warm-up
     for setting, loss in first.items():
         if not math.isfinite(loss):
-            raise SystemExit(f"graph2tree_vs_svamp.py: {setting}: loss {loss} after a measurement")
-    seconds = {setting: [] for setting in SETTINGS}
+            raise SystemExit(f"{Path(sys.argv[0]).name}: {setting}: loss {loss} after a measurement")
+    seconds = {setting: [] for setting in settings}
     making = {name: [] for name in sides}
     for _ in range(args.rounds):
-        for setting in SETTINGS:
+        for setting in settings:
             step, make, _ = measure(setting[0], resolved[setting])
             seconds[setting].append(step)
-            if setting[1] == "32-true":
-                making[setting[0]].append(make)
+            making[setting[0]].append(make)
     median = {setting: statistics.median(values) for setting, values in seconds.items()}
     make = {name: statistics.median(values) for name, values in making.items()}
-    base = median[SETTINGS[0]]
+    base = median[settings[0]]
     print("\n| setting | precision | s/step | epoch s (steps) | theirs / this | with batch making: s/step, ratio |")
     print("|---|---|---|---|---|---|")
     rows = []
-    for setting in SETTINGS:
-        name, _ = setting
+    for setting in settings:
+        name = setting[0]
         with_making = median[setting] + make[name]
         ratio, ratio_making = base / median[setting], (base + make["theirs"]) / with_making
         print(f"| {name} | {resolved[setting]} | {median[setting]:.4f} | {median[setting] * steps_per_epoch:.0f} "
@@ -302,13 +323,41 @@ def main(argv=None) -> int:
                      "seconds_all": seconds[setting], "epoch_seconds": median[setting] * steps_per_epoch,
                      "theirs_over_this": ratio, "with_batch_making": {"seconds_per_step": with_making,
                                                                       "theirs_over_this": ratio_making}})
+    report.update({
+        "reference": str(args.reference), "train": args.train, "threads": args.threads, "rounds": args.rounds,
+        "batches": args.batches, "steps_per_epoch": steps_per_epoch, "torch": torch.__version__,
+        "parameters": {"theirs": sides["theirs"].parameters(), "ours": sides["ours"].parameters()},
+        "batch_making_seconds": make, "losses_after_warm_up": first, "rows": rows})
     if args.json is not None:
-        args.json.write_text(json.dumps({
-            "reference": str(args.reference), "placeholders": replaced, "train": args.train,
-            "threads": args.threads, "rounds": args.rounds, "batches": args.batches, "batch_size": BATCH,
-            "steps_per_epoch": steps_per_epoch, "torch": torch.__version__,
-            "parameters": {"theirs": theirs.parameters(), "ours": ours.parameters()},
-            "batch_making_seconds": make, "losses_after_warm_up": first, "rows": rows}, indent=1))
+        args.json.write_text(json.dumps(report, indent=1))
+    return report
+
+
+def main(argv=None) -> int:
+    args = arguments(__doc__.split("\n\n")[0], "the code/graph2tree folder of a checkout of arkilpatel/SVAMP", 12,
+                     argv)
+    module, replaced = load_reference(args.reference)
+    train = training_file(args, "graph2tree_vs_svamp.py")
+
+    from neuromath.nn.precision import resolve_precision
+
+    prepare(args)
+    read: dict = {}
+    ours = Ours(train, 0, False, read)
+    levels = Ours(train, 0, True, read)
+    examples = read["word_problems"]
+    groups = chosen_groups(len(examples), args.batches, BATCH)
+    ours.groups = levels.groups = groups
+    theirs = Theirs(module, examples, groups, 0)
+    preset = resolve_precision(ours.config.train.precision, "cpu")
+    if replaced:
+        print(f"placeholders for {', '.join(replaced)} (imported by the reference, used by no training step)")
+    print(f"Graph2Tree training steps, {args.batches} batches of {BATCH} from {train} per measurement; "
+          f"{args.threads} threads; medians of {args.rounds} rounds; our preset precision: {preset}")
+    resolved = {setting: preset if setting[1] == "preset" else setting[1] for setting in SETTINGS}
+    compare(args, {"theirs": theirs, "ours": ours, "levels": levels}, resolved,
+            math.ceil(len(examples) / BATCH),  # their epoch: all of the training file
+            {"placeholders": replaced, "batch_size": BATCH})
     return 0
 
 

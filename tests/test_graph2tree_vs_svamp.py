@@ -1,7 +1,7 @@
-"""benchmarks/graph2tree_vs_svamp.py: it names a missing reference, hands the reference pairs in the shape its
-``transfer_num`` makes, times every setting, and fails on a reference step whose loss is not finite. The reference
-here is a stand-in with the interface of the SVAMP repository's ``src.train_and_evaluate`` (and its imports of gensim,
-nltk and pandas), not their code."""
+"""benchmarks/graph2tree_vs_svamp.py and gts_vs_seq2tree.py: they name a missing reference, hand the reference pairs
+in the shape its ``transfer_num`` makes, time every setting, and fail on a reference step whose loss is not finite.
+The references here are stand-ins with the interfaces of the SVAMP repository's ``src.train_and_evaluate`` (and its
+imports of gensim, nltk and pandas) and of math_seq2tree's, not their code."""
 
 import csv
 import importlib.util
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "graph2tree_vs_svamp.py"
+GTS_SCRIPT = SCRIPT.with_name("gts_vs_seq2tree.py")
 
 STAND_IN = '''
 import collections
@@ -150,7 +151,7 @@ def test_every_setting_is_timed_on_pairs_in_their_shape(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(out.read_text())
     absent = [name for name in ("gensim", "nltk", "pandas") if importlib.util.find_spec(name) is None]
-    assert report["placeholders"] == absent
+    assert sorted(report["placeholders"]) == absent
     assert report["batches"] == 2 and report["batch_size"] == 8 and report["steps_per_epoch"] == 3
     assert [(row["setting"], row["precision"] == "32-true") for row in report["rows"]] == [
         ("theirs", True), ("ours", True), ("ours", report["rows"][2]["precision"] == "32-true"), ("levels", True),
@@ -165,3 +166,92 @@ def test_a_reference_loss_that_is_not_finite_fails_the_run(tmp_path):
     done = run("--reference", reference(tmp_path, "nan"), "--train", word_problems(tmp_path / "train.csv"))
     assert done.returncode == 1
     assert "theirs 32-true: loss nan" in done.stderr
+
+
+GTS_STAND_IN = '''
+import torch
+import torch.nn as nn
+
+
+class Lang:
+    def __init__(self, words):
+        self.index2word = list(words)
+        self.word2index = {word: i for i, word in enumerate(self.index2word)}
+        self.n_words = len(self.index2word)
+
+
+def prepare_data(pairs, tested, trim, generate_nums, copy_nums, tree=False):
+    assert tree and tested == [] and trim == 5
+    for words, equation, numbers, positions in pairs:  # GTS pairs have no quantity cells
+        assert [i for i, word in enumerate(words) if word == "NUM"] == positions and len(positions) == len(numbers)
+    inputs = Lang(["PAD", "NUM", "UNK"] + sorted({w for pair in pairs for w in pair[0]} - {"NUM"}))
+    outputs = Lang(["+", "-", "*", "/"] + list(generate_nums) + [f"N{i}" for i in range(copy_nums)] + ["UNK"])
+    return inputs, outputs, [([inputs.word2index[w] for w in p[0]], len(p[0]), p[1], len(p[1]), p[2], p[3], [])
+                             for p in pairs], []
+
+
+def prepare_train_batch(pairs, batch_size):
+    longest = max(pair[1] for pair in pairs)
+    columns = [[p[0] + [0] * (longest - p[1]) for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs],
+               [p[3] for p in pairs], [len(p[4]) for p in pairs], [p[6] for p in pairs], [p[5] for p in pairs],
+               [len(p[5]) for p in pairs]]
+    return tuple([column] for column in columns)
+
+
+class EncoderSeq(nn.Module):
+    def __init__(self, input_size, embedding_size, hidden_size, n_layers=2, dropout=0.5):
+        super().__init__()
+        assert (embedding_size, hidden_size, n_layers) == (128, 512, 2)
+        self.embedding = nn.Embedding(input_size, embedding_size)
+        self.project = nn.Linear(embedding_size, hidden_size)
+
+
+class Prediction(nn.Module):
+    def __init__(self, hidden_size, op_nums, input_size, dropout=0.5):
+        super().__init__()
+        self.out = nn.Linear(hidden_size, op_nums + input_size)
+
+
+class GenerateNode(nn.Module):
+    def __init__(self, hidden_size, op_nums, embedding_size, dropout=0.5):
+        super().__init__()
+        self.embeddings = nn.Embedding(op_nums, embedding_size)
+
+
+class Merge(nn.Module):
+    def __init__(self, hidden_size, embedding_size, dropout=0.5):
+        super().__init__()
+        self.merge = nn.Linear(hidden_size * 2 + embedding_size, hidden_size)
+
+
+def train_tree(input_batch, input_length, target_batch, target_length, nums_stack_batch, num_size_batch,
+               generate_nums, encoder, predict, generate, merge, encoder_optimizer, predict_optimizer,
+               generate_optimizer, merge_optimizer, output_lang, num_pos, english=False):
+    encoder_optimizer.zero_grad()
+    predict_optimizer.zero_grad()
+    hidden = encoder.project(encoder.embedding(torch.LongTensor(input_batch)).mean(1))
+    loss = predict.out(hidden).logsumexp(1).mean()
+    loss.backward()
+    encoder_optimizer.step()
+    predict_optimizer.step()
+    return loss.item()
+'''
+
+
+def test_the_gts_benchmark_times_every_setting_against_its_reference(tmp_path):
+    folder = tmp_path / "math_seq2tree"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "train_and_evaluate.py").write_text(GTS_STAND_IN)
+    out = tmp_path / "gts.json"
+    done = subprocess.run([sys.executable, str(GTS_SCRIPT), "--quick", "--threads", "1", "--reference", str(folder),
+                           "--train", str(word_problems(tmp_path / "train.csv", rows=140)), "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert report["batch_size"] == 64 and report["steps_per_epoch"] == 3
+    assert report["placeholders"] == []  # this reference imports none of them
+    assert [row["setting"] for row in report["rows"]] == ["theirs", "ours", "ours", "levels", "levels"]
+    assert all(row["seconds_per_step"] > 0 for row in report["rows"])
+    done = subprocess.run([sys.executable, str(GTS_SCRIPT), "--quick", "--reference", str(tmp_path / "nowhere")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0 and "ShichaoSun/math_seq2tree" in done.stderr
