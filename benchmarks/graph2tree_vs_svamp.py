@@ -53,10 +53,21 @@ from pathlib import Path
 
 os.environ["CUDA_VISIBLE_DEVICES"] = ""  # a CPU benchmark; their code moves tensors to a GPU whenever it sees one
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+
+from neuromath.config import load_config  # noqa: E402
+from neuromath.dataroot import data_root  # noqa: E402
+from neuromath.models.batching import collate  # noqa: E402
+from neuromath.nn.precision import resolve_precision  # noqa: E402
+from neuromath.training.allocator import keep_freed_memory  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tree_decoder_training import LEVELS, sets_of, task_model  # noqa: E402  (our model at the reference size)
+from tree_decoder_training import (  # noqa: E402  (our model at the reference size, the trainer's step)
+    LEVELS,
+    optimizer_for,
+    sets_of,
+    task_model,
+    training_step,
+)
 
 BATCH, EMBEDDING, HIDDEN = 8, 768, 384
 UNUSED_IMPORTS = ("gensim", "nltk", "pandas")  # imported by their modules, used by no training step
@@ -139,8 +150,29 @@ def their_pairs(examples) -> tuple[list, list[str], int]:
     return pairs, generated, max(len(pair[2]) for pair in pairs)
 
 
-class Theirs:
+class Reference:
+    """What a reference side has: its ``parts`` (modules), and ``batches`` of the chosen problems (``groups``) made by
+    its own ``prepare_train_batch`` (``module``) from its prepared pairs, ``batch_size`` at a time."""
+
+    module, parts, prepared, groups, batch_size = None, (), (), (), 0
+
+    def parameters(self) -> int:
+        return sum(p.numel() for part in self.parts for p in part.parameters())
+
+    def batches(self) -> tuple[list, float]:
+        """One batch per group through their ``prepare_train_batch`` (which copies and pads the pairs, and in
+        SVAMP's code builds the graphs), and the seconds it took a batch."""
+        start, made = time.perf_counter(), []
+        for group in self.groups:
+            columns = self.module.prepare_train_batch([self.prepared[i] for i in group], self.batch_size)
+            made.append([column[0] for column in columns])
+        return made, (time.perf_counter() - start) / len(self.groups)
+
+
+class Theirs(Reference):
     """Their embedding, encoder, decoder parts and five optimisers, and their batches of the chosen problems."""
+
+    batch_size = BATCH
 
     def __init__(self, module, examples, groups: list[list[int]], seed: int):
         pairs, generated, copy_nums = their_pairs(examples)
@@ -162,18 +194,6 @@ class Theirs:
         self.optimizers = [torch.optim.Adam(part.parameters(), lr=1e-3, weight_decay=1e-5) for part in self.parts]
         self.module, self.prepared, self.groups = module, prepared, groups
 
-    def parameters(self) -> int:
-        return sum(p.numel() for part in self.parts for p in part.parameters())
-
-    def batches(self) -> tuple[list, float]:
-        """One batch per group through their ``prepare_train_batch`` (which copies the pairs, pads them and builds
-        the graphs), and the seconds it took a batch."""
-        start, made = time.perf_counter(), []
-        for group in self.groups:
-            columns = self.module.prepare_train_batch([self.prepared[i] for i in group], BATCH)
-            made.append([column[0] for column in columns])
-        return made, (time.perf_counter() - start) / len(self.groups)
-
     def step(self, batch) -> float:
         (inputs, input_lengths, outputs, output_lengths, _, num_stacks, num_positions, num_sizes, num_values,
          graph, cells) = batch
@@ -184,56 +204,30 @@ class Theirs:
 
 class Ours:
     """Our model of a preset with ``sets`` (default: Graph2Tree at the SVAMP code's size; ``levels``: with
-    level-by-level teacher forcing), its optimiser, and the collated batches of the chosen problems (``groups``)."""
+    level-by-level teacher forcing), its optimiser per precision, and the collated batches of the chosen problems
+    (``groups``). A step is ``tree_decoder_training.training_step``, the trainer's."""
 
     def __init__(self, train: str, seed: int, levels: bool, read: dict, preset: str = "word_problems/graph2tree",
                  sets: list[str] | None = None):
-        from neuromath.config import load_config
-
-        try:  # the optimiser our trainer builds
-            from neuromath.training.module import adam
-        except ImportError:  # pragma: no cover - an older neuromath
-            adam = None
         sets = sets_of("graph2tree", "reference") if sets is None else sets
         self.config = load_config(preset, sets + ([LEVELS] if levels else []))
         torch.manual_seed(seed)
         self.model, self.encoded = task_model(self.config, train, read)
-        self.groups, self.adam = [], adam
+        self.groups: list[list[int]] = []
         self.optimizers = {}
 
     def parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters())
 
-    def optimizer(self, precision: str):
-        if precision not in self.optimizers:
-            optim = self.config.optim
-            groups = [{"params": list(self.model.parameters()), "lr": optim.lr}]
-            if self.adam is not None:
-                self.optimizers[precision] = self.adam(groups, optim, types.SimpleNamespace(precision=precision))
-            else:  # pragma: no cover
-                self.optimizers[precision] = torch.optim.Adam(groups, betas=optim.betas, eps=optim.eps,
-                                                              weight_decay=optim.weight_decay)
-        return self.optimizers[precision]
-
     def batches(self) -> tuple[list, float]:
-        from neuromath.models.batching import collate
-
         start = time.perf_counter()
         made = [collate([self.encoded[i] for i in group]) for group in self.groups]
         return made, (time.perf_counter() - start) / len(self.groups)
 
     def step(self, batch, precision: str) -> float:
-        optimizer = self.optimizer(precision)
-        optimizer.zero_grad(set_to_none=True)
-        context = (torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False) if precision == "bf16-mixed"
-                   else torch.autocast("cpu", enabled=False))
-        with context:
-            logits = self.model(batch)
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
-        loss.backward()
-        if self.config.optim.grad_clip:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.optim.grad_clip)
-        optimizer.step()
+        if precision not in self.optimizers:
+            self.optimizers[precision] = optimizer_for(self.model, self.config.optim, precision)
+        loss = training_step(self.model, self.optimizers[precision], batch, precision, self.config.optim.grad_clip)
         return float(loss.detach())
 
 
@@ -256,8 +250,6 @@ def arguments(description: str, reference_help: str, batches: int, argv=None) ->
 
 def training_file(args, script: str) -> str:
     if args.train is None:
-        from neuromath.dataroot import data_root
-
         args.train = str(data_root() / "mawps-cv" / "fold0" / "train.csv")
     if not Path(args.train).is_file():
         raise SystemExit(f"{script}: no training file {args.train} (set --train or the data root)")
@@ -267,8 +259,6 @@ def training_file(args, script: str) -> str:
 def prepare(args) -> None:
     """The process as our training sets it up: the allocator, the threads; Python's random seeded for their batch
     making, which shuffles with it."""
-    from neuromath.training.allocator import keep_freed_memory
-
     keep_freed_memory()
     torch.set_num_threads(args.threads)
     random.seed(0)
@@ -338,8 +328,6 @@ def main(argv=None) -> int:
                      argv)
     module, replaced = load_reference(args.reference)
     train = training_file(args, "graph2tree_vs_svamp.py")
-
-    from neuromath.nn.precision import resolve_precision
 
     prepare(args)
     read: dict = {}

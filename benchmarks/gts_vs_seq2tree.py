@@ -29,16 +29,18 @@ from __future__ import annotations
 import math
 import os
 import sys
-import time
 import types
 from pathlib import Path
 
 os.environ["CUDA_VISIBLE_DEVICES"] = ""  # a CPU benchmark; their code moves tensors to a GPU whenever it sees one
 import torch  # noqa: E402
 
+from neuromath.nn.precision import resolve_precision  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graph2tree_vs_svamp import (  # noqa: E402  (the machinery of the Graph2Tree comparison)
     Ours,
+    Reference,
     arguments,
     chosen_groups,
     compare,
@@ -63,8 +65,10 @@ class BooleanMasks(types.ModuleType):
         return getattr(torch, name)
 
 
-class Theirs:
+class Theirs(Reference):
     """Their encoder, decoder parts and four optimisers, and their batches of the chosen problems."""
+
+    batch_size = BATCH
 
     def __init__(self, module, examples, groups: list[list[int]], seed: int):
         pairs, generated, copy_nums = their_pairs(examples)
@@ -84,18 +88,6 @@ class Theirs:
         self.optimizers = [torch.optim.Adam(part.parameters(), lr=1e-3, weight_decay=1e-5) for part in self.parts]
         self.module, self.prepared, self.groups = module, prepared, groups
 
-    def parameters(self) -> int:
-        return sum(p.numel() for part in self.parts for p in part.parameters())
-
-    def batches(self) -> tuple[list, float]:
-        """One batch per group through their ``prepare_train_batch`` (which copies and pads the pairs), and the
-        seconds it took a batch."""
-        start, made = time.perf_counter(), []
-        for group in self.groups:
-            columns = self.module.prepare_train_batch([self.prepared[i] for i in group], BATCH)
-            made.append([column[0] for column in columns])
-        return made, (time.perf_counter() - start) / len(self.groups)
-
     def step(self, batch) -> float:
         inputs, input_lengths, outputs, output_lengths, _, num_stacks, num_positions, num_sizes = batch
         return self.module.train_tree(inputs, input_lengths, outputs, output_lengths, num_stacks, num_sizes,
@@ -109,8 +101,6 @@ def main(argv=None) -> int:
     if getattr(module, "torch", None) is torch:
         module.torch = BooleanMasks("torch")
     train = training_file(args, SCRIPT)
-
-    from neuromath.nn.precision import resolve_precision
 
     prepare(args)
     read: dict = {}

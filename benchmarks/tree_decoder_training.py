@@ -90,21 +90,56 @@ def task_model(config, train_file: str, read: dict):
     return model, EncodedExamples(examples, task, source_vocab, target_vocab)
 
 
+def training_autocast(precision: str):
+    """Autocast as Lightning's mixed-precision plugin enters it around a training step: no cache of cast weights, so
+    each use of a weight casts it again and its gradient comes back through each cast."""
+    import torch
+
+    if precision == "bf16-mixed":
+        return torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False)
+    return contextlib.nullcontext()
+
+
+def optimizer_for(model, optim, precision: str):
+    """The optimiser the trainer of the ``neuromath`` on the path builds (today ``neuromath.training.module.adam``;
+    a baseline before it: PyTorch's Adam)."""
+    import torch
+
+    groups = [{"params": list(model.parameters()), "lr": optim.lr}]
+    try:
+        from neuromath.training.module import adam
+    except ImportError:
+        return torch.optim.Adam(groups, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay)
+    return adam(groups, optim, type("Trainer", (), {"precision": precision}))
+
+
+def training_step(model, optimizer, batch: dict, precision: str, clip: float):
+    """One training step as the trainer takes it: forward in ``precision``, cross-entropy over the target tokens,
+    backward, gradient clipping at ``clip`` (0: none), the optimiser's step; the loss."""
+    import torch
+    import torch.nn.functional as F
+
+    optimizer.zero_grad(set_to_none=True)
+    with training_autocast(precision):
+        logits = model(batch)
+    loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
+    loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    return loss
+
+
 def worker(threads: int, train: str, batches: int) -> None:
     """Answer one JSON line per request ``{"model", "size", "precision", "check", "levels"}``: the seconds per step
     over the timed batches, or (``check``) the first step's loss with dropout 0 from seed 0; ``levels`` adds
     ``LEVELS`` to the model's settings."""
     import torch
-    import torch.nn.functional as F
 
     from neuromath.config import load_config
     from neuromath.models.batching import collate
     from neuromath.nn.precision import resolve_precision
 
-    try:  # the optimiser today's trainer builds
-        from neuromath.training.module import adam
-    except ImportError:  # a baseline before it: PyTorch's default Adam
-        adam = None
     try:  # the allocator setting training makes today (faulting large tensors in again every step costs more than
         from neuromath.training.allocator import keep_freed_memory  # some of the ops that use them)
     except ImportError:  # a baseline before it trained with malloc as it is
@@ -114,13 +149,6 @@ def worker(threads: int, train: str, batches: int) -> None:
 
     torch.set_num_threads(threads)
     read, built = {}, {}
-
-    def training_autocast(precision: str):
-        """Autocast as Lightning's mixed-precision plugin enters it around a training step: no cache of cast
-        weights, so each use of a weight casts it again and its gradient comes back through each cast."""
-        if precision == "bf16-mixed":
-            return torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False)
-        return contextlib.nullcontext()
 
     def setup(model_name: str, size: str, precision: str, check: bool, levels: bool):
         key = (model_name, size, precision, check, levels)
@@ -134,16 +162,10 @@ def worker(threads: int, train: str, batches: int) -> None:
         batch_size = config.train.batch_size
         chosen = [collate([encoded[i] for i in order[start: start + batch_size]])
                   for start in range(0, min(len(encoded), batch_size * (1 if check else batches)), batch_size)]
-        optim = config.optim
-        groups = [{"params": list(model.parameters()), "lr": optim.lr}]
         resolved = resolve_precision(config.train.precision if precision == "preset" else precision, "cpu")
-        if adam is not None:
-            trainer = type("Trainer", (), {"precision": resolved})
-            optimizer = adam(groups, optim, trainer)
-        else:
-            optimizer = torch.optim.Adam(groups, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay)
+        optimizer = optimizer_for(model, config.optim, resolved)
         steps = math.ceil(len(encoded) * (1 - config.data.valid_fraction) / batch_size)
-        built[key] = (model, optimizer, chosen, resolved, optim.grad_clip, steps)
+        built[key] = (model, optimizer, chosen, resolved, config.optim.grad_clip, steps)
         return built[key]
 
     for line in sys.stdin:
@@ -153,14 +175,7 @@ def worker(threads: int, train: str, batches: int) -> None:
             request.get("levels", False))
         start = time.perf_counter()
         for batch in chosen:
-            optimizer.zero_grad(set_to_none=True)
-            with training_autocast(resolved):
-                logits = model(batch)
-            loss = F.cross_entropy(logits.flatten(0, 1).float(), batch["target_out"].flatten(), ignore_index=0)
-            loss.backward()
-            if clip:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-            optimizer.step()
+            loss = training_step(model, optimizer, batch, resolved, clip)
         seconds = (time.perf_counter() - start) / len(chosen)
         print(json.dumps({"seconds": seconds, "loss": float(loss.detach()), "precision": resolved,
                           "steps_per_epoch": steps}), flush=True)
