@@ -22,8 +22,9 @@ parameter counts are printed.
 A step is what each code's training loop runs for a batch. Theirs: ``train_tree`` (tensors from the batch's lists,
 forward, their masked cross-entropy, backward, five Adam steps; no gradient clipping). Ours: forward, cross-entropy,
 backward, clipping at the preset's 5.0, Adam as our trainer builds it, in float32 and in the preset's precision
-(``auto``: bf16 autocast on a CPU with AVX512-BF16 or AMX), with node-by-node teacher forcing (the preset) and with
-``model.tree_forcing: levels``. Making the batches is timed apart (their ``prepare_train_batch``, which their epoch
+(``auto``: bf16 autocast on a CPU with AVX512-BF16 or AMX), with node-by-node teacher forcing (``model.tree_forcing:
+nodes``, ``graph2tree_nodes``) and with ``model.tree_forcing: levels`` (the ``graph2tree`` preset's since
+2026-12-05). Making the batches is timed apart (their ``prepare_train_batch``, which their epoch
 loop calls before its timer starts; our collate). The process sets the allocator as our training does
 (``neuromath.training.allocator``), for both sides. The settings take turns round after round, so machine noise falls
 on all of them; reported are medians, the epoch they give (seconds per step x the steps of an epoch of fold 0 at
@@ -63,6 +64,7 @@ from neuromath.training.allocator import keep_freed_memory  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tree_decoder_training import (  # noqa: E402  (our model at the reference size, the trainer's step)
     LEVELS,
+    NODES,
     optimizer_for,
     sets_of,
     task_model,
@@ -203,14 +205,14 @@ class Theirs(Reference):
 
 
 class Ours:
-    """Our model of a preset with ``sets`` (default: Graph2Tree at the SVAMP code's size; ``levels``: with
-    level-by-level teacher forcing), its optimiser per precision, and the collated batches of the chosen problems
+    """Our model of a preset with ``sets`` (default: Graph2Tree at the SVAMP code's size), teacher-forced node by
+    node or (``levels``) level by level, its optimiser per precision, and the collated batches of the chosen problems
     (``groups``). A step is ``tree_decoder_training.training_step``, the trainer's."""
 
     def __init__(self, train: str, seed: int, levels: bool, read: dict, preset: str = "word_problems/graph2tree",
                  sets: list[str] | None = None):
         sets = sets_of("graph2tree", "reference") if sets is None else sets
-        self.config = load_config(preset, sets + ([LEVELS] if levels else []))
+        self.config = load_config(preset, sets + [LEVELS if levels else NODES])
         torch.manual_seed(seed)
         self.model, self.encoded = task_model(self.config, train, read)
         self.groups: list[list[int]] = []

@@ -23,8 +23,10 @@ workers take turns, round after round, so machine noise falls on both; medians a
 (seconds per step x steps per epoch at that batch).
 
 Every setting runs in float32 on both sides; ``today preset-precision`` adds today's step in the preset's own
-``train.precision`` (``auto``: bf16 on a CPU with AVX512-BF16 or AMX). The two ``levels`` settings are today's code
-with ``model.tree_forcing: levels`` (teacher forcing one tree depth per step, ``neuromath.nn.goal_tree_levels``).
+``train.precision`` (``auto``: bf16 on a CPU with AVX512-BF16 or AMX). The ``today`` settings force one tree node
+per step (``model.tree_forcing: nodes``, set where the preset says otherwise: ``graph2tree`` forces levels since
+2026-12-05; a baseline before the setting forced nodes); the two ``levels`` settings are today's code with
+``model.tree_forcing: levels`` (teacher forcing one tree depth per step, ``neuromath.nn.goal_tree_levels``).
 Before timing, each side takes one step of the same seeded weights with dropout 0 on the first batch; the losses must
 agree (the "loss diff" columns): the speed changes may not change what is computed.
 
@@ -56,6 +58,7 @@ SIZES = ("preset", "reference")
 SETTINGS = (("baseline", "32-true"), ("today", "32-true"), ("today", "preset"), ("levels", "32-true"),
             ("levels", "preset"))
 LEVELS = "model.tree_forcing=levels"  # the "levels" settings: today's code with teacher forcing a tree level per step
+NODES = "model.tree_forcing=nodes"  # the other settings: one tree node per step, whatever the preset forces
 
 
 def sets_of(model: str, size: str, dropout: float | None = None) -> list[str]:
@@ -133,7 +136,7 @@ def training_step(model, optimizer, batch: dict, precision: str, clip: float):
 def worker(threads: int, train: str, batches: int) -> None:
     """Answer one JSON line per request ``{"model", "size", "precision", "check", "levels"}``: the seconds per step
     over the timed batches, or (``check``) the first step's loss with dropout 0 from seed 0; ``levels`` adds
-    ``LEVELS`` to the model's settings."""
+    ``LEVELS`` to the model's settings, and otherwise ``NODES`` where the preset forces anything else."""
     import torch
 
     from neuromath.config import load_config
@@ -156,6 +159,8 @@ def worker(threads: int, train: str, batches: int) -> None:
             return built[key]
         sets = sets_of(model_name, size, 0.0 if check else None) + ([LEVELS] if levels else [])
         config = load_config(f"word_problems/{model_name}", sets)
+        if not levels and getattr(config.model, "tree_forcing", "nodes") != "nodes":  # a baseline lacks the key
+            config = load_config(f"word_problems/{model_name}", sets + [NODES])
         torch.manual_seed(0)  # the same weights on both sides
         model, encoded = task_model(config, train, read)
         order = torch.randperm(len(encoded), generator=torch.Generator().manual_seed(1)).tolist()
