@@ -51,6 +51,7 @@ from graph2tree_vs_svamp import (  # noqa: E402  (the machinery of the Graph2Tre
 )
 
 SCRIPT = "gts_vs_seq2tree.py"
+CHECKOUT = "a checkout of ShichaoSun/math_seq2tree"  # what --reference names
 BATCH, EMBEDDING, HIDDEN, TRIM = 64, 128, 512, 5
 NEEDED = ("train_tree", "prepare_data", "prepare_train_batch", "EncoderSeq", "Prediction", "GenerateNode", "Merge")
 SIZES = ["model.d_model=128", "model.encoder_hidden=512", "train.batch_size=64"]
@@ -96,8 +97,8 @@ class Theirs(Reference):
 
 
 def main(argv=None) -> int:
-    args = arguments(__doc__.split("\n\n")[0], "a checkout of ShichaoSun/math_seq2tree", 6, argv)
-    module, replaced = load_reference(args.reference, SCRIPT, "a checkout of ShichaoSun/math_seq2tree", NEEDED)
+    args = arguments(__doc__.split("\n\n")[0], CHECKOUT, 6, argv)
+    module, replaced = load_reference(args.reference, SCRIPT, CHECKOUT, NEEDED)
     if getattr(module, "torch", None) is torch:
         module.torch = BooleanMasks("torch")
     train = training_file(args, SCRIPT)

@@ -109,16 +109,16 @@ def mean_of(evidence: Evidence, metric: str) -> float | None:
     return mean_std(values)["mean"] if values else None
 
 
-
 PRECISION_WORDS = {"32-true": "float32", "bf16-mixed": "bf16", "16-mixed": "float16", "auto": "precision auto"}
 
 
 def precision_label(overrides: list[str]) -> str:
-    """" (float32)" where a run's command sets ``train.precision`` (a run setting, not part of the preset's name), else
-    nothing: a leaderboard row names the precision its command chose."""
+    """What a leaderboard row adds to its preset's name: `` (float32)`` and the like where the run's command sets
+    ``train.precision`` (a run setting, not part of the preset; the last one counts), else nothing."""
     values = [value.strip() for key, _, value in (override.partition("=") for override in overrides)
               if key.strip() == "train.precision"]
     return f" ({PRECISION_WORDS.get(values[-1], values[-1])})" if values else ""
+
 
 class Book:
     """Every recipe of a results folder, and the evidence of their runs, read once."""
