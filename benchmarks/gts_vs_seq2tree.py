@@ -15,11 +15,11 @@ Sizes are theirs (``run_seq2tree.py``): embeddings 128, hidden 512, two-layer Bi
 Theirs runs ``train_tree`` as written, in float32: forward, their masked cross-entropy, backward, four Adam steps, no
 gradient clipping. Ours is ``word_problems/gts`` at those sizes: forward, cross-entropy, backward, clipping at 5.0,
 Adam as our trainer builds it, in float32 (the preset's precision) and in bf16 autocast where the CPU has it, with
-node-by-node teacher forcing (the preset) and with ``model.tree_forcing: levels`` (``gts_levels``). A GPU, where
-there is one, is hidden: their code moves tensors to it whenever it sees one. Their code makes its masks with
-``torch.ByteTensor``, which ``masked_fill_`` has refused since PyTorch 1.2 wanted boolean masks; the script hands
-their ``train_and_evaluate`` a ``torch`` whose ``ByteTensor`` makes boolean tensors (the change the SVAMP repository
-made in its copy of this code), and changes nothing else.
+node-by-node teacher forcing (``model.tree_forcing: nodes``, ``gts_nodes``) and with ``model.tree_forcing: levels``
+(the ``gts`` preset's since 2026-12-05). A GPU, where there is one, is hidden: their code moves tensors to it whenever
+it sees one. Their code makes its masks with ``torch.ByteTensor``, which ``masked_fill_`` has refused since PyTorch
+1.2 wanted boolean masks; the script hands their ``train_and_evaluate`` a ``torch`` whose ``ByteTensor`` makes boolean
+tensors (the change the SVAMP repository made in its copy of this code), and changes nothing else.
 
 A script, not a test: it prints numbers and exits 0 unless something breaks.
 """

@@ -61,7 +61,7 @@ from neuromath.training.run import fit_sequence_model, prepare_data
 PATIENCES = (3, 5, 8, 10, 15)
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 # the presets as shipped
-DEFAULT_ROWS = ("word-problems-cv:graph2tree-mawps-decay-levels", "word-problems-cv:gts-mawps-step")
+DEFAULT_ROWS = ("word-problems-cv:graph2tree-mawps-decay-levels", "word-problems-cv:gts-mawps-levels")
 SHORT = ("data.train=null", "data.test=null", "data.valid=null", "data.generate_train=240", "data.generate_valid=40",
          "data.generate_test=40", "model.d_model=32", "model.encoder_hidden=32", "train.max_epochs=3",
          "train.min_epochs=1", "train.batch_size=32", "decode.beam=1")

@@ -24,8 +24,8 @@ workers take turns, round after round, so machine noise falls on both; medians a
 
 Every setting runs in float32 on both sides; ``today preset-precision`` adds today's step in the preset's own
 ``train.precision`` (``auto``: bf16 on a CPU with AVX512-BF16 or AMX). The ``today`` settings force one tree node
-per step (``model.tree_forcing: nodes``, set where the preset says otherwise: ``graph2tree`` forces levels since
-2026-12-05; a baseline before the setting forced nodes); the two ``levels`` settings are today's code with
+per step (``model.tree_forcing: nodes``, set where the preset says otherwise: ``graph2tree`` and ``gts`` force levels
+since 2026-12-05; a baseline before the setting forced nodes); the two ``levels`` settings are today's code with
 ``model.tree_forcing: levels`` (teacher forcing one tree depth per step, ``neuromath.nn.goal_tree_levels``).
 Before timing, each side takes one step of the same seeded weights with dropout 0 on the first batch; the losses must
 agree (the "loss diff" columns): the speed changes may not change what is computed.

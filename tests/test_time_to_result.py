@@ -21,12 +21,12 @@ SCRIPT = ROOT / "benchmarks" / "time_to_result.py"
 
 def test_a_short_run_records_every_epochs_cost_and_the_rows_goal(tmp_path):
     out = tmp_path / "ttr.json"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows", "word-problems-cv:gts-mawps-step",
+    done = subprocess.run([sys.executable, str(SCRIPT), "--short", "--rows", "word-problems-cv:gts-mawps-levels",
                            "--work", str(tmp_path / "runs"), "--json", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     (row,) = json.loads(out.read_text())["rows"]
-    report = json.loads((ROOT / "results/word-problems-cv/runs/gts-mawps-step/report.json").read_text())
+    report = json.loads((ROOT / "results/word-problems-cv/runs/gts-mawps-levels/report.json").read_text())
     accuracy = report["value_accuracy"]
     assert row["preset"] == "word_problems/gts" and row["short"] is True
     assert row["goal"] == pytest.approx(accuracy["mean"] - accuracy["std"])
@@ -41,7 +41,7 @@ def test_a_short_run_records_every_epochs_cost_and_the_rows_goal(tmp_path):
     assert row["cpu_seconds_to_kept_epoch"] == kept["cpu_seconds"]
     reached = [epoch for epoch in epochs if epoch["test_value_accuracy"] >= row["goal"]]
     assert row["epoch_of_goal"] == (reached[0]["epoch"] if reached else None)
-    assert (tmp_path / "runs/word-problems-cv-gts-mawps-step/model.pt").exists()
+    assert (tmp_path / "runs/word-problems-cv-gts-mawps-levels/model.pt").exists()
     assert sorted(row["patience"], key=int) == ["3", "5"]  # up to the preset's own 6
     assert row["patience"]["5"]["kept_epoch"] == row["kept_epoch"]  # three epochs: none stops early
 
