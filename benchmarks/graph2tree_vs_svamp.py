@@ -23,9 +23,9 @@ A step is what each code's training loop runs for a batch. Theirs: ``train_tree`
 forward, their masked cross-entropy, backward, five Adam steps; no gradient clipping). Ours: forward, cross-entropy,
 backward, clipping at the preset's 5.0, Adam as our trainer builds it, in float32 and in the preset's precision
 (``auto``: bf16 autocast on a CPU with AVX512-BF16 or AMX), with node-by-node teacher forcing (``model.tree_forcing:
-nodes``, ``graph2tree_nodes``) and with ``model.tree_forcing: levels`` (the ``graph2tree`` preset's since
-2026-12-05). Making the batches is timed apart (their ``prepare_train_batch``, which their epoch
-loop calls before its timer starts; our collate). The process sets the allocator as our training does
+nodes``, ``graph2tree_nodes``) and with ``model.tree_forcing: levels`` (the ``graph2tree`` preset's since 2026-12-05).
+Making the batches is timed apart (their ``prepare_train_batch``, which their epoch loop calls before its timer
+starts; our collate). The process sets the allocator as our training does
 (``neuromath.training.allocator``), for both sides. The settings take turns round after round, so machine noise falls
 on all of them; reported are medians, the epoch they give (seconds per step x the steps of an epoch of fold 0 at
 batch 8: all of the file, as their loop trains it) and the ratios theirs / ours (above 1: ours is faster). A GPU,
